@@ -1,0 +1,34 @@
+# Every target creates .venv and installs the project first if needed, so each works on a
+# fresh clone. `make run` and `make test` are the README's two set-up commands.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+BENCHES := normalize submit claim_scaling
+
+.PHONY: install run test lint bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/frontier db upgrade
+	$(VENV)/bin/frontier status
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check frontier poller fetcher spider migrations bench tests
+	$(VENV)/bin/mypy frontier poller fetcher spider
+
+bench: $(STAMP)
+	for b in $(BENCHES); do $(PY) -m bench.$$b --quick || exit 1; done
+
+clean:
+	rm -rf $(VENV) .frontier *.egg-info

@@ -1,0 +1,3 @@
+from frontier.cli import main
+
+main()

@@ -1,0 +1,36 @@
+"""Open the platform's database from settings: the configured DSN, or the embedded
+PostgreSQL under FRONTIER_HOME when none is set."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+from frontier.db import Database
+from frontier.embedded import EmbeddedPostgres
+from frontier.settings import Settings
+
+
+@contextmanager
+def database_dsn(settings: Settings) -> Iterator[str]:
+    """The DSN to use; starts (and afterwards stops) the embedded server if needed."""
+    if settings.database_url:
+        yield settings.database_url
+        return
+    embedded = EmbeddedPostgres(settings.home)
+    try:
+        yield embedded.start()
+    finally:
+        embedded.stop()
+
+
+@asynccontextmanager
+async def open_database(dsn: str, settings: Settings) -> AsyncIterator[Database]:
+    db = await Database.connect(
+        dsn, max_size=settings.db_pool_size, timeout=settings.db_connect_timeout_s
+    )
+    try:
+        yield db
+    finally:
+        await asyncio.shield(db.close())

@@ -1,0 +1,15 @@
+"""The root of frontier's exceptions. Each package keeps its own under this root:
+
+    FrontierError
+    ├── SettingsError        (frontier.settings; also a ValueError) bad FRONTIER_* value
+    ├── DatabaseUnavailable  (frontier.db) cannot reach or use PostgreSQL; retryable
+    ├── InvalidURL           (frontier.urls; also a ValueError) a URL unfit for the frontier
+    └── UnknownSource        (frontier.sources) a source name or id that does not exist
+
+Retryable conditions (the database being down) are kept apart from permanent ones (bad
+input), so callers can back off on the first and report the second.
+"""
+
+
+class FrontierError(Exception):
+    """Base of every error frontier raises on purpose."""

@@ -1,0 +1,44 @@
+-- Read-only views of the frontier for `frontier status` and the API. None of them scans
+-- url_frontier: counts come from the maintained frontier_counts deltas and host_state.
+
+-- name: counts
+-- Rows of (source name, origin, status, n) from the maintained counters.
+SELECT s.name AS source, c.origin, c.status, sum(c.n)::bigint AS n
+FROM frontier_counts c
+LEFT JOIN sources s ON s.id = c.source_id
+GROUP BY 1, 2, 3
+HAVING sum(c.n) <> 0;
+
+-- name: hosts
+-- Host-level figures: known hosts, hosts claimable now, pending URLs on hosts whose
+-- earliest pending URL is due, and the earliest due time of any pending URL.
+SELECT count(*) AS known,
+       count(*) FILTER (WHERE ready_at <= $1) AS ready_now,
+       coalesce(sum(pending_count) FILTER (WHERE pending_due_at <= $1), 0)::bigint AS due_now,
+       min(pending_due_at) AS oldest_due_at
+FROM host_state;
+
+-- name: top_hosts
+SELECT host, pending_count AS pending, consecutive_failures
+FROM host_state
+WHERE pending_count > 0
+ORDER BY pending_count DESC, host
+LIMIT $1;
+
+-- name: claims_since
+-- URLs moved into `fetching` since $1 (counter deltas are kept uncompacted for a while).
+SELECT coalesce(sum(n), 0)::bigint
+FROM frontier_counts
+WHERE status = 'fetching' AND n > 0 AND at >= $1;
+
+-- name: compact_counts
+-- Fold counter deltas older than $1 into one row per key.
+WITH folded AS (
+    DELETE FROM frontier_counts WHERE at < $1
+    RETURNING source_id, origin, status, n
+)
+INSERT INTO frontier_counts (source_id, origin, status, n, at)
+SELECT source_id, origin, status, sum(n), '-infinity'
+FROM folded
+GROUP BY 1, 2, 3
+HAVING sum(n) <> 0;

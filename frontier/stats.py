@@ -1,0 +1,57 @@
+"""Frontier statistics for `frontier status` and the API, kept fast at 10^7 URLs: counts
+come from maintained counters and `host_state`, never from scanning `url_frontier`."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from frontier.clock import utcnow
+from frontier.db import Database
+from frontier.sql import load
+from frontier.states import Origin, UrlStatus
+
+SQL = load("stats")
+
+# Counter deltas younger than this stay uncompacted, so recent activity can be counted.
+KEEP_DELTAS = timedelta(minutes=5)
+
+
+class StatsRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def stats(self, *, now: datetime | None = None, top_hosts: int = 10) -> dict[str, Any]:
+        """The documented shape of `frontier status --json` and `GET /api/v1/stats`."""
+        now = now or utcnow()
+        by_status = dict.fromkeys(UrlStatus, 0)
+        by_origin = dict.fromkeys(Origin, 0)
+        by_source: dict[str, int] = {}
+        for row in await self._db.fetch(SQL["counts"]):
+            by_status[UrlStatus(row["status"])] += row["n"]
+            by_origin[Origin(row["origin"])] += row["n"]
+            source = row["source"] or "(deleted)"
+            by_source[source] = by_source.get(source, 0) + row["n"]
+        hosts = await self._db.fetchrow(SQL["hosts"], now)
+        assert hosts is not None
+        top = await self._db.fetch(SQL["top_hosts"], top_hosts)
+        claims = await self._db.fetchval(SQL["claims_since"], now - timedelta(minutes=1))
+        oldest = hosts["oldest_due_at"]
+        return {
+            "total": sum(by_status.values()),
+            "by_status": {str(k): v for k, v in by_status.items()},
+            "by_origin": {str(k): v for k, v in by_origin.items()},
+            "by_source": dict(sorted(by_source.items())),
+            "due_now": hosts["due_now"],
+            "oldest_due_at": oldest.isoformat() if oldest else None,
+            "claims_last_minute": claims,
+            "hosts": {
+                "known": hosts["known"],
+                "ready_now": hosts["ready_now"],
+                "top_pending": [dict(row) for row in top],
+            },
+        }
+
+    async def compact(self, *, now: datetime | None = None) -> None:
+        """Fold counter deltas older than KEEP_DELTAS; the services run this periodically."""
+        await self._db.execute(SQL["compact_counts"], (now or utcnow()) - KEEP_DELTAS)

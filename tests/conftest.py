@@ -1,0 +1,124 @@
+"""Test fixtures: one session-wide real PostgreSQL (embedded, run unprivileged), the schema
+built once into a template database, and a fresh copy of it for each test that asks.
+
+Set FRONTIER_TEST_DATABASE_URL to an admin DSN of another server to run against it instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from frontier import migrate
+from frontier.db import Database
+from frontier.embedded import EmbeddedPostgres
+from frontier.settings import Settings
+
+TEMPLATE = "frontier_template"
+_database_numbers = itertools.count()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in ("integration", "acceptance"):
+            if f"/tests/{marker}/" in str(item.path):
+                item.add_marker(marker)
+
+
+class PostgresServer:
+    """An admin DSN and a way to name databases on the test server."""
+
+    def __init__(self, admin_dsn: str) -> None:
+        self.admin_dsn = admin_dsn
+
+    def dsn(self, database: str) -> str:
+        parts = urlsplit(self.admin_dsn)
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+    def create(self, database: str, template: str | None = None) -> str:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
+            )
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database))
+            if template:
+                statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+            conn.execute(statement)
+        return self.dsn(database)
+
+    def drop(self, database: str) -> None:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
+            )
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    external = os.environ.get("FRONTIER_TEST_DATABASE_URL")
+    if external:
+        yield PostgresServer(external)
+        return
+    home = Path(tempfile.mkdtemp(prefix="frontier-test-"))
+    embedded = EmbeddedPostgres(home, database="postgres", delete_on_stop=True)
+    embedded.start()
+    # Durability is not under test; these make each test's database work much faster.
+    embedded.configure({"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"})
+    try:
+        yield PostgresServer(embedded.dsn("postgres"))
+    finally:
+        embedded.stop()
+
+
+@pytest.fixture(scope="session")
+def template_dsn(pg_server: PostgresServer) -> str:
+    """A database migrated to head, copied for each test."""
+    dsn = pg_server.create(TEMPLATE)
+    migrate.upgrade(dsn)
+    return dsn
+
+
+@pytest.fixture
+def fresh_dsn(pg_server: PostgresServer, template_dsn: str) -> Iterator[str]:
+    """A DSN of a new database with the current schema, dropped after the test."""
+    name = f"frontier_test_{os.getpid()}_{next(_database_numbers)}"
+    dsn = pg_server.create(name, template=TEMPLATE)
+    try:
+        yield dsn
+    finally:
+        pg_server.drop(name)
+
+
+@pytest.fixture
+def empty_dsn(pg_server: PostgresServer) -> Iterator[str]:
+    """A DSN of a new database with no schema at all."""
+    name = f"frontier_empty_{os.getpid()}_{next(_database_numbers)}"
+    dsn = pg_server.create(name)
+    try:
+        yield dsn
+    finally:
+        pg_server.drop(name)
+
+
+@pytest.fixture
+def settings(fresh_dsn: str, tmp_path: Path) -> Settings:
+    return Settings.load(
+        database_url=fresh_dsn, home=tmp_path, allow_private_networks=True, _env_file=None
+    )
+
+
+@pytest.fixture
+async def db(fresh_dsn: str) -> AsyncIterator[Database]:
+    database = await Database.connect(fresh_dsn, max_size=8)
+    try:
+        yield database
+    finally:
+        await database.close()

@@ -1,0 +1,127 @@
+"""The schema Alembic builds is the one the code and DESIGN.md's contract expect."""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+import pytest
+
+from frontier import migrate
+from frontier.states import (
+    DeadReason,
+    FetchKind,
+    IngestionMode,
+    LogOutcome,
+    Origin,
+    RobotsStatus,
+    UrlStatus,
+)
+
+# The contract column names of DESIGN.md's data model (tables may hold more).
+CONTRACT = {
+    "sources": """id name base_url feed_url sitemap_url ingestion_mode feed_poll_interval_minutes
+        priority rate_limit_ms fetchprotection selectors article_url_patterns url_filters
+        min_published_at enabled created_at updated_at""",
+    "url_frontier": """id url url_hash host source_id origin parent_url depth priority status
+        next_fetch_at last_fetched_at fetch_count content_hash etag last_modified retry_count
+        last_error discovered_at created_at updated_at claimed_by lease_until discovery_meta
+        dead_reason final_url http_status""",
+    "host_state": """host last_fetch_at min_delay_ms robots_txt robots_fetched_at
+        robots_ttl_hours next_allowed_at robots_status crawl_delay_ms backoff_until
+        consecutive_failures lease_owner lease_until""",
+    "feed_state": """source_id feed_url last_polled_at last_etag last_modified last_item_count
+        consecutive_errors last_error next_poll_at sitemap_next_poll_at poll_lease_until""",
+    "fetch_log": """id kind source_id url outcome http_status items_seen items_new elapsed_ms
+        error at""",
+    "seeded_sources": "url",
+    "raw_content": """url final_url url_hash source_id source_name host origin title body
+        summary author published_at image_url language content_hash word_count extractor
+        http_status fetched_at""",
+}
+
+# (table, column) -> the enum its CHECK constraint must mirror exactly.
+ENUM_CHECKS = {
+    ("url_frontier", "status"): UrlStatus,
+    ("url_frontier", "origin"): Origin,
+    ("url_frontier", "dead_reason"): DeadReason,
+    ("sources", "ingestion_mode"): IngestionMode,
+    ("host_state", "robots_status"): RobotsStatus,
+    ("fetch_log", "kind"): FetchKind,
+    ("fetch_log", "outcome"): LogOutcome,
+    ("raw_content", "origin"): Origin,
+}
+
+
+def columns(dsn: str) -> dict[str, set[str]]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = 'public'"
+        ).fetchall()
+    found: dict[str, set[str]] = {}
+    for table, column in rows:
+        found.setdefault(table, set()).add(column)
+    return found
+
+
+def check_values(dsn: str, table: str, column: str) -> set[str]:
+    """The string literals in the CHECK constraint on `table.column`."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            """SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+               JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey)
+               WHERE c.contype = 'c' AND c.conrelid = %s::regclass AND a.attname = %s
+                 AND array_length(c.conkey, 1) = 1""",
+            (table, column),
+        ).fetchall()
+    assert len(rows) == 1, f"expected one CHECK on {table}.{column}, found {rows}"
+    return set(re.findall(r"'([^']*)'::text", rows[0][0]))
+
+
+def test_upgrade_creates_the_contract_tables_and_columns(template_dsn: str) -> None:
+    found = columns(template_dsn)
+    for table, names in CONTRACT.items():
+        assert table in found, f"table {table} is missing"
+        missing = set(names.split()) - found[table]
+        assert not missing, f"{table} lacks {sorted(missing)}"
+
+
+@pytest.mark.parametrize(("table", "column"), sorted(ENUM_CHECKS))
+def test_check_constraints_mirror_the_enums(template_dsn: str, table: str, column: str) -> None:
+    assert check_values(template_dsn, table, column) == {
+        e.value for e in ENUM_CHECKS[table, column]
+    }
+
+
+def test_upgrade_downgrade_upgrade_round_trip(empty_dsn: str) -> None:
+    migrate.upgrade(empty_dsn)
+    first = columns(empty_dsn)
+    migrate.upgrade(empty_dsn)  # idempotent
+    migrate.downgrade(empty_dsn, "base")
+    assert set(columns(empty_dsn)) <= {"alembic_version"}
+    migrate.upgrade(empty_dsn)
+    assert columns(empty_dsn) == first
+    migrate.check_current(empty_dsn)
+
+
+def test_check_current_refuses_an_unmigrated_database(empty_dsn: str) -> None:
+    with pytest.raises(migrate.SchemaOutdated, match="frontier db upgrade"):
+        migrate.check_current(empty_dsn)
+
+
+def test_hot_tables_have_autovacuum_settings(template_dsn: str) -> None:
+    with psycopg.connect(template_dsn) as conn:
+        rows = dict(
+            conn.execute(
+                "SELECT relname, reloptions FROM pg_class "
+                "WHERE relname IN ('url_frontier', 'host_state')"
+            ).fetchall()
+        )
+    for table in ("url_frontier", "host_state"):
+        assert any(opt.startswith("autovacuum_vacuum_scale_factor=") for opt in rows[table])
+
+
+def test_the_manual_source_exists(template_dsn: str) -> None:
+    with psycopg.connect(template_dsn) as conn:
+        assert conn.execute("SELECT count(*) FROM sources WHERE name = 'manual'").fetchone() == (1,)
