@@ -9,9 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, Optional, TypeVar
 
 import typer
 
@@ -33,6 +34,8 @@ app = typer.Typer(
 )
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+sources_app = typer.Typer(help="Manage sources.", no_args_is_help=True)
+app.add_typer(sources_app, name="sources")
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -97,6 +100,167 @@ def status(
     typer.echo(render_status(stats))
 
 
+@app.command()
+def submit(
+    ctx: typer.Context,
+    urls: list[str] = typer.Argument(..., help="URLs to add to the frontier."),
+    source: str = typer.Option("manual", "--source", help="Source to file them under."),
+) -> None:
+    """Submit URLs to the frontier."""
+    from frontier.imports import Line
+
+    lines = iter([Line(number, url) for number, url in enumerate(urls, start=1)])
+    _run_import(settings_of(ctx), lines, source, as_json=False, progress=None)
+
+
+@app.command("import")
+def import_file(
+    ctx: typer.Context,
+    file: str = typer.Argument(..., help="A file of URLs, or - for standard input."),
+    source: str = typer.Option("manual", "--source", help="Source to file them under."),
+    fmt: Optional[str] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None, "--format", help="txt, csv or ndjson (default: from the file name; txt)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Import URLs from text, CSV or NDJSON, streamed in batches with a progress bar."""
+    from frontier.imports import ImportFormat, UnusableInput, detect_format, read_lines
+
+    try:
+        chosen = ImportFormat(fmt) if fmt else detect_format(file)
+    except ValueError:
+        raise UnusableInput(f"unknown format {fmt!r}: use txt, csv or ndjson") from None
+    if file == "-":
+        stream, size = sys.stdin.buffer, None
+    else:
+        try:
+            stream = open(file, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise UnusableInput(f"cannot read {file}: {exc.strerror}") from None
+        size = os.fstat(stream.fileno()).st_size
+    with stream, ByteProgress(size) as progress:
+        lines = read_lines(progress.counting(stream), chosen)
+        _run_import(settings_of(ctx), lines, source, as_json=as_json, progress=progress)
+
+
+def _run_import(
+    settings: Settings, lines: Any, source_name: str, *, as_json: bool, progress: Any
+) -> None:
+    from frontier.imports import import_lines
+    from frontier.queue import QueuePolicy, QueueRepository
+    from frontier.sources import SourceRepository
+
+    async def work(db: Database) -> Any:
+        source = await SourceRepository(db).get(source_name)
+        queue = QueueRepository(db, QueuePolicy.from_settings(settings))
+        on_progress = progress.update if progress else None
+        return await import_lines(queue, lines, source.ref, on_progress=on_progress)
+
+    summary = run_with_database(settings, work)
+    if as_json:
+        typer.echo(json.dumps(summary.as_json()))
+    else:
+        typer.echo(
+            f"accepted {summary.accepted}, duplicate {summary.duplicate}, "
+            f"rejected {summary.rejected}"
+        )
+        for error in summary.errors[:50]:
+            typer.echo(f"  line {error['line']}: {error['reason']}", err=True)
+        if summary.rejected > 50:
+            typer.echo(f"  ... and {summary.rejected - 50} more rejected lines", err=True)
+    if summary.rejected:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+class ByteProgress:
+    """A progress bar on standard error (only on a terminal) fed by bytes read."""
+
+    def __init__(self, total: int | None) -> None:
+        self.total = total
+        self.read = 0
+        self._bar: Any = None
+
+    def counting(self, stream: Any) -> Any:
+        for raw in stream:
+            self.read += len(raw)
+            yield raw
+
+    def update(self, _lines: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.read)
+
+    def __enter__(self) -> ByteProgress:
+        if sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._bar = Progress(console=Console(stderr=True), transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("importing", total=self.total)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+@sources_app.command("add")
+def sources_add(
+    ctx: typer.Context,
+    name: str,
+    feed_url: Optional[str] = typer.Option(None, "--feed-url"),  # noqa: UP045
+    sitemap_url: Optional[str] = typer.Option(None, "--sitemap-url"),  # noqa: UP045
+    base_url: Optional[str] = typer.Option(None, "--base-url"),  # noqa: UP045
+    mode: str = typer.Option("feed", "--mode", help="feed, spider or both"),
+    priority: int = typer.Option(5, "--priority", help="1..10"),
+    interval: int = typer.Option(15, "--interval", help="Feed poll interval in minutes."),
+    rate_limit_ms: Optional[int] = typer.Option(None, "--rate-limit-ms"),  # noqa: UP045
+    article_pattern: Optional[list[str]] = typer.Option(  # noqa: UP045
+        None, "--article-pattern", help="Regex of article URLs (repeatable)."
+    ),
+) -> None:
+    """Add a source."""
+    from frontier.sources import InvalidSource, SourceRepository
+    from frontier.states import IngestionMode
+
+    try:
+        ingestion_mode = IngestionMode(mode)
+    except ValueError:
+        raise InvalidSource(f"mode: {mode!r} is not one of feed, spider, both") from None
+    source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).add(
+        name, feed_url=feed_url, sitemap_url=sitemap_url, base_url=base_url,
+        mode=ingestion_mode, priority=priority, interval_minutes=interval,
+        rate_limit_ms=rate_limit_ms, article_patterns=article_pattern,
+    ))  # fmt: skip
+    typer.echo(f"added source {source.name} ({source.id})")
+
+
+@sources_app.command("list")
+def sources_list(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON array."),
+) -> None:
+    """List sources."""
+    from frontier.sources import SourceRepository
+
+    sources = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).list())
+    if as_json:
+        typer.echo(json.dumps([source.as_json() for source in sources], indent=2))
+        return
+    for source in sources:
+        where = source.feed_url or source.sitemap_url or source.base_url or "-"
+        typer.echo(f"{source.name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
+
+
+@sources_app.command("remove")
+def sources_remove(ctx: typer.Context, name: str) -> None:
+    """Remove a source; its URLs stay in the frontier without a source."""
+    from frontier.sources import SourceRepository
+
+    run_with_database(settings_of(ctx), lambda db: SourceRepository(db).remove(name))
+    typer.echo(f"removed source {name}")
+
+
 def render_status(stats: dict[str, Any]) -> str:
     lines = [f"URLs in the frontier: {stats['total']}  (due now: {stats['due_now']})"]
     for title, key in (
@@ -113,6 +277,10 @@ def render_status(stats: dict[str, Any]) -> str:
     lines.append(f"claims in the last minute: {stats['claims_last_minute']}")
     if stats["oldest_due_at"]:
         lines.append(f"oldest due URL waiting since: {stats['oldest_due_at']}")
+    if stats["recent_errors"]:
+        lines.append("recent errors:")
+        lines.extend(f"  {e['at']} {e['kind']} {e['url']}: {e['error']}"
+                     for e in stats["recent_errors"])  # fmt: skip
     return "\n".join(lines)
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
@@ -16,6 +16,8 @@ import asyncpg
 from frontier.errors import FrontierError
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # A single statement that lost a deadlock or a serialization race is safe to run again.
 _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
@@ -66,16 +68,22 @@ class Database:
         if isinstance(self._executor, asyncpg.Pool):
             await self._executor.close()
 
-    async def _run(self, method: str, query: str, args: Sequence[Any]) -> Any:
+    async def _retrying(self, once: Callable[[], Awaitable[T]], what: str) -> T:
+        """Run `once` again if it loses a deadlock; only outside an enclosing transaction."""
         for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
             try:
-                return await getattr(self._executor, method)(query, *args)
+                return await once()
             except _RETRYABLE:
                 if isinstance(self._executor, asyncpg.Connection) or attempt == _STATEMENT_ATTEMPTS:
                     raise
-                log.info("statement lost a lock race; retrying (attempt %d)", attempt)
+                log.info("%s lost a lock race; retrying (attempt %d)", what, attempt)
                 await asyncio.sleep(0.01 * attempt)
         raise AssertionError("unreachable")
+
+    async def _run(self, method: str, query: str, args: Sequence[Any]) -> Any:
+        return await self._retrying(
+            lambda: getattr(self._executor, method)(query, *args), "statement"
+        )
 
     async def execute(self, query: str, *args: Any) -> str:
         result: str = await self._run("execute", query, args)
@@ -106,6 +114,15 @@ class Database:
             return
         async with self._executor.acquire() as conn, conn.transaction():
             yield Database(conn)
+
+    async def run_transaction(self, work: Callable[[Database], Awaitable[T]]) -> T:
+        """Run `work` in one transaction, again from the start if it loses a deadlock."""
+
+        async def once() -> T:
+            async with self.transaction() as tx:
+                return await work(tx)
+
+        return await self._retrying(once, "transaction")
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[asyncpg.Connection]:

@@ -21,7 +21,9 @@ class StatsRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    async def stats(self, *, now: datetime | None = None, top_hosts: int = 10) -> dict[str, Any]:
+    async def stats(
+        self, *, now: datetime | None = None, top_hosts: int = 10, recent_errors: int = 10
+    ) -> dict[str, Any]:
         """The documented shape of `frontier status --json` and `GET /api/v1/stats`."""
         now = now or utcnow()
         by_status = dict.fromkeys(UrlStatus, 0)
@@ -36,6 +38,7 @@ class StatsRepository:
         assert hosts is not None
         top = await self._db.fetch(SQL["top_hosts"], top_hosts)
         claims = await self._db.fetchval(SQL["claims_since"], now - timedelta(minutes=1))
+        errors = await self._db.fetch(SQL["recent_errors"], recent_errors)
         oldest = hosts["oldest_due_at"]
         return {
             "total": sum(by_status.values()),
@@ -50,6 +53,9 @@ class StatsRepository:
                 "ready_now": hosts["ready_now"],
                 "top_pending": [dict(row) for row in top],
             },
+            "recent_errors": [
+                {**dict(row), "at": row["at"].isoformat()} for row in errors
+            ],
         }
 
     async def compact(self, *, now: datetime | None = None) -> None:

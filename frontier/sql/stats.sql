@@ -42,3 +42,10 @@ SELECT source_id, origin, status, sum(n), '-infinity'
 FROM folded
 GROUP BY 1, 2, 3
 HAVING sum(n) <> 0;
+
+-- name: recent_errors
+SELECT at, kind, url, outcome, http_status, error
+FROM fetch_log
+WHERE error IS NOT NULL
+ORDER BY at DESC
+LIMIT $1;

@@ -1,0 +1,178 @@
+"""Bulk import of URLs from text, CSV or NDJSON, streamed in batches.
+
+Each line gets a verdict: accepted (new), duplicate (known already, or repeated), or
+rejected with a reason. Parsing and normalising the next batch runs in a thread while the
+database ingests the previous one, so the two overlap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from itertools import islice
+from typing import Any
+
+from frontier.errors import FrontierError
+from frontier.queue import Candidate, PreparedBatch, QueueRepository, SourceRef, prepare
+from frontier.states import Origin
+
+BATCH_SIZE = 5_000
+MAX_LINE_BYTES = 65_536  # a longer line is rejected, never held whole
+MAX_REPORTED_ERRORS = 1_000
+
+
+class ImportFormat(StrEnum):
+    TXT = "txt"  # one URL per line; blank lines and lines starting with '#' are skipped
+    CSV = "csv"  # a header row naming a `url` column, or URLs in the first column
+    NDJSON = "ndjson"  # one JSON object with a "url" string (or a bare JSON string) per line
+
+
+class UnusableInput(FrontierError):
+    """The input as a whole cannot be imported (no url column, unreadable file)."""
+
+
+def detect_format(name: str) -> ImportFormat:
+    lowered = name.lower()
+    if lowered.endswith(".csv"):
+        return ImportFormat.CSV
+    if lowered.endswith((".ndjson", ".jsonl")):
+        return ImportFormat.NDJSON
+    return ImportFormat.TXT
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int
+    url: str | None  # None: the line was refused before normalisation
+    error: str | None = None
+
+
+def read_lines(stream: Iterable[bytes], fmt: ImportFormat) -> Iterator[Line]:
+    """Turn raw lines into numbered URLs (or per-line errors); skips blanks and comments."""
+    url_column: int | None = None if fmt is ImportFormat.CSV else 0
+    for number, raw in enumerate(stream, start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            yield Line(number, None, f"line longer than {MAX_LINE_BYTES} bytes")
+            continue
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+        except UnicodeDecodeError as exc:
+            yield Line(number, None, f"not valid UTF-8 (byte {exc.start + 1})")
+            continue
+        if not text or (fmt is not ImportFormat.NDJSON and text.startswith("#")):
+            continue
+        if fmt is ImportFormat.TXT:
+            yield Line(number, text)
+        elif fmt is ImportFormat.NDJSON:
+            yield _ndjson_line(number, text)
+        else:
+            cells = next(csv.reader([text]), [])
+            if url_column is None:
+                url_column = _csv_url_column(cells)
+                if cells[url_column].strip().lower() == "url":
+                    continue  # the header row
+            if url_column >= len(cells):
+                yield Line(number, None, f"no column {url_column + 1} on this row")
+            else:
+                yield Line(number, cells[url_column].strip())
+
+
+def _csv_url_column(header: list[str]) -> int:
+    names = [cell.strip().lower() for cell in header]
+    if "url" in names:
+        return names.index("url")
+    if names and "://" in names[0]:
+        return 0
+    raise UnusableInput("CSV input needs a header row with a 'url' column")
+
+
+def _ndjson_line(number: int, text: str) -> Line:
+    try:
+        value: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Line(number, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    if isinstance(value, dict):
+        value = value.get("url")
+        if value is None:
+            return Line(number, None, 'no "url" field')
+    if not isinstance(value, str):
+        return Line(number, None, '"url" is not a string')
+    return Line(number, value)
+
+
+@dataclass(slots=True)
+class ImportSummary:
+    lines: int = 0
+    accepted: int = 0
+    duplicate: int = 0
+    rejected: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)  # the first 1000 rejections
+
+    def reject(self, line: int, reason: str) -> None:
+        self.rejected += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append({"line": line, "reason": reason})
+
+    def as_json(self) -> dict[str, Any]:
+        return {"accepted": self.accepted, "duplicate": self.duplicate,
+                "rejected": self.rejected, "errors": self.errors}  # fmt: skip
+
+
+@dataclass(slots=True)
+class _Batch:
+    prepared: PreparedBatch
+    numbers: list[int]  # line number of each candidate
+    size: int  # lines consumed, refused ones included
+
+
+async def import_lines(
+    queue: QueueRepository,
+    lines: Iterator[Line],
+    source: SourceRef,
+    *,
+    batch_size: int = BATCH_SIZE,
+    on_progress: Callable[[int], None] | None = None,
+) -> ImportSummary:
+    """Submit `lines` in batches with origin `manual`; returns the per-line verdicts."""
+    summary = ImportSummary()
+    delay = queue.policy.default_delay_ms
+
+    def next_batch() -> _Batch | None:
+        chunk = list(islice(lines, batch_size))
+        if not chunk:
+            return None
+        candidates, numbers = [], []
+        for line in chunk:
+            if line.url is None:
+                summary.reject(line.number, line.error or "unreadable line")
+            else:
+                candidates.append(Candidate(line.url, source, Origin.MANUAL))
+                numbers.append(line.number)
+        return _Batch(prepare(candidates, delay), numbers, len(chunk))
+
+    in_flight: asyncio.Task[Any] | None = None
+    previous: _Batch | None = None
+    while True:
+        batch = await asyncio.to_thread(next_batch)  # overlaps with `in_flight`
+        if in_flight is not None and previous is not None:
+            _count(summary, previous, await in_flight)
+            if on_progress:
+                on_progress(summary.lines)
+        if batch is None:
+            break
+        in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared))
+        previous = batch
+    summary.errors.sort(key=lambda error: error["line"])
+    return summary
+
+
+def _count(summary: ImportSummary, batch: _Batch, result: Any) -> None:
+    summary.lines += batch.size
+    summary.accepted += result.inserted
+    summary.duplicate += result.known + result.raised
+    for rejection in result.rejected:
+        summary.reject(batch.numbers[rejection.index], rejection.reason)

@@ -1,0 +1,393 @@
+"""The frontier queue: submit URLs, claim them host-first with leases, complete them with
+one of the fetch outcomes of DESIGN.md, renew leases, and reap expired ones.
+
+All SQL is in `frontier/sql/queue.sql`. Every statement works on a batch. Time-dependent
+methods take an optional `now`; without it the database's clock is used, so processes on
+several machines agree on time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from frontier.backoff import retry_delay
+from frontier.db import Database
+from frontier.priority import score
+from frontier.settings import Settings
+from frontier.sql import load
+from frontier.states import Origin
+from frontier.urls import InvalidURL, normalize_url, url_hash, url_host
+
+SQL = load("queue")
+
+MAX_REDIRECT_HOPS = 5  # a redirect chain longer than this is not followed further
+MAX_DISCOVERY_META_BYTES = 16_384  # what a producer may say about one URL
+
+
+class OutcomeKind(StrEnum):
+    """How a claimed URL ended; one per row of DESIGN.md's fetch-outcome table."""
+
+    FETCHED = "fetched"  # 200, stored in the sink
+    NOT_MODIFIED = "not_modified"  # 304
+    REDIRECT = "redirect"  # 3xx: the target is submitted, the original is dead
+    NOT_FOUND = "not_found"  # 404
+    GONE = "gone"  # 410
+    ROBOTS_BLOCKED = "robots_blocked"  # robots.txt disallows it
+    DUPLICATE_CONTENT = "duplicate_content"  # body already indexed under another URL
+    UNSUPPORTED_CONTENT = "unsupported_content"  # not HTML, or over the size cap
+    BLOCKED_BY_POLICY = "blocked_by_policy"  # the source forbids fetching
+    RETRY = "retry"  # 5xx, timeout, connection error: retried with backoff, then dead
+    RATE_LIMITED = "rate_limited"  # 429/503: host backs off; no attempt counted
+    DEFERRED = "deferred"  # not attempted (host not ready, shutting down); no attempt
+    FAILED = "failed"  # fetched but could not be stored or processed; needs an operator
+
+
+@dataclass(frozen=True, slots=True)
+class QueuePolicy:
+    """The queue's knobs, from settings."""
+
+    default_delay_ms: int = 1000
+    max_retries: int = 5
+    lease_seconds: int = 300
+    host_failure_threshold: int = 5  # consecutive failures before the whole host backs off
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> QueuePolicy:
+        return cls(
+            default_delay_ms=settings.default_delay_ms,
+            max_retries=settings.max_retries,
+            lease_seconds=settings.lease_seconds,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRef:
+    """What submitting needs to know of a source."""
+
+    id: UUID | None
+    priority: int = 5
+    keep_trailing_slash: bool = False
+    rate_limit_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A URL a producer wants in the frontier, before normalisation."""
+
+    url: str
+    source: SourceRef
+    origin: Origin
+    parent_url: str | None = None
+    depth: int = 0
+    discovery_meta: dict[str, Any] | None = None
+    base: str | None = None  # resolve `url` against this
+    priority: int | None = None  # overrides the computed priority (redirect targets)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    index: int  # position in the submitted batch (the caller maps it to a line number)
+    url: str
+    reason: str
+
+
+@dataclass(slots=True)
+class SubmitResult:
+    inserted: int = 0  # new URLs
+    raised: int = 0  # known pending URLs whose priority went up
+    known: int = 0  # already in the frontier (or repeated within the batch), unchanged
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def __iadd__(self, other: SubmitResult) -> SubmitResult:
+        self.inserted += other.inserted
+        self.raised += other.raised
+        self.known += other.known
+        self.rejected.extend(other.rejected)
+        return self
+
+
+@dataclass(slots=True)
+class PreparedBatch:
+    """Normalised, deduplicated rows ready for one submit statement."""
+
+    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # url_hash -> row
+    repeated: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedBatch:
+    """Normalise and score candidates; pure CPU work, so callers may overlap it with I/O."""
+    batch = PreparedBatch()
+    for index, candidate in enumerate(candidates):
+        try:
+            row = _row(candidate, default_delay_ms)
+        except InvalidURL as exc:
+            batch.rejected.append(Rejection(index, _printable(candidate.url), exc.reason))
+            continue
+        known = batch.rows.get(row[0])
+        if known is not None:
+            batch.repeated += 1
+            if known[7] >= row[7]:
+                continue
+        batch.rows[row[0]] = row
+    return batch
+
+
+def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
+    source = candidate.source
+    url = normalize_url(
+        candidate.url, candidate.base, keep_trailing_slash=source.keep_trailing_slash
+    )
+    meta = None
+    if candidate.discovery_meta:
+        meta = json.dumps(candidate.discovery_meta, default=str, ensure_ascii=False)
+        if len(meta) > MAX_DISCOVERY_META_BYTES:
+            raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
+    if candidate.depth < 0:
+        raise InvalidURL("negative depth")
+    priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
+    delay = source.rate_limit_ms if source.rate_limit_ms is not None else default_delay_ms
+    return (
+        url_hash(url), url, url_host(url), source.id, str(candidate.origin),
+        candidate.parent_url, candidate.depth, priority, meta, delay,
+    )  # fmt: skip
+
+
+def _printable(url: object) -> str:
+    text = url if isinstance(url, str) else repr(url)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A URL leased to one worker until `lease_until`."""
+
+    url_hash: str
+    url: str
+    host: str
+    source_id: UUID | None
+    origin: Origin
+    parent_url: str | None
+    depth: int
+    priority: int
+    etag: str | None
+    last_modified: str | None
+    discovery_meta: dict[str, Any] | None
+    retry_count: int
+    fetch_count: int
+    lease_until: datetime
+
+    @classmethod
+    def from_record(cls, record: asyncpg.Record) -> Claim:
+        values = dict(record)
+        meta = values.pop("discovery_meta")
+        return cls(**values, discovery_meta=json.loads(meta) if meta else None)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How the fetch of one claim ended."""
+
+    claim: Claim
+    kind: OutcomeKind
+    http_status: int | None = None
+    content_hash: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    final_url: str | None = None
+    error: str | None = None
+    retry_after_s: float | None = None  # RATE_LIMITED: Retry-After; DEFERRED: wait this long
+    redirect_to: str | None = None  # REDIRECT: the Location header, resolved against the URL
+
+
+@dataclass(slots=True)
+class CompleteResult:
+    applied: dict[str, str] = field(default_factory=dict)  # url_hash -> new status
+    refused: list[str] = field(default_factory=list)  # not fetching, or not ours any more
+    redirects: SubmitResult = field(default_factory=SubmitResult)
+
+
+@dataclass(frozen=True, slots=True)
+class ReapResult:
+    returned: int  # back to pending
+    dead: int  # out of retries
+    host_leases: int  # expired host leases freed
+
+
+class QueueRepository:
+    def __init__(self, db: Database, policy: QueuePolicy | None = None) -> None:
+        self._db = db
+        self.policy = policy or QueuePolicy()
+
+    async def submit(
+        self, candidates: Iterable[Candidate], *, now: datetime | None = None
+    ) -> SubmitResult:
+        """Normalise and upsert a batch: new URLs are inserted, known pending URLs keep the
+        higher priority, fetched and dead URLs are left alone."""
+        return await self.submit_prepared(
+            prepare(candidates, self.policy.default_delay_ms), now=now
+        )
+
+    async def submit_prepared(
+        self, batch: PreparedBatch, *, now: datetime | None = None, db: Database | None = None
+    ) -> SubmitResult:
+        result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
+        if not batch.rows:
+            return result
+        rows = [batch.rows[key] for key in sorted(batch.rows)]
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        record = await (db or self._db).fetchrow(SQL["submit"], *columns, now)
+        assert record is not None
+        result.inserted = record["inserted"]
+        result.raised = record["raised"]
+        result.known += len(rows) - record["inserted"] - record["raised"]
+        return result
+
+    async def claim(
+        self,
+        worker_id: str,
+        limit: int,
+        *,
+        lease_seconds: float | None = None,
+        now: datetime | None = None,
+    ) -> list[Claim]:
+        """Lease up to `limit` URLs, at most one per host, each from a host whose delay has
+        passed; the host's next slot moves forward by its delay as it is claimed."""
+        lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
+        records = await self._db.fetch(SQL["claim"], worker_id, limit, now, lease)
+        return [Claim.from_record(record) for record in records]
+
+    async def complete(
+        self, worker_id: str, outcomes: Sequence[Outcome], *, now: datetime | None = None
+    ) -> CompleteResult:
+        """Apply outcomes in one transaction; a redirect's target is submitted with it."""
+        outcomes, redirects = self._redirect_targets(outcomes)
+
+        async def work(tx: Database) -> CompleteResult:
+            result = CompleteResult()
+            arrays = _outcome_arrays(outcomes)
+            records = await tx.fetch(
+                SQL["complete"], worker_id, *arrays, self.policy.max_retries, now,
+                self.policy.host_failure_threshold,
+            )  # fmt: skip
+            result.applied = {r["url_hash"]: r["status"] for r in records}
+            result.refused = [o.claim.url_hash for o in outcomes
+                              if o.claim.url_hash not in result.applied]  # fmt: skip
+            applied_redirects = [
+                candidate for hash_, candidate in redirects if hash_ in result.applied
+            ]
+            if applied_redirects:
+                batch = prepare(applied_redirects, self.policy.default_delay_ms)
+                result.redirects = await self.submit_prepared(batch, now=now, db=tx)
+            return result
+
+        return await self._db.run_transaction(work)
+
+    def _redirect_targets(
+        self, outcomes: Sequence[Outcome]
+    ) -> tuple[list[Outcome], list[tuple[str, Candidate]]]:
+        """Resolve redirect targets; a redirect to itself is retried, an unusable one or a
+        chain past MAX_REDIRECT_HOPS ends the URL without following it."""
+        checked: list[Outcome] = []
+        targets: list[tuple[str, Candidate]] = []
+        for outcome in outcomes:
+            if outcome.kind is not OutcomeKind.REDIRECT:
+                checked.append(outcome)
+                continue
+            claim = outcome.claim
+            location = outcome.redirect_to or outcome.final_url or ""
+            try:
+                target = normalize_url(location, claim.url)
+            except InvalidURL as exc:
+                checked.append(
+                    _replace(
+                        outcome,
+                        final_url=_printable(location),
+                        error=f"unusable redirect target: {exc.reason}",
+                    )
+                )
+                continue
+            if url_hash(target) == claim.url_hash:
+                checked.append(
+                    _replace(outcome, kind=OutcomeKind.RETRY, error="redirects to itself")
+                )
+                continue
+            meta = dict(claim.discovery_meta or {})
+            hops = int(meta.get("redirect_hops", 0)) + 1
+            checked.append(_replace(outcome, final_url=target))
+            if hops > MAX_REDIRECT_HOPS:
+                continue
+            meta.update(redirect_hops=hops, redirected_from=claim.url)
+            targets.append((claim.url_hash, Candidate(
+                url=target, source=SourceRef(claim.source_id), origin=claim.origin,
+                parent_url=claim.parent_url, depth=claim.depth, discovery_meta=meta,
+                priority=claim.priority,
+            )))  # fmt: skip
+        return checked, targets
+
+    async def release(self, worker_id: str, claims: Sequence[Claim]) -> CompleteResult:
+        """Give claims back untried (shutting down): pending again, no attempt counted."""
+        return await self.complete(
+            worker_id, [Outcome(claim, OutcomeKind.DEFERRED) for claim in claims]
+        )
+
+    async def renew(
+        self,
+        worker_id: str,
+        url_hashes: Sequence[str],
+        *,
+        lease_seconds: float | None = None,
+        now: datetime | None = None,
+    ) -> set[str]:
+        """Extend leases still held by `worker_id`; returns the hashes renewed."""
+        lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
+        records = await self._db.fetch(SQL["renew"], worker_id, list(url_hashes), lease, now)
+        return {record["url_hash"] for record in records}
+
+    async def reap(self, *, now: datetime | None = None, limit: int = 10_000) -> ReapResult:
+        """Return expired URL leases to pending and free expired host leases."""
+        record = await self._db.fetchrow(SQL["reap"], limit, self.policy.max_retries, now)
+        assert record is not None
+        status = await self._db.execute(SQL["reap_host_leases"], now)
+        return ReapResult(record["returned"], record["dead"], int(status.split()[-1]))
+
+    async def in_flight(self, worker_id: str | None = None) -> int:
+        count: int = await self._db.fetchval(SQL["in_flight"], worker_id)
+        return count
+
+    async def next_due(self) -> datetime | None:
+        """When the next host becomes claimable; None when nothing is pending."""
+        due: datetime | None = await self._db.fetchval(SQL["next_due"])
+        return due
+
+
+def _replace(outcome: Outcome, **changes: Any) -> Outcome:
+    values = {name: getattr(outcome, name) for name in Outcome.__slots__}
+    values.update(changes)
+    return Outcome(**values)
+
+
+def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
+    columns: list[list[Any]] = [[] for _ in range(9)]
+    for outcome in outcomes:
+        delay = (
+            retry_delay(outcome.claim.retry_count + 1)
+            if outcome.kind is OutcomeKind.RETRY
+            else outcome.retry_after_s
+        )
+        values = (
+            outcome.claim.url_hash, str(outcome.kind), outcome.http_status,
+            outcome.content_hash, outcome.etag, outcome.last_modified, outcome.final_url,
+            outcome.error, delay,
+        )  # fmt: skip
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+    return columns

@@ -1,0 +1,128 @@
+"""Sources: where URLs come from. The built-in `manual` source receives imports and
+submissions that name no source. SQL is in `frontier/sql/sources.sql`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import asyncpg
+
+from frontier.db import Database
+from frontier.errors import FrontierError
+from frontier.queue import SourceRef
+from frontier.sql import load
+from frontier.states import IngestionMode
+from frontier.urls import InvalidURL, normalize_url
+
+SQL = load("sources")
+
+MANUAL = "manual"
+
+
+class UnknownSource(FrontierError):
+    """No source has that name or id."""
+
+
+class InvalidSource(FrontierError, ValueError):
+    """A source definition that cannot be stored; the message says which field and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    id: UUID
+    name: str
+    base_url: str | None
+    feed_url: str | None
+    sitemap_url: str | None
+    ingestion_mode: IngestionMode
+    feed_poll_interval_minutes: int
+    priority: int
+    rate_limit_ms: int | None
+    fetchprotection: int
+    selectors: Any
+    article_url_patterns: list[str] | None
+    url_filters: Any
+    min_published_at: datetime | None
+    keep_trailing_slash: bool
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_record(cls, record: asyncpg.Record) -> Source:
+        values = dict(record)
+        values["ingestion_mode"] = IngestionMode(values["ingestion_mode"])
+        return cls(**values)
+
+    @property
+    def ref(self) -> SourceRef:
+        return SourceRef(self.id, self.priority, self.keep_trailing_slash, self.rate_limit_ms)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            name: (str(value) if isinstance(value, UUID | datetime) else value)
+            for name, value in ((n, getattr(self, n)) for n in self.__slots__)
+        }
+
+
+def _checked_url(field: str, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return normalize_url(value, keep_trailing_slash=True)
+    except InvalidURL as exc:
+        raise InvalidSource(f"{field}: {exc.reason}") from None
+
+
+class SourceRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def add(
+        self,
+        name: str,
+        *,
+        base_url: str | None = None,
+        feed_url: str | None = None,
+        sitemap_url: str | None = None,
+        mode: IngestionMode = IngestionMode.FEED,
+        priority: int = 5,
+        interval_minutes: int = 15,
+        rate_limit_ms: int | None = None,
+        article_patterns: list[str] | None = None,
+    ) -> Source:
+        name = name.strip()
+        if not 1 <= len(name) <= 200:
+            raise InvalidSource("name: must be 1 to 200 characters")
+        if not 1 <= priority <= 10:
+            raise InvalidSource("priority: must be between 1 and 10")
+        if not 1 <= interval_minutes <= 43_200:
+            raise InvalidSource("interval: must be between 1 and 43200 minutes")
+        if rate_limit_ms is not None and rate_limit_ms < 0:
+            raise InvalidSource("rate_limit_ms: must not be negative")
+        record = await self._db.fetchrow(
+            SQL["insert"], name, _checked_url("base_url", base_url),
+            _checked_url("feed_url", feed_url), _checked_url("sitemap_url", sitemap_url),
+            str(mode), interval_minutes, priority, rate_limit_ms, article_patterns,
+        )  # fmt: skip
+        if record is None:
+            raise InvalidSource(f"name: a source named {name!r} already exists")
+        return Source.from_record(record)
+
+    async def get(self, name: str) -> Source:
+        record = await self._db.fetchrow(SQL["by_name"], name)
+        if record is None:
+            raise UnknownSource(f"no source named {name!r} (see `frontier sources list`)")
+        return Source.from_record(record)
+
+    async def list(self) -> list[Source]:
+        return [Source.from_record(r) for r in await self._db.fetch(SQL["list"])]
+
+    async def remove(self, name: str) -> None:
+        if name == MANUAL:
+            raise InvalidSource("the built-in source 'manual' cannot be removed")
+        if await self._db.fetchrow(SQL["delete"], name) is None:
+            raise UnknownSource(f"no source named {name!r}")

@@ -1,0 +1,312 @@
+-- The frontier queue: submit, claim, complete, renew, reap. Every statement that changes
+-- which URLs of a host are pending also keeps that host's summary in host_state
+-- (pending_count, pending_priority, pending_due_at), which is what the claim reads: the
+-- claimable set is `host_state.ready_at <= now`, one index range, however large
+-- url_frontier grows. Time-dependent statements take `now` as a parameter; NULL means the
+-- database's clock, so fetchers on several machines share one clock.
+
+-- name: submit
+-- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
+-- concurrent batches lock rows in one order). A known URL only has its priority raised,
+-- and only while it is pending. Creates host_state rows ($10: the delay for a new host).
+WITH clock AS (SELECT coalesce($11::timestamptz, now()) AS now),
+input AS (
+    SELECT *
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
+                $7::int[], $8::int[], $9::text[], $10::int[])
+         AS t(url_hash, url, host, source_id, origin, parent_url, depth, priority,
+              discovery_meta, delay_ms)
+),
+upserted AS (
+    INSERT INTO url_frontier AS u
+        (url_hash, url, host, source_id, origin, parent_url, depth, priority,
+         discovery_meta, next_fetch_at, discovered_at, created_at, updated_at)
+    SELECT url_hash, url, host, source_id, origin, parent_url, depth, priority,
+           discovery_meta::jsonb, c.now, c.now, c.now, c.now
+    FROM input CROSS JOIN clock c
+    ORDER BY url_hash
+    ON CONFLICT (url_hash) DO UPDATE
+        SET priority = excluded.priority, updated_at = excluded.updated_at
+        WHERE u.status = 'pending' AND u.priority < excluded.priority
+    RETURNING u.host, u.priority, u.next_fetch_at, (u.xmax = 0) AS inserted
+),
+per_host AS (
+    SELECT host,
+           count(*) FILTER (WHERE inserted) AS added,
+           max(priority) AS priority,
+           min(next_fetch_at) AS due_at
+    FROM upserted
+    GROUP BY host
+),
+hosts AS (
+    INSERT INTO host_state AS h (host, min_delay_ms, pending_count, pending_priority,
+                                 pending_due_at)
+    SELECT d.host, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
+    FROM (SELECT host, min(delay_ms) AS delay_ms FROM input GROUP BY host) d
+    LEFT JOIN per_host p USING (host)
+    ORDER BY d.host
+    ON CONFLICT (host) DO UPDATE
+        SET pending_count = h.pending_count + excluded.pending_count,
+            pending_priority = greatest(h.pending_priority, excluded.pending_priority),
+            pending_due_at = least(h.pending_due_at, excluded.pending_due_at)
+        WHERE excluded.pending_priority IS NOT NULL
+)
+SELECT count(*) FILTER (WHERE inserted) AS inserted,
+       count(*) FILTER (WHERE NOT inserted) AS raised
+FROM upserted;
+
+-- name: claim
+-- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's
+-- best due URL, lease it for $4 seconds, and move the host's next_allowed_at forward by its
+-- delay now, at claim time. Then recompute each locked host's pending summary.
+WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
+ready AS (
+    SELECT host, coalesce(crawl_delay_ms, min_delay_ms) AS delay_ms
+    FROM host_state
+    WHERE ready_at <= (SELECT now FROM clock)
+    ORDER BY pending_priority DESC, ready_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+),
+picked AS (
+    SELECT r.host, p.url_hash
+    FROM ready r
+    CROSS JOIN LATERAL (
+        SELECT u.url_hash
+        FROM url_frontier u
+        WHERE u.host = r.host AND u.status = 'pending'
+          AND u.next_fetch_at <= (SELECT now FROM clock)
+        ORDER BY u.priority DESC, u.next_fetch_at
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED
+    ) p
+),
+claimed AS (
+    UPDATE url_frontier u
+    SET status = 'fetching',
+        claimed_by = $1,
+        lease_until = c.now + make_interval(secs => $4::float8),
+        fetch_count = u.fetch_count + 1,
+        updated_at = c.now
+    FROM picked p, clock c
+    WHERE u.url_hash = p.url_hash
+    RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
+              u.priority, u.etag, u.last_modified, u.discovery_meta::text AS discovery_meta,
+              u.retry_count, u.fetch_count, u.lease_until
+),
+summary AS (
+    SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got,
+           coalesce(due.priority, later.priority) AS priority,
+           coalesce(due.next_fetch_at, later.next_fetch_at) AS due_at
+    FROM ready r
+    LEFT JOIN picked p USING (host)
+    LEFT JOIN LATERAL (
+        SELECT u.priority, u.next_fetch_at
+        FROM url_frontier u
+        WHERE u.host = r.host AND u.status = 'pending'
+          AND u.next_fetch_at <= (SELECT now FROM clock)
+          AND u.url_hash IS DISTINCT FROM p.url_hash
+        ORDER BY u.priority DESC, u.next_fetch_at
+        LIMIT 1
+    ) due ON true
+    -- Only when nothing else is due: when does the host's next pending URL fall due?
+    LEFT JOIN LATERAL (
+        SELECT max(u.priority) AS priority, min(u.next_fetch_at) AS next_fetch_at
+        FROM url_frontier u
+        WHERE due.next_fetch_at IS NULL
+          AND u.host = r.host AND u.status = 'pending'
+          AND u.url_hash IS DISTINCT FROM p.url_hash
+    ) later ON true
+),
+hosts AS (
+    UPDATE host_state h
+    SET next_allowed_at = CASE WHEN s.got
+                               THEN c.now + make_interval(secs => s.delay_ms / 1000.0)
+                               ELSE h.next_allowed_at END,
+        pending_count = greatest(h.pending_count - s.got::int, 0),
+        pending_priority = s.priority,
+        pending_due_at = s.due_at,
+        updated_at = c.now
+    FROM summary s, clock c
+    WHERE h.host = s.host
+)
+SELECT * FROM claimed;
+
+-- name: complete
+-- Apply a batch of outcomes for worker $1, guarded: a row changes only while it is still
+-- `fetching` and claimed by $1. Returns the rows applied; the caller reports the rest as
+-- refused. $2..$10 are parallel arrays; $11 max retries; $12 now; $13 the number of
+-- consecutive failures after which the whole host backs off.
+WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
+input AS (
+    SELECT *
+    FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+                $8::text[], $9::text[], $10::float8[])
+         AS t(url_hash, kind, http_status, content_hash, etag, last_modified, final_url,
+              error, delay_s)
+),
+decided AS (
+    SELECT i.*,
+           CASE i.kind
+               WHEN 'fetched' THEN 'fetched'
+               WHEN 'not_modified' THEN 'fetched'
+               WHEN 'failed' THEN 'failed'
+               WHEN 'rate_limited' THEN 'pending'
+               WHEN 'deferred' THEN 'pending'
+               WHEN 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead' ELSE 'pending' END
+               ELSE 'dead'
+           END AS status,
+           CASE
+               WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'max_retries' END
+               WHEN i.kind IN ('redirect', 'not_found', 'gone', 'robots_blocked',
+                               'duplicate_content', 'unsupported_content',
+                               'blocked_by_policy') THEN i.kind
+           END AS dead_reason
+    FROM input i
+    JOIN url_frontier u ON u.url_hash = i.url_hash
+),
+updated AS (
+    UPDATE url_frontier u
+    SET status = d.status,
+        dead_reason = d.dead_reason,
+        retry_count = CASE d.kind
+                          WHEN 'retry' THEN u.retry_count + 1
+                          WHEN 'fetched' THEN 0
+                          WHEN 'not_modified' THEN 0
+                          ELSE u.retry_count END,
+        -- A deferral made no request: the attempt counted at claim time is taken back.
+        fetch_count = u.fetch_count - (d.kind = 'deferred')::int,
+        next_fetch_at = CASE WHEN d.status = 'pending'
+                             THEN c.now + make_interval(secs => coalesce(d.delay_s, 0))
+                             ELSE u.next_fetch_at END,
+        last_fetched_at = CASE WHEN d.kind = 'deferred' THEN u.last_fetched_at ELSE c.now END,
+        content_hash = coalesce(d.content_hash, u.content_hash),
+        etag = CASE d.kind WHEN 'fetched' THEN d.etag
+                           WHEN 'not_modified' THEN coalesce(d.etag, u.etag)
+                           ELSE u.etag END,
+        last_modified = CASE d.kind WHEN 'fetched' THEN d.last_modified
+                                    WHEN 'not_modified' THEN coalesce(d.last_modified,
+                                                                      u.last_modified)
+                                    ELSE u.last_modified END,
+        final_url = coalesce(d.final_url, u.final_url),
+        http_status = coalesce(d.http_status, u.http_status),
+        last_error = d.error,
+        claimed_by = NULL,
+        lease_until = NULL,
+        updated_at = c.now
+    FROM decided d, clock c
+    WHERE u.url_hash = d.url_hash AND u.status = 'fetching' AND u.claimed_by = $1
+    RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s
+),
+per_host AS (
+    SELECT host,
+           count(*) FILTER (WHERE status = 'pending') AS requeued,
+           max(priority) FILTER (WHERE status = 'pending') AS priority,
+           min(next_fetch_at) FILTER (WHERE status = 'pending') AS due_at,
+           count(*) FILTER (WHERE kind NOT IN ('retry', 'rate_limited', 'deferred', 'failed'))
+               AS answered,
+           count(*) FILTER (WHERE kind IN ('retry', 'rate_limited')) AS failures,
+           bool_or(kind = 'rate_limited') AS rate_limited,
+           max(delay_s) FILTER (WHERE kind = 'rate_limited') AS retry_after_s
+    FROM updated
+    GROUP BY host
+),
+hosts AS (
+    UPDATE host_state h
+    SET pending_count = h.pending_count + p.requeued,
+        pending_priority = greatest(h.pending_priority, p.priority),
+        pending_due_at = least(h.pending_due_at, p.due_at),
+        last_fetch_at = CASE WHEN p.answered + p.failures > 0 THEN c.now
+                             ELSE h.last_fetch_at END,
+        consecutive_failures = CASE WHEN p.answered > 0 THEN 0
+                                    ELSE h.consecutive_failures + p.failures END,
+        -- Rate limited (429/503): block the host until Retry-After, or for a delay that
+        -- doubles per incident (capped at a day, jittered), and double its crawl delay.
+        -- Repeated failures back off the whole host the same way.
+        backoff_until = CASE
+            WHEN p.rate_limited OR (p.answered = 0
+                                    AND h.consecutive_failures + p.failures >= $13)
+            THEN greatest(coalesce(h.backoff_until, c.now), c.now + make_interval(secs =>
+                     coalesce(p.retry_after_s,
+                              least(86400.0, 30.0 * power(2, least(h.consecutive_failures, 20)))
+                              * (0.8 + 0.4 * random()))))
+            ELSE h.backoff_until END,
+        min_delay_ms = CASE WHEN p.rate_limited AND h.crawl_delay_ms IS NULL
+                            THEN least(greatest(h.min_delay_ms * 2, 500), 60000)
+                            ELSE h.min_delay_ms END,
+        crawl_delay_ms = CASE WHEN p.rate_limited AND h.crawl_delay_ms IS NOT NULL
+                              THEN least(greatest(h.crawl_delay_ms * 2, 500), 60000)
+                              ELSE h.crawl_delay_ms END,
+        updated_at = c.now
+    FROM per_host p, clock c
+    WHERE h.host = p.host
+)
+SELECT url_hash, status FROM updated;
+
+-- name: renew
+-- Extend the leases of worker $1's claims $2 by $3 seconds from now ($4).
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
+UPDATE url_frontier u
+SET lease_until = c.now + make_interval(secs => $3::float8)
+FROM clock c
+WHERE u.url_hash = ANY ($2::text[]) AND u.status = 'fetching' AND u.claimed_by = $1
+RETURNING u.url_hash;
+
+-- name: reap
+-- Return up to $1 URLs whose lease expired before $3 to pending; the lost attempt counts
+-- as a failure, so a URL that keeps killing its worker ends dead (max_retries, $2).
+WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
+expired AS (
+    SELECT url_hash
+    FROM url_frontier
+    WHERE status = 'fetching' AND lease_until < (SELECT now FROM clock)
+    ORDER BY lease_until
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+),
+returned AS (
+    UPDATE url_frontier u
+    SET status = CASE WHEN u.retry_count + 1 > $2 THEN 'dead' ELSE 'pending' END,
+        dead_reason = CASE WHEN u.retry_count + 1 > $2 THEN 'max_retries' END,
+        retry_count = u.retry_count + 1,
+        last_error = 'lease expired: worker ' || u.claimed_by || ' did not complete it',
+        claimed_by = NULL,
+        lease_until = NULL,
+        next_fetch_at = c.now,
+        updated_at = c.now
+    FROM expired e, clock c
+    WHERE u.url_hash = e.url_hash
+    RETURNING u.host, u.status, u.priority, u.next_fetch_at
+),
+per_host AS (
+    SELECT host, count(*) AS requeued, max(priority) AS priority, min(next_fetch_at) AS due_at
+    FROM returned
+    WHERE status = 'pending'
+    GROUP BY host
+),
+hosts AS (
+    UPDATE host_state h
+    SET pending_count = h.pending_count + p.requeued,
+        pending_priority = greatest(h.pending_priority, p.priority),
+        pending_due_at = least(h.pending_due_at, p.due_at)
+    FROM per_host p
+    WHERE h.host = p.host
+)
+SELECT count(*) FILTER (WHERE status = 'pending') AS returned,
+       count(*) FILTER (WHERE status = 'dead') AS dead
+FROM returned;
+
+-- name: reap_host_leases
+-- Free host leases (held while a worker fetches a host's robots.txt) that expired.
+UPDATE host_state
+SET lease_owner = NULL, lease_until = NULL
+WHERE lease_until < coalesce($1::timestamptz, now());
+
+-- name: in_flight
+-- How many URLs are claimed (by $1, or by anyone when $1 is NULL).
+SELECT count(*) FROM url_frontier
+WHERE status = 'fetching' AND ($1::text IS NULL OR claimed_by = $1);
+
+-- name: next_due
+-- The earliest time any host becomes claimable (NULL: nothing pending).
+SELECT min(ready_at) FROM host_state WHERE ready_at IS NOT NULL;

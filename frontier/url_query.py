@@ -1,0 +1,105 @@
+"""Query-string normalisation for `frontier.urls`: the tracking deny-list and the sort.
+
+A query is split on ``&`` only (``;`` is data: ``?q=tl;dr`` is one parameter). Each
+parameter is kept byte for byte, so ``a=`` and ``a`` stay distinct and ``%26``/``%3D``
+stay inside their parameter. Parameters are then:
+
+- dropped when empty (``a&&b`` is ``a&b``; a trailing ``&`` goes),
+- dropped when their name is a tracking parameter (below),
+- sorted by name, stably: parameters with the same name keep their input order, because
+  ``?tag=b&tag=a`` may well mean something different from ``?tag=a&tag=b``.
+
+Only names on the explicit deny-list are dropped. Names that are sometimes used for
+tracking but also carry meaning (``ref``, ``source``, ``id``, ``from``, ``s``) are kept:
+dropping a meaningful parameter merges different pages, keeping a tracking one only
+costs a duplicate fetch.
+"""
+
+from operator import itemgetter
+
+# Tracking parameters, compared case-insensitively with the parameter's name (after
+# its percent-escapes of unreserved characters are decoded).
+TRACKING_PARAMS = frozenset(
+    {
+        # Google: Ads click ids, Analytics cross-domain linker, Merchant Center
+        "gclid",
+        "gclsrc",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "_ga",
+        "_gl",
+        "srsltid",
+        # Microsoft / Bing Ads, Yandex, Facebook, Instagram, Twitter/X, TikTok, LinkedIn
+        "msclkid",
+        "yclid",
+        "ysclid",
+        "fbclid",
+        "igshid",
+        "twclid",
+        "ttclid",
+        "li_fat_id",
+        # Mailchimp, HubSpot, Marketo, Olytics, Vero, Klaviyo, Drip, Openstat
+        "mc_cid",
+        "mc_eid",
+        "_hsenc",
+        "_hsmi",
+        "__hstc",
+        "__hssc",
+        "__hsfp",
+        "hsctatracking",
+        "mkt_tok",
+        "oly_anon_id",
+        "oly_enc_id",
+        "vero_id",
+        "vero_conv",
+        "_kx",
+        "__s",
+        "_openstat",
+        # Matomo / Piwik campaign parameters
+        "mtm_campaign",
+        "mtm_cid",
+        "mtm_content",
+        "mtm_group",
+        "mtm_keyword",
+        "mtm_medium",
+        "mtm_placement",
+        "mtm_source",
+        "pk_campaign",
+        "pk_content",
+        "pk_keyword",
+        "pk_kwd",
+        "pk_medium",
+        "pk_source",
+    }
+)
+# Prefixes that mark a whole family of tracking parameters (utm_source, utm_medium, ...).
+TRACKING_PREFIXES = ("utm_",)
+
+_first = itemgetter(0)
+
+
+def is_tracking_param(name: str) -> bool:
+    """Whether a parameter called `name` is on the tracking deny-list."""
+    lowered = name.lower()
+    return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
+
+
+def clean_query(query: str) -> str:
+    """Drop empty and tracking parameters and sort the rest stably by name.
+
+    `query` is already escape-normalised and has no leading ``?``; the result may be
+    empty, in which case the URL has no query at all.
+    """
+    if "&" not in query:
+        if not query or is_tracking_param(query.partition("=")[0]):
+            return ""
+        return query
+    named = []
+    for param in query.split("&"):
+        if param:
+            name = param.partition("=")[0]
+            if not is_tracking_param(name):
+                named.append((name, param))
+    named.sort(key=_first)
+    return "&".join([param for _, param in named])

@@ -1,0 +1,451 @@
+"""The frontier queue against a real PostgreSQL: submit, claim, complete, renew, reap."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from frontier.db import Database
+from frontier.queue import (
+    MAX_REDIRECT_HOPS,
+    Candidate,
+    Claim,
+    Outcome,
+    OutcomeKind,
+    QueuePolicy,
+    QueueRepository,
+    SourceRef,
+)
+from frontier.states import Origin
+from frontier.stats import StatsRepository
+from frontier.urls import normalize_url, url_hash
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+POLICY = QueuePolicy(default_delay_ms=1000, max_retries=2, lease_seconds=60)
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+@pytest.fixture
+async def manual(db: Database) -> SourceRef:
+    source_id = await db.fetchval("SELECT id FROM sources WHERE name = 'manual'")
+    return SourceRef(source_id, priority=5)
+
+
+@pytest.fixture
+def queue(db: Database) -> QueueRepository:
+    return QueueRepository(db, POLICY)
+
+
+def manual_urls(source: SourceRef, *urls: str) -> list[Candidate]:
+    return [Candidate(url, source, Origin.MANUAL) for url in urls]
+
+
+async def row(db: Database, url: str) -> dict:
+    record = await db.fetchrow(
+        "SELECT * FROM url_frontier WHERE url_hash = $1", url_hash(normalize_url(url))
+    )
+    assert record is not None, f"{url} is not in the frontier"
+    return dict(record)
+
+
+async def host(db: Database, name: str) -> dict:
+    record = await db.fetchrow("SELECT * FROM host_state WHERE host = $1", name)
+    assert record is not None
+    return dict(record)
+
+
+async def claim_one(queue: QueueRepository, now: datetime, worker: str = "w1") -> Claim:
+    claims = await queue.claim(worker, 10, now=now)
+    assert len(claims) == 1, claims
+    return claims[0]
+
+
+# -- submit -------------------------------------------------------------------------
+
+
+async def test_submit_counts_inserted_known_and_rejected(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    result = await queue.submit(
+        manual_urls(manual, "http://a.example/1", "http://A.example/1#frag",
+                    "ftp://a.example/x", "http://b.example/2", "not a url"),
+        now=T0,
+    )  # fmt: skip
+    assert (result.inserted, result.raised, result.known) == (2, 0, 1)
+    assert [(r.index, r.url) for r in result.rejected] == [
+        (2, "ftp://a.example/x"),
+        (4, "not a url"),
+    ]
+    assert all(r.reason for r in result.rejected)
+    again = await queue.submit(manual_urls(manual, "http://a.example/1"), now=T0)
+    assert (again.inserted, again.raised, again.known) == (0, 0, 1)
+    assert (await host(db, "a.example"))["pending_count"] == 1
+    assert (await host(db, "b.example"))["min_delay_ms"] == 1000
+
+
+async def test_submit_raises_priority_of_pending_urls_only(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    low = SourceRef(manual.id, priority=3)
+    high = SourceRef(manual.id, priority=8)
+    await queue.submit(manual_urls(low, "http://a.example/p", "http://b.example/f"), now=T0)
+    assert (await row(db, "http://a.example/p"))["priority"] == 3
+
+    raised = await queue.submit(manual_urls(high, "http://a.example/p"), now=T0)
+    assert (raised.raised, raised.known) == (1, 0)
+    assert (await row(db, "http://a.example/p"))["priority"] == 8
+    lowered = await queue.submit(manual_urls(low, "http://a.example/p"), now=T0)
+    assert (lowered.raised, lowered.known) == (0, 1)
+    assert (await row(db, "http://a.example/p"))["priority"] == 8
+    assert (await host(db, "a.example"))["pending_priority"] == 8
+
+    # A fetched URL is neither re-queued nor re-prioritised by a submit.
+    claims = await queue.claim("w1", 10, now=at(0))
+    fetched = next(c for c in claims if c.host == "b.example")
+    await queue.complete("w1", [Outcome(fetched, OutcomeKind.FETCHED, http_status=200)],
+                         now=at(1))  # fmt: skip
+    again = await queue.submit(manual_urls(high, "http://b.example/f"), now=at(2))
+    assert (again.inserted, again.raised, again.known) == (0, 0, 1)
+    after = await row(db, "http://b.example/f")
+    assert (after["status"], after["priority"]) == ("fetched", 3)
+
+
+async def test_priority_follows_origin_and_depth(
+    queue: QueueRepository, db: Database, manual: SourceRef
+) -> None:
+    source = SourceRef(manual.id, priority=5)
+    await queue.submit([
+        Candidate("http://p.example/feed", source, Origin.FEED),
+        Candidate("http://p.example/map", source, Origin.SITEMAP),
+        Candidate("http://p.example/deep", source, Origin.SPIDER, depth=3),
+        Candidate("http://p.example/very-deep", source, Origin.SPIDER, depth=30),
+    ], now=T0)  # fmt: skip
+    priorities = [(await row(db, f"http://p.example/{p}"))["priority"]
+                  for p in ("feed", "map", "deep", "very-deep")]  # fmt: skip
+    assert priorities == [7, 6, 2, 1]
+
+
+# -- claim --------------------------------------------------------------------------
+
+
+async def test_claim_takes_one_url_per_host_and_honours_the_delay(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(
+        manual_urls(manual, "http://a.example/1", "http://a.example/2", "http://b.example/1"),
+        now=T0,
+    )
+    first = await queue.claim("w1", 10, now=at(0))
+    assert sorted(c.host for c in first) == ["a.example", "b.example"]
+    assert all(c.lease_until == at(60) for c in first)
+    assert (await host(db, "a.example"))["next_allowed_at"] == at(1)
+
+    assert await queue.claim("w2", 10, now=at(0.999)) == []
+    second = await queue.claim("w2", 10, now=at(1))
+    assert [c.url for c in second] == ["http://a.example/2"]
+    assert await queue.claim("w2", 10, now=at(5)) == []  # nothing left pending
+    assert (await host(db, "a.example"))["ready_at"] is None
+
+
+async def test_claim_prefers_higher_priority_hosts_and_urls(
+    queue: QueueRepository, manual: SourceRef
+) -> None:
+    low, high = SourceRef(manual.id, priority=2), SourceRef(manual.id, priority=9)
+    await queue.submit(manual_urls(low, "http://low.example/1", "http://mixed.example/low"),
+                       now=T0)  # fmt: skip
+    await queue.submit(manual_urls(high, "http://high.example/1", "http://mixed.example/high"),
+                       now=T0)  # fmt: skip
+    claims = await queue.claim("w1", 2, now=at(0))
+    assert sorted(c.url for c in claims) == ["http://high.example/1", "http://mixed.example/high"]
+
+
+async def test_source_rate_limit_sets_a_new_hosts_delay(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    own = SourceRef(manual.id, rate_limit_ms=0)
+    await queue.submit(manual_urls(own, "http://own.example/1", "http://own.example/2"),
+                       now=T0)  # fmt: skip
+    assert (await host(db, "own.example"))["min_delay_ms"] == 0
+    await claim_one(queue, at(0))
+    await claim_one(queue, at(0))  # delay 0: the host is ready again at once
+
+
+async def test_future_urls_wait_for_their_time(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/1", "http://a.example/2"), now=T0)
+    claim = await claim_one(queue, at(0))
+    await queue.complete("w1", [Outcome(claim, OutcomeKind.RETRY, error="timeout")], now=at(0))
+    retried = await row(db, claim.url)
+    assert retried["next_fetch_at"] > at(40)  # about a minute, with jitter
+    other = await claim_one(queue, at(2))
+    assert other.url != claim.url
+    await queue.complete("w1", [Outcome(other, OutcomeKind.FETCHED)], now=at(2))
+    assert await queue.claim("w1", 10, now=at(10)) == []
+    assert (await host(db, "a.example"))["pending_due_at"] == retried["next_fetch_at"]
+    again = await claim_one(queue, retried["next_fetch_at"])
+    assert again.url == claim.url and again.retry_count == 1
+
+
+# -- complete -----------------------------------------------------------------------
+
+DEAD_OUTCOMES = [
+    (OutcomeKind.NOT_FOUND, "not_found"),
+    (OutcomeKind.GONE, "gone"),
+    (OutcomeKind.ROBOTS_BLOCKED, "robots_blocked"),
+    (OutcomeKind.DUPLICATE_CONTENT, "duplicate_content"),
+    (OutcomeKind.UNSUPPORTED_CONTENT, "unsupported_content"),
+    (OutcomeKind.BLOCKED_BY_POLICY, "blocked_by_policy"),
+]
+
+
+@pytest.mark.parametrize(("kind", "reason"), DEAD_OUTCOMES)
+async def test_final_outcomes_make_the_url_dead_with_its_reason(
+    queue: QueueRepository, manual: SourceRef, db: Database, kind: OutcomeKind, reason: str
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    claim = await claim_one(queue, at(0))
+    result = await queue.complete("w1", [Outcome(claim, kind, http_status=404)], now=at(1))
+    assert result.applied == {claim.url_hash: "dead"} and result.refused == []
+    after = await row(db, claim.url)
+    assert (after["status"], after["dead_reason"], after["claimed_by"]) == ("dead", reason, None)
+    assert (await host(db, "a.example"))["pending_count"] == 0
+
+
+async def test_fetched_and_not_modified_store_validators(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x", "http://b.example/y"), now=T0)
+    claims = {c.host: c for c in await queue.claim("w1", 10, now=at(0))}
+    await queue.complete("w1", [
+        Outcome(claims["a.example"], OutcomeKind.FETCHED, http_status=200,
+                content_hash="ab" * 32, etag='"v1"', last_modified="Mon, 01 Jan 2026"),
+        Outcome(claims["b.example"], OutcomeKind.NOT_MODIFIED, http_status=304),
+    ], now=at(1))  # fmt: skip
+    a = await row(db, "http://a.example/x")
+    assert (a["status"], a["etag"], a["content_hash"], a["last_fetched_at"]) == (
+        "fetched",
+        '"v1"',
+        "ab" * 32,
+        at(1),
+    )
+    b = await row(db, "http://b.example/y")
+    assert (b["status"], b["http_status"], b["last_fetched_at"]) == ("fetched", 304, at(1))
+
+
+async def test_retry_backs_off_then_dies_after_max_retries(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    now = at(0)
+    for attempt in range(1, POLICY.max_retries + 2):
+        claim = await claim_one(queue, now)
+        await queue.complete("w1", [Outcome(claim, OutcomeKind.RETRY, http_status=503,
+                                            error="server error")], now=now)  # fmt: skip
+        after = await row(db, claim.url)
+        assert after["retry_count"] == attempt
+        if attempt <= POLICY.max_retries:
+            assert after["status"] == "pending"
+            assert after["next_fetch_at"] >= now + timedelta(seconds=40)
+            now = after["next_fetch_at"]
+    assert (after["status"], after["dead_reason"]) == ("dead", "max_retries")
+    assert after["last_error"] == "server error"
+
+
+async def test_rate_limit_defers_without_counting_and_backs_off_the_host(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x", "http://a.example/y"), now=T0)
+    claim = await claim_one(queue, at(0))
+    await queue.complete("w1", [Outcome(claim, OutcomeKind.RATE_LIMITED, http_status=429,
+                                        retry_after_s=120)], now=at(1))  # fmt: skip
+    after = await row(db, claim.url)
+    assert (after["status"], after["retry_count"]) == ("pending", 0)
+    state = await host(db, "a.example")
+    assert state["backoff_until"] == at(121)
+    assert state["min_delay_ms"] == 2000  # doubled
+    assert state["ready_at"] == at(121)
+    assert await queue.claim("w1", 10, now=at(120)) == []
+    assert len(await queue.claim("w1", 10, now=at(121))) == 1
+
+
+async def test_deferral_returns_the_attempt(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    claim = await claim_one(queue, at(0))
+    assert claim.fetch_count == 1
+    await queue.release("w1", [claim])
+    after = await row(db, claim.url)
+    assert (after["status"], after["fetch_count"], after["retry_count"]) == ("pending", 0, 0)
+
+
+async def test_repeated_failures_back_off_the_whole_host(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    urls = [f"http://flaky.example/{i}" for i in range(POLICY.host_failure_threshold + 1)]
+    await queue.submit(manual_urls(manual, *urls), now=T0)
+    now = at(0)
+    for _ in range(POLICY.host_failure_threshold):
+        claim = await claim_one(queue, now)
+        await queue.complete("w1", [Outcome(claim, OutcomeKind.RETRY, error="reset")], now=now)
+        now += timedelta(seconds=1)
+    state = await host(db, "flaky.example")
+    assert state["consecutive_failures"] == POLICY.host_failure_threshold
+    assert state["backoff_until"] is not None and state["backoff_until"] > now
+    assert await queue.claim("w1", 10, now=now) == []
+
+
+async def test_redirect_submits_the_target_and_kills_the_original(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    high = SourceRef(manual.id, priority=8)
+    await queue.submit([Candidate("http://a.example/old", high, Origin.FEED)], now=T0)
+    claim = await claim_one(queue, at(0))
+    result = await queue.complete("w1", [Outcome(
+        claim, OutcomeKind.REDIRECT, http_status=301, redirect_to="https://b.example/new?utm_source=x",
+    )], now=at(1))  # fmt: skip
+    assert result.redirects.inserted == 1
+    old = await row(db, "http://a.example/old")
+    assert (old["status"], old["dead_reason"], old["final_url"]) == (
+        "dead",
+        "redirect",
+        "https://b.example/new",
+    )
+    new = await row(db, "https://b.example/new")
+    assert (new["status"], new["origin"], new["priority"], new["source_id"]) == (
+        "pending",
+        "feed",
+        10,
+        manual.id,
+    )
+    assert new["discovery_meta"] is not None and '"redirect_hops": 1' in new["discovery_meta"]
+
+
+async def test_redirect_chains_stop_after_the_hop_limit(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://r.example/0"), now=T0)
+    now = at(0)
+    for hop in range(MAX_REDIRECT_HOPS + 1):
+        claim = await claim_one(queue, now)
+        result = await queue.complete("w1", [Outcome(
+            claim, OutcomeKind.REDIRECT, redirect_to=f"/{hop + 1}")], now=now)  # fmt: skip
+        now += timedelta(seconds=2)
+    assert result.redirects.inserted == 0  # the sixth hop is not followed
+    assert await queue.claim("w1", 10, now=now) == []
+    last = await row(db, f"http://r.example/{MAX_REDIRECT_HOPS}")
+    assert (last["status"], last["final_url"]) == (
+        "dead",
+        f"http://r.example/{MAX_REDIRECT_HOPS + 1}",
+    )
+
+
+async def test_a_redirect_to_itself_is_retried_not_lost(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    claim = await claim_one(queue, at(0))
+    loop = Outcome(claim, OutcomeKind.REDIRECT, redirect_to="/x?utm_campaign=loop")
+    await queue.complete("w1", [loop], now=at(0))
+    after = await row(db, claim.url)
+    assert (after["status"], after["retry_count"], after["last_error"]) == (
+        "pending",
+        1,
+        "redirects to itself",
+    )
+
+
+# -- leases -------------------------------------------------------------------------
+
+
+async def test_reaped_claims_are_claimable_again_and_stale_completions_refused(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x", "http://b.example/y"), now=T0)
+    abandoned = await queue.claim("crashed", 10, now=at(0))
+    assert len(abandoned) == 2
+    assert (await queue.reap(now=at(59))).returned == 0  # leases still valid
+    reaped = await queue.reap(now=at(61))
+    assert (reaped.returned, reaped.dead) == (2, 0)
+    assert (await row(db, "http://a.example/x"))["retry_count"] == 1
+
+    again = await queue.claim("w2", 10, now=at(62))
+    assert sorted(c.url_hash for c in again) == sorted(c.url_hash for c in abandoned)
+    stale = await queue.complete("crashed", [Outcome(c, OutcomeKind.FETCHED) for c in abandoned],
+                                 now=at(63))  # fmt: skip
+    assert stale.applied == {} and sorted(stale.refused) == sorted(c.url_hash for c in abandoned)
+    assert (await row(db, "http://a.example/x"))["claimed_by"] == "w2"
+
+
+async def test_renewed_leases_survive_the_reaper(queue: QueueRepository, manual: SourceRef) -> None:
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    claim = await claim_one(queue, at(0))
+    assert await queue.renew("w1", [claim.url_hash], now=at(50)) == {claim.url_hash}
+    assert await queue.renew("other", [claim.url_hash], now=at(50)) == set()
+    assert (await queue.reap(now=at(100))).returned == 0
+    assert (await queue.reap(now=at(111))).returned == 1
+
+
+async def test_stats_follow_the_queue(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    await queue.submit(manual_urls(manual, *[f"http://s{i}.example/" for i in range(5)]), now=T0)
+    claims = await queue.claim("w1", 2)
+    await queue.complete("w1", [Outcome(claims[0], OutcomeKind.GONE)])
+    stats = await StatsRepository(db).stats()
+    assert stats["total"] == 5
+    assert stats["by_status"] == {"pending": 3, "fetching": 1, "fetched": 0, "failed": 0,
+                                  "dead": 1}  # fmt: skip
+    assert stats["by_origin"]["manual"] == 5 and stats["by_source"] == {"manual": 5}
+    assert stats["claims_last_minute"] == 2
+    assert stats["due_now"] == 3
+    assert stats["hosts"]["known"] == 5
+    await StatsRepository(db).compact(now=datetime.now(UTC) + timedelta(hours=1))
+    assert (await StatsRepository(db).stats())["by_status"] == stats["by_status"]
+    assert await db.fetchval("SELECT count(*) FROM frontier_counts") == 3  # one per status
+
+
+# -- concurrency --------------------------------------------------------------------
+
+
+async def test_concurrent_claimers_never_share_a_url_or_crowd_a_host(
+    fresh_dsn: str, manual: SourceRef, db: Database
+) -> None:
+    delay_ms, hosts, per_host = 50, 20, 4
+    policy = QueuePolicy(default_delay_ms=delay_ms, lease_seconds=60)
+    await QueueRepository(db, policy).submit(manual_urls(manual, *[
+        f"http://h{h}.example/{i}" for h in range(hosts) for i in range(per_host)]))  # fmt: skip
+    total = hosts * per_host
+    seen: list[tuple[str, str, datetime]] = []
+
+    async def claimer(name: str) -> None:
+        pool = await Database.connect(fresh_dsn, max_size=1)
+        queue = QueueRepository(pool, policy)
+        deadline = asyncio.get_running_loop().time() + 60
+        try:
+            while len(seen) < total and asyncio.get_running_loop().time() < deadline:
+                claims = await queue.claim(name, 5)
+                for claim in claims:
+                    seen.append((claim.url_hash, claim.host, claim.lease_until))
+                if claims:
+                    await queue.complete(name, [Outcome(c, OutcomeKind.FETCHED) for c in claims])
+        finally:
+            await pool.close()
+
+    await asyncio.gather(*(claimer(f"w{i}") for i in range(4)))
+    assert len(seen) == total
+    assert len({url for url, _, _ in seen}) == total  # no URL claimed twice
+    by_host: dict[str, list[datetime]] = {}
+    for _, name, lease_until in seen:
+        by_host.setdefault(name, []).append(lease_until)  # lease_until = claim time + lease
+    for name, times in by_host.items():
+        times.sort()
+        gaps = [(b - a).total_seconds() * 1000 for a, b in itertools.pairwise(times)]
+        assert min(gaps) >= delay_ms, f"{name} was claimed {min(gaps):.1f} ms apart"
