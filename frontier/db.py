@@ -5,6 +5,7 @@ fetchval / copy. Repositories receive a `Database`; nothing else touches a pool.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
@@ -41,6 +42,13 @@ def describe_dsn(dsn: str) -> str:
     return f"{host}:{port}/{database}"
 
 
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    """jsonb values arrive as Python objects and leave as JSON text."""
+    await conn.set_type_codec(
+        "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+    )
+
+
 class Database:
     """Statements run on a pool (each its own transaction) or on one connection inside
     `transaction()`. Single statements on the pool are retried on deadlock."""
@@ -55,8 +63,9 @@ class Database:
         where = describe_dsn(dsn)
         try:
             pool = await asyncpg.create_pool(
-                dsn, min_size=min_size, max_size=max_size, timeout=timeout, command_timeout=None
-            )
+                dsn, min_size=min_size, max_size=max_size, timeout=timeout,
+                command_timeout=None, init=_init_connection,
+            )  # fmt: skip
         except (OSError, TimeoutError) as exc:
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {exc}") from None
         except (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:

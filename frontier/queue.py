@@ -187,9 +187,7 @@ class Claim:
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Claim:
-        values = dict(record)
-        meta = values.pop("discovery_meta")
-        return cls(**values, discovery_meta=json.loads(meta) if meta else None)
+        return cls(**dict(record))
 
 
 @dataclass(frozen=True, slots=True)

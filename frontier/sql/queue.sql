@@ -91,7 +91,7 @@ claimed AS (
     FROM picked p, clock c
     WHERE u.url_hash = p.url_hash
     RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
-              u.priority, u.etag, u.last_modified, u.discovery_meta::text AS discovery_meta,
+              u.priority, u.etag, u.last_modified, u.discovery_meta,
               u.retry_count, u.fetch_count, u.lease_until
 ),
 summary AS (

@@ -325,7 +325,7 @@ async def test_redirect_submits_the_target_and_kills_the_original(
         10,
         manual.id,
     )
-    assert new["discovery_meta"] is not None and '"redirect_hops": 1' in new["discovery_meta"]
+    assert new["discovery_meta"] == {"redirect_hops": 1, "redirected_from": "http://a.example/old"}
 
 
 async def test_redirect_chains_stop_after_the_hop_limit(
