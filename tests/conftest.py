@@ -21,6 +21,7 @@ from frontier import migrate
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
 from frontier.settings import Settings
+from tests.local_site import LocalSite
 
 TEMPLATE = "frontier_template"
 _database_numbers = itertools.count()
@@ -113,6 +114,16 @@ def settings(fresh_dsn: str, tmp_path: Path) -> Settings:
     return Settings.load(
         database_url=fresh_dsn, home=tmp_path, allow_private_networks=True, _env_file=None
     )
+
+
+@pytest.fixture
+async def local_site() -> AsyncIterator[LocalSite]:
+    """A real HTTP server on 127.0.0.1 (see tests/local_site.py)."""
+    site = await LocalSite().start()
+    try:
+        yield site
+    finally:
+        await site.stop()
 
 
 @pytest.fixture

@@ -1,0 +1,294 @@
+"""The one outbound HTTP client of the poller and the fetcher, built on aiohttp.
+
+Every request it makes is bounded and guarded:
+
+- timeouts (connect, read, total), a body cap applied to the *decompressed* body (so a gzip
+  bomb stops at the cap), a redirect cap, and a configurable User-Agent;
+- `fetchprotection` levels: 0 refuses to fetch, 1 sends a bare request, 2 (the default)
+  sends browser-like headers plus Origin and Referer;
+- an SSRF guard: private, loopback, link-local, reserved and cloud-metadata addresses are
+  refused after DNS resolution (in the connector's resolver, so the checked address is the
+  one connected to) and for IP literals in every URL, redirects included, unless
+  `allow_private_networks` is set.
+
+Errors (all `HttpError`, a `FrontierError`):
+
+    HttpError
+    ├── Refused          permanent: not attempted, or its answer is unusable
+    │   ├── BlockedAddress   the address is private/loopback/metadata
+    │   ├── PolicyBlocked    fetchprotection 0
+    │   ├── BodyTooLarge     over the body cap
+    │   └── TooManyRedirects over the redirect cap, or a redirect to a non-http URL
+    └── FetchFailed      transient: timeout, DNS failure, connection error; retry later
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from multidict import CIMultiDictProxy
+
+from frontier.errors import FrontierError
+from frontier.settings import Settings
+from frontier.urls import InvalidURL, normalize_url
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+
+# Browser-like request headers for fetchprotection level 2.
+BROWSER_HEADERS = {
+    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "Accept-Language": "en-US,en;q=0.9",
+    "Upgrade-Insecure-Requests": "1",
+}
+# Cloud metadata endpoints, refused even though some are not "private" by the stdlib.
+METADATA_ADDRESSES = frozenset(
+    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")
+)
+
+
+class HttpError(FrontierError):
+    """Root of the safe client's errors."""
+
+
+class Refused(HttpError):
+    """Permanent: the request was not made, or its answer cannot be used."""
+
+
+class BlockedAddress(Refused):
+    pass
+
+
+class PolicyBlocked(Refused):
+    pass
+
+
+class BodyTooLarge(Refused):
+    pass
+
+
+class TooManyRedirects(Refused):
+    pass
+
+
+class FetchFailed(HttpError):
+    """Transient: a timeout, DNS failure or connection error; worth retrying later."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    user_agent: str
+    allow_private_networks: bool = False
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 20.0
+    total_timeout_s: float = 60.0
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+    max_connections: int = 100
+    max_connections_per_host: int = 8
+    # Networks reachable even though they are not public (an operator's own hosts).
+    allowed_networks: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> HttpLimits:
+        values: dict[str, Any] = {
+            "user_agent": settings.user_agent,
+            "allow_private_networks": settings.allow_private_networks,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+
+def address_is_public(address: str, allowed: tuple[IPNetwork, ...] = ()) -> bool:
+    """False for private, loopback, link-local, multicast, reserved and metadata addresses,
+    unless the address is inside one of the `allowed` networks."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if any(ip in network for network in allowed):
+        return True
+    return ip.is_global and not ip.is_multicast and ip not in METADATA_ADDRESSES
+
+
+class GuardedResolver(AbstractResolver):
+    """Resolves with aiohttp's threaded resolver, then drops every non-public address."""
+
+    def __init__(self, allowed: tuple[IPNetwork, ...] = ()) -> None:
+        self._inner = aiohttp.ThreadedResolver()
+        self._allowed = allowed
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self._inner.resolve(host, port, family)
+        public = [r for r in results if address_is_public(r["host"], self._allowed)]
+        if not public:
+            addresses = ", ".join(sorted({r["host"] for r in results}))
+            raise BlockedAddress(f"{host} resolves only to non-public addresses ({addresses})")
+        return public
+
+    async def close(self) -> None:
+        await self._inner.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    url: str  # the URL that answered (after any redirects followed)
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+    elapsed_ms: int
+    history: tuple[tuple[int, str], ...] = field(default=())  # (status, url) of redirects
+
+    @property
+    def permanent_redirect_to(self) -> str | None:
+        """Where every followed redirect was permanent (301/308): the final URL."""
+        if self.history and all(status in (301, 308) for status, _ in self.history):
+            return self.url
+        return None
+
+
+class SafeClient:
+    """One aiohttp session for a process; `close()` it when done."""
+
+    def __init__(self, limits: HttpLimits) -> None:
+        self.limits = limits
+        self._allowed = tuple(ipaddress.ip_network(n) for n in limits.allowed_networks)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self.limits.max_connections,
+                limit_per_host=self.limits.max_connections_per_host,
+                ttl_dns_cache=300,
+                resolver=(None if self.limits.allow_private_networks
+                          else GuardedResolver(self._allowed)),
+            )
+            timeout = aiohttp.ClientTimeout(
+                total=self.limits.total_timeout_s,
+                sock_connect=self.limits.connect_timeout_s,
+                sock_read=self.limits.read_timeout_s,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar(),
+                headers={"User-Agent": self.limits.user_agent},
+            )  # fmt: skip
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def __aenter__(self) -> SafeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def request_headers(self, url: str, fetchprotection: int) -> dict[str, str]:
+        if fetchprotection <= 0:
+            raise PolicyBlocked(f"fetchprotection 0 forbids fetching {url}")
+        if fetchprotection == 1:
+            return {}
+        origin = url.split("/", 3)
+        return {**BROWSER_HEADERS, "Origin": "/".join(origin[:3]),
+                "Referer": "/".join(origin[:3]) + "/"}  # fmt: skip
+
+    async def get(
+        self,
+        url: str,
+        *,
+        fetchprotection: int = 2,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        follow_redirects: bool = True,
+        headers: Mapping[str, str] | None = None,
+        max_body_bytes: int | None = None,
+    ) -> Response:
+        """GET `url` with conditional headers. Redirects are followed (each hop checked)
+        up to the cap when `follow_redirects`; otherwise a 3xx is returned as it is."""
+        cap = max_body_bytes or self.limits.max_body_bytes
+        history: list[tuple[int, str]] = []
+        started = time.monotonic()
+        while True:
+            request_headers = self.request_headers(url, fetchprotection)
+            if etag:
+                request_headers["If-None-Match"] = etag
+            if last_modified:
+                request_headers["If-Modified-Since"] = last_modified
+            request_headers.update(headers or {})
+            status, response_headers, body = await self._once(url, request_headers, cap)
+            location = response_headers.get("Location")
+            if not (follow_redirects and status in REDIRECT_STATUSES and location):
+                elapsed = int((time.monotonic() - started) * 1000)
+                return Response(url, status, response_headers, body, elapsed, tuple(history))
+            if len(history) >= self.limits.max_redirects:
+                raise TooManyRedirects(f"more than {self.limits.max_redirects} redirects "
+                                       f"from {history[0][1]}")  # fmt: skip
+            history.append((status, url))
+            try:
+                url = normalize_url(location, url, keep_trailing_slash=True)
+            except InvalidURL as exc:
+                raise TooManyRedirects(f"unusable redirect from {url}: {exc.reason}") from None
+            etag = last_modified = None  # validators belong to the first URL
+
+    async def _once(
+        self, url: str, headers: dict[str, str], cap: int
+    ) -> tuple[int, CIMultiDictProxy[str], bytes]:
+        self._check_literal_address(url)
+        try:
+            async with self._client().get(url, headers=headers, allow_redirects=False) as resp:
+                declared = resp.content_length
+                if declared is not None and declared > cap and resp.status < 300:
+                    raise BodyTooLarge(f"{url} declares {declared} bytes, over {cap}")
+                body = await _read_capped(resp, cap, url)
+                return resp.status, resp.headers, body
+        except HttpError:
+            raise
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            cause = _describe(exc)
+            raise FetchFailed(f"{url}: {cause}") from None
+
+    def _check_literal_address(self, url: str) -> None:
+        if self.limits.allow_private_networks:
+            return
+        host = url.split("/", 3)[2].rsplit("@", 1)[-1]
+        host = host[1:].split("]", 1)[0] if host.startswith("[") else host.split(":", 1)[0]
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return  # a name: the resolver checks what it resolves to
+        if not address_is_public(host, self._allowed):
+            raise BlockedAddress(f"{host} is not a public address")
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, cap: int, url: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(65_536):
+        size += len(chunk)
+        if size > cap:
+            raise BodyTooLarge(f"{url} sent more than {cap} bytes (after decompression)")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.TimeoutError):
+        return "timed out"
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0][:300]

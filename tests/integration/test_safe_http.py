@@ -1,0 +1,151 @@
+"""The safe HTTP client against a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from aiohttp import web
+
+from frontier.safe_http import (
+    BlockedAddress,
+    BodyTooLarge,
+    FetchFailed,
+    HttpLimits,
+    PolicyBlocked,
+    SafeClient,
+    TooManyRedirects,
+    address_is_public,
+)
+from tests.local_site import LocalSite
+
+UA = "frontier-test/1.0 (+http://example.org/bot)"
+
+
+@pytest.fixture
+async def client() -> SafeClient:
+    async with SafeClient(HttpLimits(UA, allow_private_networks=True,
+                                     max_body_bytes=100_000)) as c:  # fmt: skip
+        yield c
+
+
+async def test_get_sends_user_agent_and_conditional_headers(
+    client: SafeClient, local_site: LocalSite
+) -> None:
+    local_site.serve("/page", "<p>hi</p>", headers={"ETag": '"v2"'})
+    response = await client.get(local_site.url("/page"), etag='"v1"',
+                                 last_modified="Mon, 01 Jan 2026 00:00:00 GMT")  # fmt: skip
+    assert (response.status, response.body, response.headers["ETag"]) == (200, b"<p>hi</p>", '"v2"')
+    seen = local_site.hits("/page")[0].headers
+    assert seen["User-Agent"] == UA
+    assert seen["If-None-Match"] == '"v1"'
+    assert seen["If-Modified-Since"] == "Mon, 01 Jan 2026 00:00:00 GMT"
+    assert "Referer" in seen and "Accept-Language" in seen
+
+
+async def test_fetchprotection_levels(client: SafeClient, local_site: LocalSite) -> None:
+    local_site.serve("/", "ok")
+    await client.get(local_site.url("/"), fetchprotection=1)
+    assert "Referer" not in local_site.requests[-1].headers
+    with pytest.raises(PolicyBlocked):
+        await client.get(local_site.url("/"), fetchprotection=0)
+    assert len(local_site.requests) == 1
+
+
+async def test_redirects_are_followed_to_the_cap(client: SafeClient, local_site: LocalSite) -> None:
+    local_site.redirect("/a", "/b", status=301)
+    local_site.redirect("/b", "/c", status=308)
+    local_site.serve("/c", "final")
+    response = await client.get(local_site.url("/a"))
+    assert response.url == local_site.url("/c") and response.body == b"final"
+    assert response.permanent_redirect_to == local_site.url("/c")
+    local_site.redirect("/loop", "/loop2")
+    local_site.redirect("/loop2", "/loop")
+    with pytest.raises(TooManyRedirects):
+        await client.get(local_site.url("/loop"))
+    unfollowed = await client.get(local_site.url("/a"), follow_redirects=False)
+    assert (unfollowed.status, unfollowed.headers["Location"]) == (301, "/b")
+
+
+async def test_body_cap_applies_after_decompression(
+    client: SafeClient, local_site: LocalSite
+) -> None:
+    bomb = gzip.compress(b"\0" * 5_000_000)
+    assert len(bomb) < 100_000
+    local_site.serve("/bomb", bomb, headers={"Content-Encoding": "gzip"})
+    with pytest.raises(BodyTooLarge):
+        await client.get(local_site.url("/bomb"))
+    local_site.serve("/big", b"x" * 200_000)
+    with pytest.raises(BodyTooLarge):
+        await client.get(local_site.url("/big"))
+
+    async def endless(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        for _ in range(1000):
+            await response.write(b"y" * 10_000)
+        return response
+
+    local_site.route("/endless", endless)
+    with pytest.raises(BodyTooLarge):
+        await client.get(local_site.url("/endless"))
+
+
+async def test_connection_failures_are_transient(client: SafeClient) -> None:
+    with pytest.raises(FetchFailed):
+        await client.get("http://127.0.0.1:1/")
+
+
+async def test_slow_responses_time_out(local_site: LocalSite) -> None:
+    import asyncio
+
+    release = asyncio.Event()
+
+    async def stall(_request: web.Request) -> web.StreamResponse:
+        await release.wait()
+        return web.Response(text="late")
+
+    local_site.route("/slow", stall)
+    limits = HttpLimits(UA, allow_private_networks=True, read_timeout_s=0.2, total_timeout_s=1)
+    try:
+        async with SafeClient(limits) as slow_client:
+            with pytest.raises(FetchFailed, match="timed out"):
+                await slow_client.get(local_site.url("/slow"))
+    finally:
+        release.set()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://127.0.0.1:{port}/", "http://localhost:{port}/", "http://[::1]:{port}/",
+     "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/"],
+)  # fmt: skip
+async def test_private_addresses_are_refused_by_default(local_site: LocalSite, url: str) -> None:
+    local_site.serve("/", "secret")
+    async with SafeClient(HttpLimits(UA)) as guarded:
+        with pytest.raises(BlockedAddress):
+            await guarded.get(url.format(port=local_site.port))
+    assert local_site.requests == []
+
+
+@pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/",
+                                    "http://127.0.0.2:{port}/", "http://[::1]:{port}/"])
+async def test_a_redirect_to_a_private_address_is_refused(local_site: LocalSite,
+                                                         target: str) -> None:
+    local_site.redirect("/hop", target.format(port=local_site.port))
+    limits = HttpLimits(UA, allowed_networks=("127.0.0.1/32",))
+    async with SafeClient(limits) as guarded:
+        with pytest.raises(BlockedAddress):
+            await guarded.get(local_site.url("/hop"))
+    assert [seen.path for seen in local_site.requests] == ["/hop"]
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [("8.8.8.8", True), ("2001:4860:4860::8888", True), ("127.0.0.1", False),
+     ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
+     ("169.254.169.254", False), ("fe80::1", False), ("::1", False), ("fc00::1", False),
+     ("0.0.0.0", False), ("224.0.0.1", False), ("100.64.0.1", False), ("not-an-ip", False)],
+)  # fmt: skip
+def test_address_classification(address: str, public: bool) -> None:
+    assert address_is_public(address) is public

@@ -1,0 +1,85 @@
+"""A real HTTP server on a loopback address for tests: register canned responses or
+handlers per path; every request is recorded with its arrival time and headers.
+
+Distinct loopback addresses (127.0.0.2, 127.0.0.3, ...) make distinct hosts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    path: str  # path with query
+    headers: Mapping[str, str]
+    at: float  # time.monotonic() on arrival
+
+
+@dataclass
+class LocalSite:
+    address: str = "127.0.0.1"
+    port: int = 0
+    requests: list[Seen] = field(default_factory=list)
+    _routes: dict[str, Handler] = field(default_factory=dict)
+    _runner: web.AppRunner | None = None
+
+    @property
+    def origin(self) -> str:
+        return f"http://{self.address}:{self.port}"
+
+    def url(self, path: str) -> str:
+        return self.origin + path
+
+    def route(self, path: str, handler: Handler) -> None:
+        self._routes[path] = handler
+
+    def serve(self, path: str, body: bytes | str = b"", *, status: int = 200,
+              content_type: str = "text/html; charset=utf-8",
+              headers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+        data = body.encode() if isinstance(body, str) else body
+
+        async def handler(_request: web.Request) -> web.StreamResponse:
+            response = web.Response(body=data, status=status, headers=dict(headers or {}))
+            response.content_type = content_type.split(";")[0]
+            if "charset=" in content_type:
+                response.charset = content_type.split("charset=")[1]
+            return response
+
+        self.route(path, handler)
+
+    def redirect(self, path: str, location: str, status: int = 301) -> None:
+        async def handler(_request: web.Request) -> web.StreamResponse:
+            return web.Response(status=status, headers={"Location": location})
+
+        self.route(path, handler)
+
+    def hits(self, path: str) -> list[Seen]:
+        return [seen for seen in self.requests if seen.path == path]
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(Seen(request.path_qs, dict(request.headers), time.monotonic()))
+        handler = self._routes.get(request.path_qs) or self._routes.get(request.path)
+        if handler is None:
+            return web.Response(status=404, text="not found")
+        return await handler(request)
+
+    async def start(self) -> LocalSite:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.address, self.port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
