@@ -261,6 +261,13 @@ def sources_remove(ctx: typer.Context, name: str) -> None:
     typer.echo(f"removed source {name}")
 
 
+# -- poller commands (poll) ------------------------------------------------------------
+
+# -- fetcher commands (fetch) -----------------------------------------------------------
+
+# -- api commands (serve) ---------------------------------------------------------------
+
+
 def render_status(stats: dict[str, Any]) -> str:
     lines = [f"URLs in the frontier: {stats['total']}  (due now: {stats['due_now']})"]
     for title, key in (

@@ -67,6 +67,12 @@ class Settings(BaseSettings):
         default=10.0, gt=0, le=300, description="Seconds to wait for PostgreSQL at start-up."
     )
 
+    # -- poller settings --------------------------------------------------------------
+
+    # -- fetcher settings -------------------------------------------------------------
+
+    # -- api settings -----------------------------------------------------------------
+
     @classmethod
     def load(cls, **overrides: object) -> Settings:
         """Read the environment once; raise `SettingsError` naming each bad variable."""
