@@ -51,8 +51,10 @@ hosts AS (
             pending_due_at = least(h.pending_due_at, excluded.pending_due_at)
         WHERE excluded.pending_priority IS NOT NULL
 )
+-- Fetchers LISTEN on frontier_submitted; the notification is sent when this commits.
 SELECT count(*) FILTER (WHERE inserted) AS inserted,
-       count(*) FILTER (WHERE NOT inserted) AS raised
+       count(*) FILTER (WHERE NOT inserted) AS raised,
+       CASE WHEN count(*) > 0 THEN pg_notify('frontier_submitted', '') END AS notified
 FROM upserted;
 
 -- name: claim
