@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -21,6 +22,7 @@ from frontier.queue import Candidate, PreparedBatch, QueueRepository, SourceRef,
 from frontier.states import Origin
 
 BATCH_SIZE = 5_000
+PARALLEL_BATCHES = 2  # batches in the database at once; their locks are taken in key order
 MAX_LINE_BYTES = 65_536  # a longer line is rejected, never held whole
 MAX_REPORTED_ERRORS = 1_000
 
@@ -135,6 +137,7 @@ async def import_lines(
     source: SourceRef,
     *,
     batch_size: int = BATCH_SIZE,
+    parallel: int = PARALLEL_BATCHES,
     on_progress: Callable[[int], None] | None = None,
 ) -> ImportSummary:
     """Submit `lines` in batches with origin `manual`; returns the per-line verdicts."""
@@ -154,18 +157,19 @@ async def import_lines(
                 numbers.append(line.number)
         return _Batch(prepare(candidates, delay), numbers, len(chunk))
 
-    in_flight: asyncio.Task[Any] | None = None
-    previous: _Batch | None = None
+    # Up to `parallel` batches are in the database at once (one core each), while the
+    # next batch is parsed and normalised in a thread.
+    in_flight: deque[tuple[_Batch, asyncio.Task[Any]]] = deque()
     while True:
-        batch = await asyncio.to_thread(next_batch)  # overlaps with `in_flight`
-        if in_flight is not None and previous is not None:
-            _count(summary, previous, await in_flight)
+        batch = await asyncio.to_thread(next_batch)
+        while in_flight and (batch is None or len(in_flight) >= parallel):
+            done, task = in_flight.popleft()
+            _count(summary, done, await task)
             if on_progress:
                 on_progress(summary.lines)
         if batch is None:
             break
-        in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared))
-        previous = batch
+        in_flight.append((batch, asyncio.create_task(queue.submit_prepared(batch.prepared))))
     summary.errors.sort(key=lambda error: error["line"])
     return summary
 

@@ -12,7 +12,7 @@
 WITH clock AS (SELECT coalesce($11::timestamptz, now()) AS now),
 input AS (
     SELECT *
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
+    FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
                 $7::int[], $8::int[], $9::text[], $10::int[])
          AS t(url_hash, url, host, source_id, origin, parent_url, depth, priority,
               discovery_meta, delay_ms)
@@ -142,7 +142,8 @@ SELECT * FROM claimed;
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
-    FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+    -- char(64)[] like the column, so the join uses the primary key, not a scan.
+    FROM unnest($2::char(64)[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
                 $8::text[], $9::text[], $10::float8[])
          AS t(url_hash, kind, http_status, content_hash, etag, last_modified, final_url,
               error, delay_s)
@@ -251,7 +252,7 @@ WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
 UPDATE url_frontier u
 SET lease_until = c.now + make_interval(secs => $3::float8)
 FROM clock c
-WHERE u.url_hash = ANY ($2::text[]) AND u.status = 'fetching' AND u.claimed_by = $1
+WHERE u.url_hash = ANY ($2::char(64)[]) AND u.status = 'fetching' AND u.claimed_by = $1
 RETURNING u.url_hash;
 
 -- name: reap

@@ -102,7 +102,7 @@ def test_submit_and_sources(fresh_dsn: str) -> None:
     assert count(fresh_dsn, "priority = 7 AND origin = 'manual'") == 2
 
     listed = json.loads(frontier("sources", "list", "--json", dsn=fresh_dsn).stdout)
-    assert sorted(s["name"] for s in listed) == ["manual", "news"]
+    assert {"manual", "news"} <= {s["name"] for s in listed}
     removed = frontier("sources", "remove", "news", dsn=fresh_dsn)
     assert removed.returncode == 0
     assert frontier("sources", "remove", "manual", dsn=fresh_dsn).returncode == 2
