@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-BENCHES := normalize submit claim_scaling
+BENCHES := normalize submit claim_scaling poll fetch spider api_import
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench clean chromium
 
 install: $(STAMP)
 
@@ -20,8 +20,12 @@ run: $(STAMP)
 	$(VENV)/bin/frontier db upgrade
 	$(VENV)/bin/frontier status
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(PY) -m pytest
+
+# The dashboard's browser test drives Debian's chromium (headless, via Playwright).
+chromium:
+	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check frontier poller fetcher spider migrations bench tests

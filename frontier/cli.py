@@ -263,9 +263,193 @@ def sources_remove(ctx: typer.Context, name: str) -> None:
 
 # -- poller commands (poll) ------------------------------------------------------------
 
+
+@app.command()
+def poll(
+    ctx: typer.Context,
+    once: bool = typer.Option(False, "--once", help="Poll what is due now, then exit."),
+    as_json: bool = typer.Option(False, "--json", help="Print summaries as JSON."),
+    source: Optional[str] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None, "--source", help="Fire this source now (rate limited)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="With --source: print what would be submitted, write nothing."
+    ),
+) -> None:
+    """Run the feed and sitemap poller (exit 1 if any source failed with --once)."""
+    from poller.cli_runs import fire_once, poll_forever, poll_once
+
+    settings = settings_of(ctx)
+    if dry_run and not source:
+        typer.echo("frontier: --dry-run needs --source NAME", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    if source:
+        result = run_with_database(settings, lambda db: fire_once(db, settings, source, dry_run))
+        payload = result.as_json()
+        if as_json or dry_run:
+            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        else:
+            typer.echo(f"{payload['source']}: {payload['outcome']}, seen "
+                       f"{payload['items_seen']}, new {payload['items_new']}"
+                       + (f", error: {payload['error']}" if payload["error"] else ""))
+        if payload["error"] and payload["outcome"] not in ("ok", "ok_no_new", "not_modified"):
+            raise typer.Exit(EXIT_PARTIAL)
+        return
+    if not once:
+        run_with_database(settings, lambda db: poll_forever(db, settings))
+        return
+    summaries = run_with_database(settings, lambda db: poll_once(db, settings))
+    if as_json:
+        typer.echo(json.dumps(summaries, indent=2, ensure_ascii=False))
+    else:
+        for s in summaries:
+            state = "ok" if s["ok"] else "FAILED"
+            typer.echo(f"{state:<6} {s['source']:<30} seen {s['items_seen']:>5} "
+                       f"new {s['items_new']:>5}  {s['url']}"
+                       + (f"  ({s['error']})" if s["error"] else ""))
+        failed = sum(1 for s in summaries if not s["ok"])
+        typer.echo(f"polled {len(summaries)} sources, {failed} failed")
+    if any(not s["ok"] for s in summaries):
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+@sources_app.command("import")
+def sources_import(
+    ctx: typer.Context,
+    file: str = typer.Argument(..., help="A YAML feeds spec or an OPML file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Import sources from a YAML feeds spec (`sources:` list) or OPML; per-entry errors."""
+    from frontier.source_specs import UnusableSpec, import_specs, parse_specs
+
+    try:
+        with open(file, "rb") as stream:
+            data = stream.read()
+    except OSError as exc:
+        raise UnusableSpec(f"cannot read {file}: {exc.strerror}") from None
+    parsed = parse_specs(data, file)
+    summary = run_with_database(settings_of(ctx), lambda db: import_specs(db, parsed))
+    if as_json:
+        typer.echo(json.dumps(summary.as_json()))
+    else:
+        typer.echo(f"added {len(summary.added)} sources, {len(summary.errors)} failed")
+        for error in summary.errors:
+            typer.echo(f"  entry {error.entry} ({error.name or '?'}): {error.reason}", err=True)
+    if summary.errors:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
 # -- fetcher commands (fetch) -----------------------------------------------------------
 
+
+@app.command()
+def fetch(
+    ctx: typer.Context,
+    workers: Optional[int] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None, "--workers", min=1, max=1000,
+        help="Concurrent fetches in this process (default FRONTIER_FETCH_CONCURRENCY).",
+    ),
+    until_idle: bool = typer.Option(
+        False, "--until-idle", help="Exit once nothing is due and nothing is in flight."
+    ),
+) -> None:
+    """Run a fetcher process: claim, robots.txt, fetch, extract, store, complete."""
+    from fetcher.service import run_fetcher
+
+    settings = settings_of(ctx)
+    summary = run_with_database(settings, lambda db: run_fetcher(
+        settings, db, concurrency=workers, until_idle=until_idle))  # fmt: skip
+    counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
+    typer.echo(f"fetch: {summary.pages} pages ({counts or 'none'}); "
+               f"{summary.released} released")  # fmt: skip
+
+# -- spider commands (spider) ----------------------------------------------------------
+
+
+@app.command("spider")
+def spider_command(
+    ctx: typer.Context,
+    source: Optional[str] = typer.Argument(None, help="The source to crawl."),  # noqa: UP045
+    due: bool = typer.Option(False, "--due", help="Crawl every source whose interval passed."),
+    max_pages: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--max-pages", min=1, help="Page budget (default FRONTIER_SPIDER_MAX_PAGES)."
+    ),
+    max_depth: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--max-depth", min=0, help="Depth limit (default FRONTIER_SPIDER_MAX_DEPTH)."
+    ),
+    interval_hours: Optional[float] = typer.Option(  # noqa: UP045
+        None, "--interval-hours", help="Store the source's spider interval (default 24)."
+    ),
+    allow_external: Optional[bool] = typer.Option(  # noqa: UP045
+        None, "--allow-external/--no-external",
+        help="Store whether links to unknown hosts go to the 'discovered' source.",
+    ),
+    listing_url: Optional[list[str]] = typer.Option(  # noqa: UP045
+        None, "--listing-url", help="Store the source's extra start pages (repeatable)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON summary per run."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log the crawl at info level."),
+) -> None:
+    """Run the Scrapy discovery spider for a source (or every due one) and submit the
+    article URLs it finds to the frontier."""
+    from spider.runner import render, run_command
+
+    results, code = run_command(
+        settings_of(ctx), source, due=due, max_pages=max_pages, max_depth=max_depth,
+        interval_hours=interval_hours, allow_external=allow_external,
+        listing_urls=listing_url, verbose=verbose,
+    )  # fmt: skip
+    for result in results:
+        typer.echo(json.dumps(result.summary) if as_json else render(result))
+        if result.summary.get("error") and not as_json:
+            typer.echo(f"frontier: {result.summary['error']}", err=True)
+    if due and not results and not as_json:
+        typer.echo("no source is due for the spider")
+    if code:
+        raise typer.Exit(code)
+
+
+# -- platform commands (up) -----------------------------------------------------------
+
+
+@app.command()
+def up(
+    ctx: typer.Context,
+    demo: bool = typer.Option(
+        False, "--demo", help="Serve bundled demo sites on loopback and crawl only them."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address of the API and dashboard."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+) -> None:
+    """Everything in one process: database (embedded if no DSN), migrations, default
+    sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly."""
+    from frontier.platform import UpOptions, run_up
+
+    code = run_up(settings_of(ctx), UpOptions(host=host, port=port, demo=demo))
+    if code:
+        raise typer.Exit(code)
+
 # -- api commands (serve) ---------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+) -> None:
+    """Run the HTTP API and dashboard (http://HOST:PORT/)."""
+    from frontier import migrate
+    from frontier.api.server import run
+
+    settings = settings_of(ctx)
+    with database_dsn(settings) as dsn:
+        if settings.database_url:
+            migrate.check_current(dsn)
+        else:
+            migrate.upgrade(dsn)
+        typer.echo(f"serving the API and dashboard on http://{host}:{port}/", err=True)
+        run(settings, dsn, host, port)
 
 
 def render_status(stats: dict[str, Any]) -> str:

@@ -218,9 +218,11 @@ class SafeClient:
         follow_redirects: bool = True,
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int | None = None,
+        truncate: bool = False,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
-        up to the cap when `follow_redirects`; otherwise a 3xx is returned as it is."""
+        up to the cap when `follow_redirects`; otherwise a 3xx is returned as it is. With
+        `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt)."""
         cap = max_body_bytes or self.limits.max_body_bytes
         history: list[tuple[int, str]] = []
         started = time.monotonic()
@@ -231,7 +233,9 @@ class SafeClient:
             if last_modified:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
-            status, response_headers, body = await self._once(url, request_headers, cap)
+            status, response_headers, body = await self._once(
+                url, request_headers, cap, truncate
+            )
             location = response_headers.get("Location")
             if not (follow_redirects and status in REDIRECT_STATUSES and location):
                 elapsed = int((time.monotonic() - started) * 1000)
@@ -247,15 +251,15 @@ class SafeClient:
             etag = last_modified = None  # validators belong to the first URL
 
     async def _once(
-        self, url: str, headers: dict[str, str], cap: int
+        self, url: str, headers: dict[str, str], cap: int, truncate: bool = False
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
         try:
             async with self._client().get(url, headers=headers, allow_redirects=False) as resp:
                 declared = resp.content_length
-                if declared is not None and declared > cap and resp.status < 300:
+                if declared is not None and declared > cap and resp.status < 300 and not truncate:
                     raise BodyTooLarge(f"{url} declares {declared} bytes, over {cap}")
-                body = await _read_capped(resp, cap, url)
+                body = await _read_capped(resp, cap, url, truncate)
                 return resp.status, resp.headers, body
         except HttpError:
             raise
@@ -276,11 +280,16 @@ class SafeClient:
             raise BlockedAddress(f"{host} is not a public address")
 
 
-async def _read_capped(resp: aiohttp.ClientResponse, cap: int, url: str) -> bytes:
+async def _read_capped(
+    resp: aiohttp.ClientResponse, cap: int, url: str, truncate: bool = False
+) -> bytes:
     chunks: list[bytes] = []
     size = 0
     async for chunk in resp.content.iter_chunked(65_536):
         size += len(chunk)
+        if size > cap and truncate:
+            chunks.append(chunk[: len(chunk) - (size - cap)])
+            break
         if size > cap:
             raise BodyTooLarge(f"{url} sent more than {cap} bytes (after decompression)")
         chunks.append(chunk)

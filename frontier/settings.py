@@ -68,10 +68,119 @@ class Settings(BaseSettings):
     )
 
     # -- poller settings --------------------------------------------------------------
+    poll_tick_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Seconds between poller ticks."
+    )
+    poll_concurrency: int = Field(
+        default=10, ge=1, le=1000, description="Feed and sitemap polls in flight per process."
+    )
+    poll_per_host: int = Field(
+        default=2, ge=1, le=100, description="Polls in flight per host, across all pollers."
+    )
+    poll_proxy_hosts: str = Field(
+        default="",
+        description=(
+            "Comma-separated feed proxy hosts (RSSHub-style), grouped by first path segment."
+        ),
+    )
+    sitemap_interval_minutes: int = Field(
+        default=360, ge=1, le=43_200, description="Minutes between sitemap polls of a source."
+    )
+    sitemap_window_hours: float = Field(
+        default=48.0, gt=0, le=87_600, description="Sitemap URLs modified longer ago are skipped."
+    )
+    seed_default_sources: bool = Field(
+        default=True, description="Seed the packaged default sources when the poller starts."
+    )
 
     # -- fetcher settings -------------------------------------------------------------
+    fetch_concurrency: int = Field(
+        default=10, ge=1, le=1000, description="Concurrent page fetches per fetch process."
+    )
+    fetch_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Total seconds one page or robots.txt fetch takes."
+    )
+    fetch_max_body_bytes: int = Field(
+        default=10 * 1024 * 1024, ge=1024, description="Largest page body (after decompression)."
+    )
+    fetch_shutdown_s: float = Field(
+        default=30.0, ge=0, le=3600,
+        description="On SIGTERM, seconds to finish in-flight fetches before releasing them.",
+    )  # fmt: skip
+    fetch_log_retention_days: int = Field(
+        default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
+    )
+    robots_ttl_hours: int = Field(
+        default=24, ge=1, le=720, description="How long a fetched robots.txt is cached."
+    )
+    robots_max_crawl_delay_ms: int = Field(
+        default=30_000, ge=0, le=3_600_000, description="Cap on a robots.txt Crawl-delay."
+    )
+    robots_retry_s: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="First retry delay after robots.txt failed (5xx/unreachable); doubles.",
+    )  # fmt: skip
+    sink_retry_s: float = Field(
+        default=60.0, gt=0, le=86_400,
+        description="While the content sink is down, claimed URLs wait this long (doubling).",
+    )  # fmt: skip
+    elasticsearch_index: str = Field(
+        default="raw_content", min_length=1, description="Elasticsearch index of documents."
+    )
+    elasticsearch_flush_docs: int = Field(
+        default=500, ge=1, le=100_000, description="Elasticsearch bulk batch size (documents)."
+    )
+    elasticsearch_flush_ms: int = Field(
+        default=200, ge=0, le=60_000, description="Longest wait before a partial bulk is sent."
+    )
+
+    # -- spider settings --------------------------------------------------------------
+    spider_max_pages: int = Field(
+        default=1000, ge=1, le=10_000_000,
+        description="Pages (listing and navigation) one spider run may request.",
+    )  # fmt: skip
+    spider_max_depth: int = Field(
+        default=3, ge=0, le=100, description="Links the spider follows away from its start pages."
+    )
+    spider_max_body_bytes: int = Field(
+        default=5 * 1024 * 1024, ge=1024, le=1024**3,
+        description="Largest page the spider downloads (after decompression).",
+    )  # fmt: skip
+    spider_timeout_s: float = Field(
+        default=30.0, gt=0, le=600, description="Seconds the spider waits for one page."
+    )
+    spider_recrawl_max_hours: int = Field(
+        default=168, ge=0, le=8760,
+        description="An unchanged listing page is re-checked at least this often (0: always).",
+    )  # fmt: skip
+    spider_batch_size: int = Field(
+        default=500, ge=1, le=100_000, description="URLs per spider submission to the frontier."
+    )
+
+
+    # -- platform settings ------------------------------------------------------------
+    up_spider_tick_s: float = Field(
+        default=60.0, gt=0, le=86_400,
+        description="`frontier up`: seconds between looks for sources due for the spider.",
+    )  # fmt: skip
+    up_progress_s: float = Field(
+        default=30.0, gt=0, le=86_400,
+        description="`frontier up`: seconds between progress lines when not on a terminal.",
+    )  # fmt: skip
 
     # -- api settings -----------------------------------------------------------------
+    api_read_auth: bool = Field(
+        default=False,
+        description="Reads (API GETs, /metrics, the dashboard) need the bearer token too.",
+    )
+    api_import_max_bytes: int = Field(
+        default=512 * 1024 * 1024,
+        ge=1024,
+        description="Largest POST /api/v1/import body in bytes; larger ones get 413.",
+    )
+    api_dashboard_refresh_s: int = Field(
+        default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
+    )
 
     @classmethod
     def load(cls, **overrides: object) -> Settings:

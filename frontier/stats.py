@@ -9,7 +9,7 @@ from typing import Any
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.sql import load
-from frontier.states import Origin, UrlStatus
+from frontier.states import FetchKind, LogOutcome, Origin, UrlStatus
 
 SQL = load("stats")
 
@@ -61,3 +61,41 @@ class StatsRepository:
     async def compact(self, *, now: datetime | None = None) -> None:
         """Fold counter deltas older than KEEP_DELTAS; the services run this periodically."""
         await self._db.execute(SQL["compact_counts"], (now or utcnow()) - KEEP_DELTAS)
+
+    async def throughput(
+        self, *, now: datetime | None = None, minutes: int = 60
+    ) -> list[dict[str, Any]]:
+        """Poll and fetch attempts per minute over the last `minutes`, oldest first: one
+        bucket per minute (empty ones included) with page fetches split into ok / error /
+        other outcomes and polls (feed and sitemap) counted together."""
+        now = now or utcnow()
+        end = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        start = end - timedelta(minutes=minutes)
+        buckets = {
+            start + timedelta(minutes=i): {"pages_ok": 0, "pages_error": 0, "pages_other": 0,
+                                           "polls": 0}
+            for i in range(minutes)
+        }  # fmt: skip
+        for row in await self._db.fetch(SQL["throughput"], start, end):
+            bucket = buckets.get(row["minute"])
+            if bucket is None:
+                continue
+            if row["kind"] in (FetchKind.FEED, FetchKind.SITEMAP):
+                bucket["polls"] += row["n"]
+            elif row["kind"] == FetchKind.PAGE:
+                bucket[_PAGE_BUCKET.get(row["outcome"], "pages_other")] += row["n"]
+        return [{"minute": minute.isoformat(), **counts} for minute, counts in buckets.items()]
+
+    async def top_error_hosts(self, limit: int = 10) -> list[dict[str, Any]]:
+        """Hosts with the most consecutive failures right now."""
+        return [dict(row) for row in await self._db.fetch(SQL["top_error_hosts"], limit)]
+
+
+# How a page fetch's fetch_log outcome counts in `throughput`; anything else is "other".
+_PAGE_BUCKET = {
+    LogOutcome.OK: "pages_ok",
+    LogOutcome.NOT_MODIFIED: "pages_ok",
+    LogOutcome.FAILED: "pages_error",
+    LogOutcome.RATE_LIMITED: "pages_error",
+    LogOutcome.REFUSED: "pages_error",
+}

@@ -1,2 +1,28 @@
 """Feed and sitemap polling: the due-source scheduler, conditional GET, feed parsing and
-auto-discovery, submitting what it finds to the frontier."""
+auto-discovery, sitemap discovery and parsing, submitting what it finds to the frontier.
+
+Modules, each the owner of one concern:
+
+- `schedule`      phase, jitter, backoff and adaptive intervals as pure functions
+- `xml_safety`    refuse DTD entity declarations; the one safe lxml parser configuration
+- `entries`       `FeedEntry` and its normalisation (HTML stripped, content quality)
+- `feed_parse`    RSS/Atom via feedparser (bytes + headers only), JSON Feed by hand
+- `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k
+- `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
+- `discovery`     feed auto-discovery from a site's HTML and common paths
+- `feed_state`    the `feed_state` repository (SQL in frontier/sql/feeds.sql)
+- `poll`          poll one source's feed; `sitemaps` poll one source's sitemaps
+- `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results
+- `fire`          `fire_source`: poll one source now (rate limited) or dry-run it
+- `seeding`       the default source list shipped in `default_sources.yaml`
+
+Errors (all `PollerError`, a `FrontierError`); a poll never raises them to the scheduler,
+it records them on the source and in `fetch_log`:
+
+    PollerError
+    ├── FeedRefused        permanent for this document: hostile XML, not a feed, unusable
+    │   └── SitemapRefused     ... the same for a sitemap (corrupt gzip, not a sitemap)
+    ├── FeedUnavailable    retryable: the server failed, timed out or rate-limited us
+    └── FireRateLimited    a real fire of the same source within the last 60 s
+        └── SourceBusy         the source is being polled right now
+"""

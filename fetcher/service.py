@@ -1,0 +1,58 @@
+"""A fetch process from settings: the safe client, the content sink and the worker, with
+SIGTERM/SIGINT wired to a graceful stop. Used by `frontier fetch` (and `frontier up`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+from fetcher.config import FetcherConfig
+from fetcher.worker import Fetcher, RunSummary
+from frontier.db import Database
+from frontier.queue import QueuePolicy
+from frontier.safe_http import HttpLimits, SafeClient
+from frontier.settings import Settings
+from frontier.sinks import open_sink
+
+
+def http_limits(settings: Settings, concurrency: int) -> HttpLimits:
+    """The safe client of a fetch process: FRONTIER_ALLOW_PRIVATE_NETWORKS decides the SSRF
+    guard; connections sized to the concurrency."""
+    return HttpLimits.from_settings(
+        settings,
+        total_timeout_s=settings.fetch_timeout_s,
+        read_timeout_s=min(20.0, settings.fetch_timeout_s),
+        max_body_bytes=settings.fetch_max_body_bytes,
+        max_connections=max(100, concurrency * 2),
+    )
+
+
+async def run_fetcher(
+    settings: Settings,
+    db: Database,
+    *,
+    concurrency: int | None = None,
+    until_idle: bool = False,
+    stop: asyncio.Event | None = None,
+    extract: bool = True,
+) -> RunSummary:
+    overrides: dict[str, object] = {"extract": extract}
+    if concurrency:
+        overrides["concurrency"] = concurrency
+    config = FetcherConfig.from_settings(settings, **overrides)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+    sink = await open_sink(settings, db)
+    try:
+        async with SafeClient(http_limits(settings, config.concurrency)) as client:
+            fetcher = Fetcher(db, client, sink, config, QueuePolicy.from_settings(settings))
+            return await fetcher.run(until_idle=until_idle, stop=stop)
+    finally:
+        await sink.close()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)

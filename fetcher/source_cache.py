@@ -1,0 +1,58 @@
+"""What the fetcher needs of each source (name, fetchprotection, CSS selectors), cached
+per process for five minutes so a source edit reaches every fetcher within that time."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from frontier.sources import SourceRepository, UnknownSource
+
+CACHE_SECONDS = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    name: str | None
+    fetchprotection: int = 2
+    selectors: dict[str, Any] | None = None
+
+
+UNKNOWN = SourceInfo(None)
+
+
+class SourceCache:
+    def __init__(
+        self,
+        sources: SourceRepository,
+        *,
+        ttl_s: float = CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sources = sources
+        self._ttl = ttl_s
+        self._clock = clock
+        self._entries: dict[UUID, tuple[float, SourceInfo]] = {}
+
+    async def get_many(self, ids: Iterable[UUID | None]) -> dict[UUID, SourceInfo]:
+        now = self._clock()
+        wanted = {i for i in ids if i is not None}
+        stale = [i for i in wanted if i not in self._entries
+                 or self._entries[i][0] + self._ttl <= now]  # fmt: skip
+        if stale:
+            loaded = await asyncio.gather(*(self._load(i) for i in stale))
+            for source_id, info in zip(stale, loaded, strict=True):
+                self._entries[source_id] = (now, info)
+        return {i: self._entries[i][1] for i in wanted}
+
+    async def _load(self, source_id: UUID) -> SourceInfo:
+        try:
+            source = await self._sources.get_by_id(source_id)
+        except UnknownSource:
+            return UNKNOWN  # deleted meanwhile: fetch with the defaults
+        selectors = source.selectors if isinstance(source.selectors, dict) else None
+        return SourceInfo(source.name, source.fetchprotection, selectors)

@@ -1,0 +1,16 @@
+"""The HTTP API and dashboard (`frontier serve`): FastAPI routers under `/api/v1`, the bulk
+import endpoint, Prometheus metrics at `/metrics` and a server-rendered page at `/`.
+
+`create_app(settings, db)` builds the app around a `Database` its caller owns. Errors
+leave as one JSON shape, `{"error": {"code", "message", "fields": [{"field", "message"}]}}`
+(see `frontier.api.errors`). Exceptions raised on purpose:
+
+    FrontierError
+    └── ApiError                 (frontier.api.errors) a request the API refuses
+        ├── BadBody              400: a body that cannot be parsed (invalid JSON, ...)
+        ├── BodyTooLarge         413: over FRONTIER_API_IMPORT_MAX_BYTES
+        └── UnsupportedMediaType 415: a Content-Type the import does not read
+
+All are permanent for the request that caused them; the database being down
+(`frontier.db.DatabaseUnavailable`) is the retryable case and answers 503.
+"""

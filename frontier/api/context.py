@@ -1,0 +1,47 @@
+"""What every request handler may use, built once per app and kept on `app.state`:
+settings, the database, the app's own Prometheus registry, and (made on first use) the
+safe HTTP client the manual fire needs."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+
+from frontier.db import Database
+from frontier.settings import Settings
+
+if TYPE_CHECKING:
+    from frontier.api.metrics import DatabaseCollector
+    from frontier.safe_http import SafeClient
+
+
+@dataclass(slots=True)
+class ApiContext:
+    settings: Settings
+    db: Database
+    collector: DatabaseCollector
+    client: SafeClient | None = None  # for the manual fire; closed with the app
+    owns_client: bool = False
+    client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def http_client(self) -> SafeClient:
+        async with self.client_lock:
+            if self.client is None:
+                from frontier.safe_http import HttpLimits, SafeClient
+
+                self.client = SafeClient(HttpLimits.from_settings(self.settings))
+                self.owns_client = True
+            return self.client
+
+    async def close(self) -> None:
+        if self.client is not None and self.owns_client:
+            await self.client.close()
+            self.client = None
+
+
+def context_of(request: Request) -> ApiContext:
+    context: ApiContext = request.app.state.context
+    return context

@@ -1,0 +1,161 @@
+"""The API's one error shape and the handlers that produce it.
+
+Every error answer is
+
+    {"error": {"code": "validation_error", "message": "priority: ...",
+               "fields": [{"field": "priority", "message": "..."}]}}
+
+`code` is stable and machine-readable, `message` is for people, and `fields` (possibly
+empty) names each offending input field, dotted for nested ones (`url_filters.include.0`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from frontier.db import DatabaseUnavailable
+from frontier.errors import FrontierError
+from frontier.sources import InvalidSource, UnknownSource
+
+log = logging.getLogger(__name__)
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "body_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+class ApiError(FrontierError):
+    """A request the API refuses; carries its HTTP status, code and offending fields."""
+
+    status = 400
+    code = "bad_request"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        fields: list[dict[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields = fields or []
+        self.headers = headers
+
+
+class BadBody(ApiError):
+    status, code = 400, "bad_body"
+
+
+class BodyTooLarge(ApiError):
+    status, code = 413, "body_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    status, code = 415, "unsupported_media_type"
+
+
+class Unauthorized(ApiError):
+    status, code = 401, "unauthorized"
+
+
+class WritesDisabled(ApiError):
+    status, code = 403, "writes_disabled"
+
+
+class RateLimited(ApiError):
+    status, code = 429, "rate_limited"
+
+
+class FieldInvalid(ApiError):
+    status, code = 422, "validation_error"
+
+    @classmethod
+    def of(cls, field: str, message: str) -> FieldInvalid:
+        return cls(f"{field}: {message}", fields=[{"field": field, "message": message}])
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    fields: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "fields": fields or []}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _field_of(message: str) -> list[dict[str, str]]:
+    """`InvalidSource("priority: must be ...")` names its field before the colon."""
+    head, sep, rest = message.partition(": ")
+    if sep and head and " " not in head:
+        return [{"field": head, "message": rest}]
+    return []
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    parts = [str(part) for part in loc]
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    return ".".join(parts) or "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.fields, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        fields = [
+            {"field": _location(tuple(error.get("loc", ()))), "message": str(error.get("msg"))}
+            for error in exc.errors()
+        ]
+        message = "; ".join(f"{f['field']}: {f['message']}" for f in fields) or "invalid request"
+        return error_response(422, "validation_error", message, fields)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _CODES.get(exc.status_code, "error")
+        return error_response(
+            exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None)
+        )
+
+    @app.exception_handler(UnknownSource)
+    async def unknown_source(_request: Request, exc: UnknownSource) -> JSONResponse:
+        return error_response(404, "not_found", str(exc))
+
+    @app.exception_handler(InvalidSource)
+    async def invalid_source(_request: Request, exc: InvalidSource) -> JSONResponse:
+        return error_response(422, "validation_error", str(exc), _field_of(str(exc)))
+
+    @app.exception_handler(DatabaseUnavailable)
+    async def unavailable(_request: Request, exc: DatabaseUnavailable) -> JSONResponse:
+        return error_response(503, "unavailable", str(exc), headers={"Retry-After": "5"})
+
+    @app.exception_handler(FrontierError)
+    async def frontier_error(_request: Request, exc: FrontierError) -> JSONResponse:
+        return error_response(422, "invalid", str(exc), _field_of(str(exc)))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", "internal error; see the server log")

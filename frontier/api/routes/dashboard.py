@@ -1,0 +1,85 @@
+"""`GET /`: the dashboard, one server-rendered page (Jinja2 + inline SVG charts) that
+refreshes itself. It reads the same repositories as the JSON views."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from frontier.api import charts
+from frontier.api.auth import require_read
+from frontier.api.context import context_of
+from frontier.api.views import ApiViews
+from frontier.clock import utcnow
+from frontier.fetch_log import FetchLogRepository
+from frontier.states import UrlStatus
+from frontier.stats import StatsRepository
+
+router = APIRouter(tags=["dashboard"])
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parents[1] / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+SERIES = ("pages_ok", "pages_error", "pages_other", "polls")
+
+
+def _ago(moment: datetime | None, now: datetime) -> str:
+    if moment is None:
+        return "never"
+    seconds = int((now - moment).total_seconds())
+    if seconds < 0:
+        return f"in {_span(-seconds)}"
+    return f"{_span(seconds)} ago"
+
+
+def _span(seconds: int) -> str:
+    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds // size} {unit}"
+    return f"{seconds} s"
+
+
+@router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+async def dashboard(request: Request) -> HTMLResponse:
+    context = context_of(request)
+    db = context.db
+    now = utcnow()
+    repository = StatsRepository(db)
+    stats = await repository.stats(now=now, top_hosts=10)
+    throughput = await repository.throughput(now=now)
+    error_hosts = await repository.top_error_hosts(10)
+    source_total, sources = await ApiViews(db).sources_overview(30)
+    log_rows = await FetchLogRepository(db).recent(25)
+    statuses = [(str(s), stats["by_status"][str(s)]) for s in UrlStatus]
+    labels = [datetime.fromisoformat(b["minute"]).strftime("%H:%M") for b in throughput]
+    hour = {name: sum(b[name] for b in throughput) for name in SERIES}
+    page = TEMPLATES.get_template("dashboard.html").render(
+        now=now,
+        refresh_s=context.settings.api_dashboard_refresh_s,
+        stats=stats,
+        statuses=statuses,
+        status_colours=charts.COLOURS,
+        status_bar=charts.stacked_bar(statuses),
+        throughput_chart=charts.stacked_columns(throughput, SERIES, labels),
+        hour=hour,
+        series=SERIES,
+        pending_hosts=charts.bar_rows(
+            [(h["host"], h["pending"]) for h in stats["hosts"]["top_pending"]]
+        ),
+        error_hosts=error_hosts,
+        error_host_bars=charts.bar_rows(
+            [(h["host"], h["consecutive_failures"]) for h in error_hosts], colour="#e45756"
+        ),
+        source_total=source_total,
+        sources=sources,
+        log_rows=log_rows,
+        ago=lambda moment: _ago(moment, now),
+    )
+    return HTMLResponse(page, headers={"Cache-Control": "no-store"})

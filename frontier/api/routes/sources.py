@@ -1,0 +1,103 @@
+"""`/api/v1/sources`: list, read, create, update, delete, and the manual fire."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+
+from frontier.api.auth import require_read, require_write
+from frontier.api.context import context_of
+from frontier.api.errors import ApiError, FieldInvalid, RateLimited
+from frontier.api.models import ErrorBody, SourceCreate, SourceOut, SourcePatch
+from frontier.sources import Source, SourceRepository
+
+router = APIRouter(prefix="/api/v1/sources", tags=["sources"])
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 403, 404, 422)
+}
+
+
+def _out(source: Source) -> dict[str, Any]:
+    return {name: getattr(source, name) for name in Source.__slots__}
+
+
+@router.get("", response_model=list[SourceOut], dependencies=[Depends(require_read)])
+async def list_sources(request: Request) -> list[dict[str, Any]]:
+    return [_out(s) for s in await SourceRepository(context_of(request).db).list()]
+
+
+@router.get(
+    "/{source_id}", response_model=SourceOut, responses=_ERRORS,
+    dependencies=[Depends(require_read)],
+)  # fmt: skip
+async def get_source(request: Request, source_id: UUID) -> dict[str, Any]:
+    return _out(await SourceRepository(context_of(request).db).get_by_id(source_id))
+
+
+@router.post(
+    "", response_model=SourceOut, status_code=201, responses=_ERRORS,
+    dependencies=[Depends(require_write)],
+)  # fmt: skip
+async def create_source(request: Request, body: SourceCreate) -> dict[str, Any]:
+    return _out(await SourceRepository(context_of(request).db).create(body.changes()))
+
+
+@router.patch(
+    "/{source_id}", response_model=SourceOut, responses=_ERRORS,
+    dependencies=[Depends(require_write)],
+)  # fmt: skip
+async def update_source(request: Request, source_id: UUID, body: SourcePatch) -> dict[str, Any]:
+    return _out(await SourceRepository(context_of(request).db).update(source_id, body.changes()))
+
+
+@router.delete(
+    "/{source_id}", status_code=204, responses=_ERRORS, dependencies=[Depends(require_write)]
+)
+async def delete_source(request: Request, source_id: UUID) -> Response:
+    await SourceRepository(context_of(request).db).delete_by_id(source_id)
+    return Response(status_code=204)
+
+
+class PollerMissing(ApiError):
+    status, code = 501, "not_implemented"
+
+
+@router.post(
+    "/{source_id}/fire",
+    responses={**_ERRORS, 429: {"model": ErrorBody, "description": "Retry-After says when"}},
+    dependencies=[Depends(require_write)],
+)
+async def fire_source(
+    request: Request,
+    source_id: UUID,
+    dry_run: Annotated[bool, Query(description="Only report what it would submit.")] = False,
+) -> dict[str, Any]:
+    """Poll one source now (feed and sitemap), rate-limited per source in the database."""
+    try:
+        from poller.fire import FireRateLimited
+        from poller.fire import fire_source as fire
+        from poller.policy import PollPolicy
+    except ImportError:  # the poller package is not installed in this deployment
+        raise PollerMissing("the poller is not installed, so sources cannot be fired") from None
+    context = context_of(request)
+    source = await SourceRepository(context.db).get_by_id(source_id)  # 404 before any request
+    if not (source.feed_url or source.base_url or source.sitemap_url):
+        raise FieldInvalid.of(
+            "source_id",
+            f"source {source.name!r} has nothing to poll: "
+            "set its feed_url, base_url or sitemap_url",
+        )
+    try:
+        result = await fire(
+            context.db, await context.http_client(), source_id, dry_run=dry_run,
+            policy=PollPolicy.from_settings(context.settings),
+        )  # fmt: skip
+    except FireRateLimited as exc:  # SourceBusy (a poll holds the source) is one too
+        wait = max(1, math.ceil(exc.retry_after_s))
+        raise RateLimited(str(exc), headers={"Retry-After": str(wait)}) from None
+    answer: dict[str, Any] = result.as_json()
+    return answer

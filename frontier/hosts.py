@@ -1,0 +1,143 @@
+"""Host state as the fetcher uses it: robots.txt state per host, the host lease held while
+one worker fetches a host's robots.txt, and the start of requests, which moves a host's
+`next_allowed_at` past each request as it really starts. SQL is in `frontier/sql/hosts.sql`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import asyncpg
+
+from frontier.db import Database
+from frontier.sql import load
+from frontier.states import RobotsStatus
+
+SQL = load("hosts")
+
+
+@dataclass(frozen=True, slots=True)
+class HostContext:
+    """One host_state row as read right after a claim; `now` is the database clock."""
+
+    host: str
+    delay_ms: int
+    next_allowed_at: datetime
+    backoff_until: datetime | None
+    robots_status: RobotsStatus
+    robots_txt: str | None
+    robots_fetched_at: datetime | None
+    robots_ttl_hours: int
+    robots_retry_at: datetime | None
+    robots_failures: int
+    lease_owner: str | None
+    lease_until: datetime | None
+    now: datetime
+
+    @classmethod
+    def from_record(cls, record: asyncpg.Record) -> HostContext:
+        values = dict(record)
+        values["robots_status"] = RobotsStatus(values["robots_status"])
+        return cls(**values)
+
+    def robots_needed(self) -> bool:
+        """Whether robots.txt must be fetched (again) before a page of this host."""
+        if self.robots_status is RobotsStatus.UNKNOWN or self.robots_fetched_at is None:
+            return True
+        if self.robots_status is RobotsStatus.DISALLOW_ALL:
+            return self.robots_retry_at is None or self.robots_retry_at <= self.now
+        return self.robots_fetched_at + timedelta(hours=self.robots_ttl_hours) <= self.now
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsRecord:
+    """The outcome of one robots.txt fetch, as stored."""
+
+    host: str
+    status: RobotsStatus
+    robots_txt: str | None = None
+    http_status: int | None = None
+    error: str | None = None
+    crawl_delay_ms: int | None = None
+    sitemaps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRobots:
+    host: str
+    retry_at: datetime | None  # disallow_all: when robots.txt is fetched again
+    now: datetime
+
+
+class HostRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def context(
+        self, hosts: Sequence[str], *, now: datetime | None = None
+    ) -> dict[str, HostContext]:
+        records = await self._db.fetch(SQL["context"], list(hosts), now)
+        return {r["host"]: HostContext.from_record(r) for r in records}
+
+    async def take_leases(
+        self, hosts: Sequence[str], owner: str, seconds: float, *, now: datetime | None = None
+    ) -> set[str]:
+        """Lease hosts (not claimable while leased); returns those now leased to `owner`."""
+        if not hosts:
+            return set()
+        records = await self._db.fetch(SQL["take_leases"], sorted(hosts), owner, seconds, now)
+        return {r["host"] for r in records}
+
+    async def release_leases(self, hosts: Sequence[str], owner: str) -> None:
+        if hosts:
+            await self._db.execute(SQL["release_leases"], sorted(hosts), owner)
+
+    async def store_robots(
+        self,
+        records: Sequence[RobotsRecord],
+        *,
+        ttl_hours: int,
+        retry_base_s: float,
+        now: datetime | None = None,
+    ) -> dict[str, StoredRobots]:
+        if not records:
+            return {}
+        ordered = sorted(records, key=lambda r: r.host)
+        stored = await self._db.fetch(
+            SQL["store_robots"],
+            [r.host for r in ordered], [str(r.status) for r in ordered],
+            [r.robots_txt for r in ordered], [r.http_status for r in ordered],
+            [r.error for r in ordered], [r.crawl_delay_ms for r in ordered],
+            ["\n".join(r.sitemaps) for r in ordered], ttl_hours, retry_base_s, now,
+        )  # fmt: skip
+        return {r["host"]: StoredRobots(r["host"], r["robots_retry_at"], r["now"]) for r in stored}
+
+    async def begin_requests(
+        self,
+        slots: Sequence[tuple[str, datetime]],
+        owner: str,
+        *,
+        margin_ms: int = 100,
+        now: datetime | None = None,
+    ) -> dict[str, bool]:
+        """For (host, end of the slot its claim reserved) pairs: whether a request may go
+        now. Those that may have the host's next slot moved past now (see hosts.sql)."""
+        if not slots:
+            return {}
+        ordered = sorted(slots)
+        records = await self._db.fetch(
+            SQL["begin_requests"], [h for h, _ in ordered], [s for _, s in ordered], owner,
+            margin_ms, now,
+        )  # fmt: skip
+        return {r["host"]: r["go"] for r in records}
+
+    async def due_now(self, *, now: datetime | None = None) -> bool:
+        due: bool = await self._db.fetchval(SQL["due_now"], now)
+        return due
+
+    async def sitemaps(self, hosts: Sequence[str]) -> dict[str, list[str]]:
+        """The Sitemap: lines each host's robots.txt gave (hosts without any are left out)."""
+        records = await self._db.fetch(SQL["sitemaps"], list(hosts))
+        return {r["host"]: list(r["robots_sitemaps"]) for r in records}

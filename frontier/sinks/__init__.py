@@ -1,0 +1,115 @@
+"""Content sinks: where fetched documents go. One protocol, two implementations:
+
+- `frontier.sinks.postgres.PostgresSink`: the `raw_content` table (the default);
+- `frontier.sinks.elasticsearch.ElasticsearchSink`: the index `raw_content`, created with
+  the mappings of `deploy/elasticsearch/raw_content.json` when absent.
+
+Both are idempotent: the document id is the URL's `url_hash`, and writing a URL again
+replaces its document. `write()` returns only once the documents are stored.
+
+Errors:
+
+    SinkError (FrontierError)
+    ├── SinkUnavailable   retryable: the sink cannot be reached or is overloaded; the
+    │                     fetcher puts the URLs back to pending with backoff
+    └── DocumentRejected  permanent: the sink refused these documents (mapping conflict...);
+                          `url_hashes` says which
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import UUID
+
+from frontier.errors import FrontierError
+
+if TYPE_CHECKING:
+    from frontier.db import Database
+    from frontier.settings import Settings
+
+DOCUMENT_FIELDS = (
+    "url_hash", "url", "final_url", "source_id", "source_name", "host", "origin", "title",
+    "body", "summary", "author", "published_at", "image_url", "language", "content_hash",
+    "word_count", "extractor", "http_status", "fetched_at",
+)  # fmt: skip
+
+
+class SinkError(FrontierError):
+    """Root of the content sinks' errors."""
+
+
+class SinkUnavailable(SinkError):
+    """Retryable: the sink cannot take documents now."""
+
+
+class DocumentRejected(SinkError):
+    """Permanent: the sink refused some documents."""
+
+    def __init__(self, message: str, url_hashes: Sequence[str]) -> None:
+        super().__init__(message)
+        self.url_hashes = tuple(url_hashes)
+
+
+@dataclass(frozen=True, slots=True)
+class RawDocument:
+    """One document of `raw_content` (DESIGN.md's field list, in order)."""
+
+    url_hash: str
+    url: str
+    final_url: str | None
+    source_id: UUID | None
+    source_name: str | None
+    host: str
+    origin: str
+    title: str | None
+    body: str | None
+    summary: str | None
+    author: str | None
+    published_at: datetime | None
+    image_url: str | None
+    language: str | None
+    content_hash: str | None
+    word_count: int
+    extractor: str | None
+    http_status: int | None
+    fetched_at: datetime
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON-ready fields (ISO dates, string ids)."""
+        values = asdict(self)
+        for name in ("published_at", "fetched_at"):
+            if values[name] is not None:
+                values[name] = values[name].isoformat()
+        if values["source_id"] is not None:
+            values["source_id"] = str(values["source_id"])
+        return values
+
+
+class ContentSink(Protocol):
+    """Where documents go. `write` is idempotent by url_hash and durable on return."""
+
+    name: str
+
+    async def write(self, documents: Sequence[RawDocument]) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+async def open_sink(settings: Settings, db: Database) -> ContentSink:
+    """The Elasticsearch sink if FRONTIER_ELASTICSEARCH_URL is set, else PostgreSQL."""
+    if settings.elasticsearch_url:
+        from frontier.sinks.elasticsearch import ElasticsearchSink
+
+        sink = ElasticsearchSink(
+            settings.elasticsearch_url, index=settings.elasticsearch_index,
+            flush_docs=settings.elasticsearch_flush_docs,
+            flush_interval_s=settings.elasticsearch_flush_ms / 1000,
+        )  # fmt: skip
+        await sink.ensure_index()
+        return sink
+    from frontier.sinks.postgres import PostgresSink
+
+    return PostgresSink(db)

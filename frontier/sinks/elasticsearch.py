@@ -1,0 +1,166 @@
+"""The Elasticsearch content sink: the official async client and its bulk helper.
+
+- The index is created with the explicit mappings of `deploy/elasticsearch/raw_content.json`
+  when it does not exist (`ensure_index`).
+- Document id = `url_hash`, op `index`, so writing a URL again replaces its document.
+- Writes are buffered and sent as one bulk request when `flush_docs` documents are waiting
+  or `flush_interval_s` has passed since the first of them, whichever comes first; each
+  `write()` returns once its own documents are stored (or raises).
+- Transport errors and 429/5xx answers are retried with exponential backoff (`attempts`);
+  per-document 429s are retried by the bulk helper. What still fails raises
+  `SinkUnavailable`; documents Elasticsearch refuses (e.g. a mapping conflict) raise
+  `DocumentRejected` naming them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from elastic_transport import TransportError
+from elasticsearch import AsyncElasticsearch, helpers
+from elasticsearch import exceptions as es_errors
+
+from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
+
+log = logging.getLogger(__name__)
+
+# The index definition ships in deploy/ (operators read and reuse it there).
+MAPPINGS_FILE = Path(__file__).resolve().parents[2] / "deploy/elasticsearch/raw_content.json"
+
+
+def load_index_definition(path: Path = MAPPINGS_FILE) -> dict[str, Any]:
+    definition: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return definition
+
+
+class ElasticsearchSink:
+    name = "elasticsearch"
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        index: str = "raw_content",
+        flush_docs: int = 500,
+        flush_interval_s: float = 0.2,
+        attempts: int = 5,
+        backoff_s: float = 0.5,
+        definition: dict[str, Any] | None = None,
+        client: AsyncElasticsearch | None = None,
+    ) -> None:
+        self.index = index
+        self._client = client or AsyncElasticsearch(url, request_timeout=30)
+        self._flush_docs = flush_docs
+        self._interval = flush_interval_s
+        self._attempts = attempts
+        self._backoff = backoff_s
+        self._definition = definition or load_index_definition()
+        self._waiting: list[tuple[Sequence[RawDocument], asyncio.Future[None]]] = []
+        self._waiting_docs = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    async def ensure_index(self) -> None:
+        """Create the index with its mappings if absent."""
+        try:
+            if await self._client.indices.exists(index=self.index):
+                return
+            await self._client.indices.create(
+                index=self.index, mappings=self._definition["mappings"],
+                settings=self._definition.get("settings"),
+            )  # fmt: skip
+        except es_errors.BadRequestError as exc:
+            if "resource_already_exists" not in str(exc):
+                raise SinkUnavailable(f"cannot create index {self.index}: {exc}") from None
+        except (TransportError, es_errors.ApiError) as exc:
+            raise SinkUnavailable(f"Elasticsearch: {exc}") from None
+
+    async def write(self, documents: Sequence[RawDocument]) -> None:
+        if not documents:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((documents, done))
+        self._waiting_docs += len(documents)
+        if self._waiting_docs >= self._flush_docs or self._interval <= 0:
+            self._start_flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._interval, self._start_flush)
+        await done
+
+    def _start_flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        batch, self._waiting, self._waiting_docs = self._waiting, [], 0
+        if batch:
+            task = asyncio.get_running_loop().create_task(self._flush(batch))
+            self._flushes.add(task)
+            task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, batch: list[tuple[Sequence[RawDocument], asyncio.Future[None]]]) -> None:
+        documents = {doc.url_hash: doc for docs, _ in batch for doc in docs}
+        try:
+            failed = await self._send(list(documents.values()))
+        except SinkUnavailable as exc:
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(SinkUnavailable(str(exc)))
+            return
+        for docs, done in batch:
+            if done.done():
+                continue
+            mine = [doc.url_hash for doc in docs if doc.url_hash in failed]
+            if mine:
+                reasons = "; ".join(sorted({failed[h] for h in mine}))[:500]
+                done.set_exception(DocumentRejected(f"Elasticsearch refused: {reasons}", mine))
+            else:
+                done.set_result(None)
+
+    async def _send(self, documents: list[RawDocument]) -> dict[str, str]:
+        """Bulk-index documents; returns url_hash -> reason for those refused for good."""
+        actions = [
+            {"_op_type": "index", "_index": self.index, "_id": doc.url_hash,
+             "_source": doc.as_json()}
+            for doc in documents
+        ]  # fmt: skip
+        delay = self._backoff
+        for attempt in range(1, self._attempts + 1):
+            try:
+                _ok, errors = await helpers.async_bulk(
+                    self._client, actions, chunk_size=max(len(actions), 1),
+                    raise_on_error=False, raise_on_exception=True, max_retries=3,
+                    initial_backoff=self._backoff, max_backoff=10,
+                )  # fmt: skip
+            except (TransportError, es_errors.ApiError) as exc:
+                status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
+                permanent = isinstance(status, int) and 400 <= status < 500 and status != 429
+                if permanent or attempt == self._attempts:
+                    raise SinkUnavailable(f"Elasticsearch bulk failed: {exc}") from None
+                log.warning("Elasticsearch bulk attempt %d failed (%s); retrying", attempt, exc)
+                await asyncio.sleep(delay)
+                delay *= 2
+                continue
+            return _refusals(errors)
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        if self._waiting:
+            self._start_flush()
+        if self._flushes:
+            await asyncio.gather(*self._flushes, return_exceptions=True)
+        await self._client.close()
+
+
+def _refusals(errors: Any) -> dict[str, str]:
+    refused: dict[str, str] = {}
+    for item in errors if isinstance(errors, list) else []:
+        result: dict[str, Any] = next(iter(item.values()), {}) if isinstance(item, dict) else {}
+        error = result.get("error")
+        reason = error.get("reason", str(error)) if isinstance(error, dict) else str(error)
+        refused[str(result.get("_id"))] = f"HTTP {result.get('status')}: {reason}"
+    return refused

@@ -1,0 +1,153 @@
+-- feed_state: the poller's per-source polling state, its due-source claim and leases.
+
+-- name: claim_due
+-- Lease up to $2 due sources to $1 for $4 seconds at time $3 (NULL: now()). At most $5
+-- sources of one poll key (host, or host + first path segment for the proxy hosts in $6)
+-- are leased at once, counting leases already held; picks go round the keys (every key's
+-- first source, then every key's second) so hosts are spread, not clustered. Callers
+-- serialise claims with the advisory lock below, so the per-key count holds across
+-- processes; SKIP LOCKED keeps a claim from waiting on a row another claim holds.
+WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
+due AS (
+    SELECT f.source_id, least(f.next_poll_at, f.sitemap_next_poll_at) AS due_at,
+           coalesce(f.poll_lease_until > c.now, false) AS leased,
+           coalesce(s.feed_url, s.base_url, s.sitemap_url) AS url
+    FROM feed_state f
+    JOIN sources s ON s.id = f.source_id
+    CROSS JOIN clock c
+    WHERE least(f.next_poll_at, f.sitemap_next_poll_at) <= c.now
+      AND s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both')
+      AND coalesce(s.feed_url, s.base_url, s.sitemap_url) IS NOT NULL
+),
+keyed AS (
+    SELECT d.*,
+           CASE WHEN split_part(h.host, ':', 1) = ANY($6::text[])
+                THEN h.host || '/' || coalesce(
+                    substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+/([^/?#]*)'), '')
+                ELSE h.host END AS poll_key
+    FROM due d,
+         LATERAL (SELECT lower(substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]+)'))
+                  AS host) h
+),
+busy AS (SELECT poll_key, count(*) AS n FROM keyed WHERE leased GROUP BY poll_key),
+ranked AS (
+    SELECT k.source_id, k.due_at,
+           row_number() OVER (PARTITION BY k.poll_key ORDER BY k.due_at, k.source_id)
+               + coalesce(b.n, 0) AS slot
+    FROM keyed k LEFT JOIN busy b USING (poll_key)
+    WHERE NOT k.leased
+),
+picked AS (
+    SELECT source_id FROM ranked WHERE slot <= $5 ORDER BY slot, due_at LIMIT $2
+),
+locked AS (
+    SELECT f.source_id FROM feed_state f JOIN picked p USING (source_id) CROSS JOIN clock c
+    WHERE f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now
+    FOR UPDATE OF f SKIP LOCKED
+)
+UPDATE feed_state f
+SET poll_lease_until = c.now + make_interval(secs => $4), poll_lease_owner = $1
+FROM locked l, clock c
+WHERE f.source_id = l.source_id
+RETURNING f.*;
+
+-- name: claim_lock
+-- Serialises claims (held to the end of the claim's transaction).
+SELECT pg_advisory_xact_lock(hashtext('frontier.poller.claim_due'));
+
+-- name: sources_by_id
+SELECT * FROM sources WHERE id = ANY($1::uuid[]);
+
+-- name: state_by_source
+SELECT * FROM feed_state WHERE source_id = $1;
+
+-- name: complete_many
+-- Write the outcome of polls and free their leases, only where $2 still holds the lease.
+UPDATE feed_state f
+SET feed_url = t.feed_url,
+    last_polled_at = t.last_polled_at,
+    last_etag = t.last_etag,
+    last_modified = t.last_modified,
+    last_item_count = t.last_item_count,
+    consecutive_errors = t.consecutive_errors,
+    last_error = t.last_error,
+    next_poll_at = t.next_poll_at,
+    sitemap_next_poll_at = t.sitemap_next_poll_at,
+    sitemap_etag = t.sitemap_etag,
+    sitemap_last_modified = t.sitemap_last_modified,
+    last_outcome = t.last_outcome,
+    interval_s = t.interval_s,
+    min_interval_s = t.min_interval_s,
+    feed_cursor_at = t.feed_cursor_at,
+    sitemap_location = t.sitemap_location,
+    sitemap_cursor_at = t.sitemap_cursor_at,
+    sitemap_consecutive_errors = t.sitemap_consecutive_errors,
+    sitemap_last_error = t.sitemap_last_error,
+    discovery_attempted_at = t.discovery_attempted_at,
+    poll_lease_until = NULL,
+    poll_lease_owner = NULL
+FROM unnest($1::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[],
+            $8::int[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::text[],
+            $13::text[], $14::text[], $15::int[], $16::int[], $17::timestamptz[], $18::text[],
+            $19::timestamptz[], $20::int[], $21::text[], $22::timestamptz[])
+     AS t(source_id, feed_url, last_polled_at, last_etag, last_modified, last_item_count,
+          consecutive_errors, last_error, next_poll_at, sitemap_next_poll_at, sitemap_etag,
+          sitemap_last_modified, last_outcome, interval_s, min_interval_s, feed_cursor_at,
+          sitemap_location, sitemap_cursor_at, sitemap_consecutive_errors,
+          sitemap_last_error, discovery_attempted_at)
+WHERE f.source_id = t.source_id AND f.poll_lease_owner = $2
+RETURNING f.source_id;
+
+-- name: release
+-- Give a lease back untouched (the poll could not run).
+UPDATE feed_state SET poll_lease_until = NULL, poll_lease_owner = NULL
+WHERE source_id = ANY($1::uuid[]) AND poll_lease_owner = $2;
+
+-- name: fire_claim
+-- Take source $1 for a manual fire at $2 (NULL: now()): only if its last real fire is at
+-- least $3 seconds ago and no poll holds it; the lease lasts $4 seconds, owned by $5.
+WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
+claimed AS (
+    UPDATE feed_state f
+    SET last_fired_at = c.now, poll_lease_until = c.now + make_interval(secs => $4),
+        poll_lease_owner = $5
+    FROM clock c
+    WHERE f.source_id = $1
+      AND (f.last_fired_at IS NULL OR f.last_fired_at <= c.now - make_interval(secs => $3))
+      AND (f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now)
+    RETURNING f.source_id
+)
+SELECT f.last_fired_at, f.poll_lease_until, c.now,
+       EXISTS (SELECT 1 FROM claimed) AS claimed
+FROM feed_state f CROSS JOIN clock c
+WHERE f.source_id = $1;
+
+-- name: set_feed_url
+-- A feed URL found by discovery or moved by a permanent redirect.
+WITH state AS (UPDATE feed_state SET feed_url = $2 WHERE source_id = $1)
+UPDATE sources SET feed_url = $2, updated_at = now() WHERE id = $1;
+
+-- name: disable_source
+-- The feed is gone (410): stop polling the source and record why.
+WITH state AS (
+    UPDATE feed_state
+    SET disabled_reason = $2, disabled_at = coalesce($3::timestamptz, now())
+    WHERE source_id = $1
+)
+UPDATE sources SET enabled = false, updated_at = now() WHERE id = $1;
+
+-- name: set_options
+-- Options a source spec may carry beyond `SourceRepository.add`'s arguments.
+WITH state AS (
+    UPDATE feed_state SET adaptive_interval = coalesce($8, adaptive_interval)
+    WHERE source_id = $1
+)
+UPDATE sources
+SET url_filters = coalesce($2, url_filters),
+    min_published_at = coalesce($3, min_published_at),
+    selectors = coalesce($4, selectors),
+    fetchprotection = coalesce($5, fetchprotection),
+    keep_trailing_slash = coalesce($6, keep_trailing_slash),
+    enabled = coalesce($7, enabled),
+    updated_at = now()
+WHERE id = $1;

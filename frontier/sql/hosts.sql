@@ -1,0 +1,126 @@
+-- host_state as the fetcher sees it: robots.txt state, the per-host lease held while one
+-- worker fetches a host's robots.txt, and the start of each request, which moves the host's
+-- next_allowed_at forward from the moment the request really starts. The pending summary
+-- columns (pending_count, pending_priority, pending_due_at) belong to queue.sql.
+
+-- name: context
+-- What the fetcher needs of hosts $1 right after claiming URLs on them; `now` is the
+-- database clock ($2, NULL: now()), which the caller uses to age robots.txt.
+WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now)
+SELECT h.host, coalesce(h.crawl_delay_ms, h.min_delay_ms) AS delay_ms, h.next_allowed_at,
+       h.backoff_until, h.robots_status, h.robots_txt, h.robots_fetched_at,
+       h.robots_ttl_hours, h.robots_retry_at, h.robots_failures, h.lease_owner,
+       h.lease_until, c.now
+FROM host_state h, clock c
+WHERE h.host = ANY ($1::text[]);
+
+-- name: take_leases
+-- Lease hosts $1 to $2 for $3 seconds (to fetch their robots.txt); a host leased to another
+-- owner whose lease has not expired is skipped. Returns the hosts leased.
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
+UPDATE host_state h
+SET lease_owner = $2,
+    lease_until = c.now + make_interval(secs => $3::float8),
+    updated_at = c.now
+FROM clock c
+WHERE h.host = ANY ($1::text[])
+  AND (h.lease_owner IS NULL OR h.lease_owner = $2 OR h.lease_until <= c.now)
+RETURNING h.host;
+
+-- name: release_leases
+-- Give back the leases of hosts $1 held by $2.
+UPDATE host_state
+SET lease_owner = NULL, lease_until = NULL
+WHERE host = ANY ($1::text[]) AND lease_owner = $2;
+
+-- name: store_robots
+-- Store robots.txt outcomes ($1..$7 parallel arrays: host, robots_status, robots_txt,
+-- http status, error, crawl_delay_ms, Sitemap: lines joined by newlines). $8: TTL hours of
+-- a fetched robots.txt; $9: base seconds of the retry delay after a failed fetch (doubling
+-- per consecutive failure, capped at a day); $10: now. The robots.txt request counts as a
+-- request to the host, so next_allowed_at moves past it by the host's delay.
+WITH clock AS (SELECT coalesce($10::timestamptz, now()) AS now),
+input AS (
+    SELECT *
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
+                $7::text[])
+         AS t(host, status, robots_txt, http_status, error, crawl_delay_ms, sitemaps)
+)
+UPDATE host_state h
+SET robots_status = i.status,
+    robots_txt = CASE WHEN i.status = 'disallow_all' THEN h.robots_txt ELSE i.robots_txt END,
+    robots_http_status = i.http_status,
+    robots_error = i.error,
+    robots_fetched_at = c.now,
+    robots_ttl_hours = $8,
+    crawl_delay_ms = CASE WHEN i.status = 'disallow_all' THEN h.crawl_delay_ms
+                          ELSE i.crawl_delay_ms END,
+    robots_sitemaps = CASE WHEN i.status = 'disallow_all' THEN h.robots_sitemaps
+                           ELSE string_to_array(nullif(i.sitemaps, ''), E'\n') END,
+    robots_failures = CASE WHEN i.status = 'disallow_all' THEN h.robots_failures + 1 ELSE 0 END,
+    robots_retry_at = CASE WHEN i.status = 'disallow_all'
+                           THEN c.now + make_interval(secs => least(86400.0,
+                                    $9::float8 * power(2, least(h.robots_failures, 20))))
+                      END,
+    next_allowed_at = greatest(h.next_allowed_at, c.now + make_interval(
+                          secs => coalesce(i.crawl_delay_ms, h.crawl_delay_ms,
+                                           h.min_delay_ms) / 1000.0)),
+    updated_at = c.now
+FROM input i, clock c
+WHERE h.host = i.host
+RETURNING h.host, h.robots_retry_at, c.now;
+
+-- name: begin_requests
+-- Worker $3 is about to send one request to each host of $1. A request may go out only
+-- inside the slot its claim reserved: before $2 (the claim's next_allowed_at), or while $3
+-- holds the host's lease, or on a host without delay; and never while the host backs off.
+-- Each host that may go has next_allowed_at moved to now + its delay + a margin (a tenth
+-- of the delay, at most $4 ms) that absorbs the time between this statement and the
+-- request reaching the server, so the gap between two requests measured at the server is
+-- never below the delay. The lease of $3 is given back.
+WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
+input AS (
+    SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(host, slot_end)
+),
+locked AS (
+    SELECT h.host, i.slot_end, coalesce(h.crawl_delay_ms, h.min_delay_ms) AS delay_ms,
+           (h.lease_owner = $3 AND h.lease_until > c.now) AS leased,
+           coalesce(h.backoff_until, '-infinity') > c.now AS backing_off
+    FROM host_state h
+    JOIN input i USING (host)
+    CROSS JOIN clock c
+    ORDER BY h.host
+    FOR UPDATE OF h
+),
+decided AS (
+    SELECT l.host, l.delay_ms,
+           NOT l.backing_off AND (l.leased OR l.delay_ms = 0 OR c.now < l.slot_end) AS go
+    FROM locked l, clock c
+),
+moved AS (
+    UPDATE host_state h
+    SET next_allowed_at = CASE WHEN d.go AND d.delay_ms > 0
+                               THEN greatest(h.next_allowed_at, c.now + make_interval(
+                                    secs => (d.delay_ms + least(d.delay_ms / 10, $4::int)) / 1000.0))
+                               ELSE h.next_allowed_at END,
+        lease_owner = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_owner END,
+        lease_until = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_until END
+    FROM decided d, clock c
+    WHERE h.host = d.host
+)
+SELECT host, go FROM decided;
+
+-- name: due_now
+-- Is any URL due now on a host that is not backing off? (`frontier fetch --until-idle`
+-- keeps going while this is true; URLs scheduled for a later retry do not count.)
+WITH clock AS (SELECT coalesce($1::timestamptz, now()) AS now)
+SELECT EXISTS (
+    SELECT 1 FROM host_state h, clock c
+    WHERE h.ready_at IS NOT NULL AND h.pending_due_at <= c.now
+      AND coalesce(h.backoff_until, '-infinity') <= c.now
+);
+
+-- name: sitemaps
+-- The Sitemap: lines of hosts $1's robots.txt (for the sitemap poller).
+SELECT host, robots_sitemaps FROM host_state
+WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;

@@ -1,0 +1,66 @@
+"""Feed auto-discovery for a source that has a `base_url` but no `feed_url`: first the
+page's `<link rel="alternate">` RSS, Atom and JSON Feed links, then the common paths.
+A candidate counts only once it has been fetched and parsed as a feed."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urljoin
+
+from selectolax.lexbor import LexborHTMLParser
+
+from frontier.safe_http import HttpError, SafeClient
+from poller.entries import absolute
+from poller.errors import FeedRefused
+from poller.feed_parse import parse_feed
+
+log = logging.getLogger(__name__)
+
+FEED_TYPES = frozenset({
+    "application/rss+xml", "application/atom+xml", "application/feed+json",
+    "application/json", "application/rdf+xml", "application/xml", "text/xml",
+})  # fmt: skip
+COMMON_PATHS = ("/feed", "/rss", "/atom.xml", "/feed.xml", "/rss.xml", "/index.xml")
+MAX_PAGE_BYTES = 2 * 1024 * 1024
+
+
+def alternate_links(page: bytes, base: str) -> list[str]:
+    """Feed links of an HTML page, in document order, resolved against the page URL (or
+    its `<base href>`)."""
+    tree = LexborHTMLParser(page)
+    base_node = tree.css_first("base[href]")
+    if base_node is not None and base_node.attributes.get("href"):
+        base = urljoin(base, base_node.attributes["href"] or "")
+    found: list[str] = []
+    for node in tree.css("link[href]"):
+        rel = (node.attributes.get("rel") or "").lower().split()
+        kind = (node.attributes.get("type") or "").lower().split(";")[0].strip()
+        if "alternate" in rel and kind in FEED_TYPES:
+            url = absolute(node.attributes.get("href"), base)
+            if url and url not in found:
+                found.append(url)
+    return found
+
+
+async def discover_feed(client: SafeClient, base_url: str, fetchprotection: int = 2) -> str | None:
+    """The first working feed URL for the site at `base_url`, or None."""
+    candidates: list[str] = []
+    try:
+        page = await client.get(base_url, fetchprotection=fetchprotection,
+                                max_body_bytes=MAX_PAGE_BYTES)  # fmt: skip
+        if page.status == 200:
+            candidates.extend(alternate_links(page.body, page.url))
+    except HttpError as exc:
+        log.info("feed discovery: %s unreachable: %s", base_url, exc)
+    root = urljoin(base_url, "/")
+    candidates.extend(urljoin(root, path) for path in COMMON_PATHS)
+    for candidate in dict.fromkeys(candidates):
+        try:
+            response = await client.get(candidate, fetchprotection=fetchprotection)
+            if response.status != 200:
+                continue
+            parse_feed(response.body, response.headers, response.url)
+        except (HttpError, FeedRefused):
+            continue
+        return response.url
+    return None

@@ -1,0 +1,37 @@
+"""The poller's exceptions; the tree is drawn in the package docstring."""
+
+from __future__ import annotations
+
+from frontier.errors import FrontierError
+
+
+class PollerError(FrontierError):
+    """Root of the poller's errors."""
+
+
+class FeedRefused(PollerError):
+    """Permanent for this document: hostile XML, not a feed, or otherwise unusable."""
+
+
+class SitemapRefused(FeedRefused):
+    """A sitemap that cannot be used: corrupt gzip, not a sitemap, hostile XML."""
+
+
+class FeedUnavailable(PollerError):
+    """Retryable: the server failed, timed out, or asked us to come back later."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class FireRateLimited(PollerError):
+    """A real fire of this source happened less than the rate limit ago."""
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class SourceBusy(FireRateLimited):
+    """The source is being polled right now (its poll lease is held)."""

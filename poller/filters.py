@@ -1,0 +1,105 @@
+"""Per-source entry filters, from `sources.url_filters` (a JSON object) and
+`sources.min_published_at`:
+
+    {"include": ["regex", ...],        # keep only URLs matching one of these
+     "exclude": ["regex", ...],        # drop URLs matching any of these
+     "keywords": ["word", ...],        # keep only entries whose title/summary has one
+     "exclude_keywords": ["word", ...],
+     "most_recent": 20}                # keep only the k newest entries
+
+Entries without a date pass the date filter and count as newest (err on inclusion).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from poller.entries import FeedEntry
+from poller.errors import FeedRefused
+
+FILTER_KEYS = frozenset({"include", "exclude", "keywords", "exclude_keywords", "most_recent"})
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFilter:
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+    keywords: tuple[str, ...] = ()
+    exclude_keywords: tuple[str, ...] = ()
+    most_recent: int | None = None
+    min_published_at: datetime | None = None
+
+    @classmethod
+    def from_source(
+        cls, url_filters: Mapping[str, Any] | None, min_published_at: datetime | None = None
+    ) -> EntryFilter:
+        """Build from a source's columns; `FeedRefused` names a bad option."""
+        spec = dict(url_filters or {})
+        unknown = set(spec) - FILTER_KEYS
+        if unknown:
+            raise FeedRefused(f"url_filters: unknown keys {sorted(unknown)}")
+        most_recent = spec.get("most_recent")
+        if most_recent is not None and (
+            not isinstance(most_recent, int) or isinstance(most_recent, bool) or most_recent < 1
+        ):
+            raise FeedRefused("url_filters.most_recent: must be a positive integer")
+        return cls(
+            include=_patterns(spec, "include"),
+            exclude=_patterns(spec, "exclude"),
+            keywords=_words(spec, "keywords"),
+            exclude_keywords=_words(spec, "exclude_keywords"),
+            most_recent=most_recent,
+            min_published_at=min_published_at,
+        )
+
+    def apply(self, entries: Sequence[FeedEntry]) -> list[FeedEntry]:
+        kept = [entry for entry in entries if self._keeps(entry)]
+        if self.most_recent is not None and len(kept) > self.most_recent:
+            newest_first = sorted(
+                kept, key=lambda e: e.published_at or datetime.max.replace(tzinfo=UTC),
+                reverse=True,
+            )  # fmt: skip
+            chosen = {id(e) for e in newest_first[: self.most_recent]}
+            kept = [entry for entry in kept if id(entry) in chosen]
+        return kept
+
+    def _keeps(self, entry: FeedEntry) -> bool:
+        if self.include and not any(p.search(entry.url) for p in self.include):
+            return False
+        if any(p.search(entry.url) for p in self.exclude):
+            return False
+        if self.keywords or self.exclude_keywords:
+            text = f"{entry.title or ''} {entry.summary or ''}".casefold()
+            if self.keywords and not any(k in text for k in self.keywords):
+                return False
+            if any(k in text for k in self.exclude_keywords):
+                return False
+        return not (
+            self.min_published_at is not None
+            and entry.published_at is not None
+            and entry.published_at < self.min_published_at
+        )
+
+
+def _patterns(spec: Mapping[str, Any], key: str) -> tuple[re.Pattern[str], ...]:
+    values = spec.get(key) or []
+    if isinstance(values, str) or not isinstance(values, list):
+        raise FeedRefused(f"url_filters.{key}: must be a list of regexes")
+    patterns = []
+    for value in values:
+        try:
+            patterns.append(re.compile(str(value)))
+        except re.error as exc:
+            raise FeedRefused(f"url_filters.{key}: bad regex {value!r}: {exc}") from None
+    return tuple(patterns)
+
+
+def _words(spec: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    values = spec.get(key) or []
+    if isinstance(values, str) or not isinstance(values, list):
+        raise FeedRefused(f"url_filters.{key}: must be a list of words")
+    return tuple(str(v).casefold() for v in values if str(v).strip())

@@ -1,0 +1,41 @@
+"""The poller's knobs, built once from settings and passed down as one value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from frontier.settings import Settings
+
+FIRE_RATE_LIMIT_S = 60.0  # a source may be fired for real once a minute
+
+
+@dataclass(frozen=True, slots=True)
+class PollPolicy:
+    tick_s: float = 30.0
+    concurrency: int = 10  # polls in flight in one process
+    per_host: int = 2  # polls in flight per host (or proxy host + first path segment)
+    proxy_hosts: tuple[str, ...] = ()
+    lease_s: float = 300.0
+    sitemap_interval_s: float = 6 * 3600.0
+    sitemap_window_s: float = 48 * 3600.0  # sitemap URLs modified longer ago are skipped
+    discovery_retry_s: float = 24 * 3600.0  # a site with no feed found is retried after this
+    max_feed_bytes: int = 10 * 1024 * 1024
+    max_sitemap_bytes: int = 50 * 1024 * 1024
+    max_sitemap_depth: int = 3  # index -> index -> index -> urlset
+    max_sitemap_files: int = 50  # documents read per sitemap poll
+    error_log_threshold: int = 10  # consecutive errors before logging at error level
+    fire_rate_limit_s: float = FIRE_RATE_LIMIT_S
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PollPolicy:
+        return cls(
+            tick_s=settings.poll_tick_s,
+            concurrency=settings.poll_concurrency,
+            per_host=settings.poll_per_host,
+            proxy_hosts=tuple(
+                h.strip().lower() for h in settings.poll_proxy_hosts.split(",") if h.strip()
+            ),
+            lease_s=float(settings.lease_seconds),
+            sitemap_interval_s=settings.sitemap_interval_minutes * 60.0,
+            sitemap_window_s=settings.sitemap_window_hours * 3600.0,
+        )

@@ -1,0 +1,197 @@
+"""Poll one source's feed: conditional GET, parse, filter, and decide the next poll.
+
+`poll_feed` does the network and parsing work and returns a `FeedOutcome` — the entries
+to submit, the source's new `FeedState`, what to log — without writing anything, so a dry
+run is the same call with the outcome thrown away. The scheduler and `fire` apply it.
+The cursor (ETag, Last-Modified, `feed_cursor_at`) never advances on a failed poll.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked, SafeClient
+from frontier.sources import Source
+from frontier.states import LogOutcome
+from frontier.urls import InvalidURL, normalize_url
+from poller import schedule
+from poller.discovery import discover_feed
+from poller.entries import FeedEntry
+from poller.errors import FeedRefused
+from poller.feed_parse import parse_feed
+from poller.feed_state import FeedState
+from poller.filters import EntryFilter
+from poller.policy import PollPolicy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class FeedOutcome:
+    source: Source
+    state: FeedState  # the state to write
+    url: str | None  # the feed URL polled (None: nothing was polled)
+    outcome: LogOutcome | None  # None: skipped, nothing to log
+    entries: list[FeedEntry] = field(default_factory=list)
+    items_seen: int = 0
+    items_new: int = 0
+    http_status: int | None = None
+    error: str | None = None
+    elapsed_ms: int = 0
+    new_feed_url: str | None = None  # discovery or a permanent redirect moved the feed
+    disable_reason: str | None = None  # 410 Gone
+    retry_after_s: float | None = None  # 429/503 Retry-After
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is not None and self.outcome not in (
+            LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED,
+        )  # fmt: skip
+
+
+def interval_of(source: Source, state: FeedState) -> float:
+    """The interval the source is polled at: adaptive when enabled and computed."""
+    configured = source.feed_poll_interval_minutes * 60.0
+    if state.adaptive_interval and state.interval_s:
+        return float(state.interval_s)
+    return configured
+
+
+async def poll_feed(
+    client: SafeClient,
+    source: Source,
+    state: FeedState,
+    policy: PollPolicy,
+    *,
+    now: datetime,
+    conditional: bool = True,
+) -> FeedOutcome:
+    started = time.monotonic()
+    interval = interval_of(source, state)
+    feed_url = source.feed_url
+    new_feed_url = None
+    if not feed_url:
+        if not source.base_url:  # sitemap-only source: nothing to poll here
+            later = replace(state, next_poll_at=now + timedelta(seconds=interval))
+            return FeedOutcome(source, later, None, None)
+        recent = state.discovery_attempted_at and now - state.discovery_attempted_at < timedelta(
+            seconds=policy.discovery_retry_s
+        )
+        found = None if recent else await discover_feed(client, source.base_url,
+                                                         source.fetchprotection)  # fmt: skip
+        if found is None:
+            if not recent:
+                log.warning("source %s: no feed found at %s; skipped", source.name,
+                            source.base_url)  # fmt: skip
+            later = replace(
+                state, discovery_attempted_at=now if not recent else state.discovery_attempted_at,
+                next_poll_at=now + timedelta(seconds=policy.discovery_retry_s),
+                last_error=f"no feed found at {source.base_url}",
+            )  # fmt: skip
+            return FeedOutcome(source, later, None, None, error=later.last_error)
+        feed_url = new_feed_url = found
+    outcome = FeedOutcome(source, state, feed_url, LogOutcome.FAILED, new_feed_url=new_feed_url)
+    try:
+        await _fetch(client, outcome, policy, conditional=conditional, now=now)
+    except (BlockedAddress, PolicyBlocked) as exc:
+        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
+    except HttpError as exc:
+        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
+    except FeedRefused as exc:
+        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable feed: {exc}"
+    outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
+    if outcome.failed:
+        _failed(outcome, interval, now, policy)
+    return outcome
+
+
+async def _fetch(
+    client: SafeClient, outcome: FeedOutcome, policy: PollPolicy, *, conditional: bool,
+    now: datetime,
+) -> None:  # fmt: skip
+    source, state = outcome.source, outcome.state
+    assert outcome.url is not None
+    response = await client.get(
+        outcome.url,
+        fetchprotection=source.fetchprotection,
+        etag=state.last_etag if conditional else None,
+        last_modified=state.last_modified if conditional else None,
+        max_body_bytes=policy.max_feed_bytes,
+        headers={"Accept": "application/rss+xml, application/atom+xml, application/feed+json,"
+                           " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"},
+    )  # fmt: skip
+    outcome.http_status = response.status
+    moved = response.permanent_redirect_to
+    if moved:
+        try:
+            outcome.new_feed_url = normalize_url(moved, keep_trailing_slash=True)
+        except InvalidURL:
+            outcome.new_feed_url = None
+    interval = interval_of(source, state)
+    if response.status == 304:
+        outcome.outcome = LogOutcome.NOT_MODIFIED
+        outcome.state = replace(
+            state,
+            last_polled_at=now,
+            last_etag=response.headers.get("ETag") or state.last_etag,
+            last_modified=response.headers.get("Last-Modified") or state.last_modified,
+            consecutive_errors=0, last_error=None, last_outcome=str(LogOutcome.NOT_MODIFIED),
+            next_poll_at=schedule.next_poll_ok(now, source.id, interval),
+        )  # fmt: skip
+        return
+    if response.status == 410:
+        outcome.outcome, outcome.error = LogOutcome.GONE, "HTTP 410 Gone: source disabled"
+        outcome.disable_reason = f"feed {outcome.url} answered 410 Gone"
+        return
+    if response.status in (429, 503):
+        outcome.outcome, outcome.error = LogOutcome.RATE_LIMITED, f"HTTP {response.status}"
+        outcome.retry_after_s = schedule.parse_retry_after(response.headers.get("Retry-After"), now)
+        return
+    if not 200 <= response.status < 300:
+        outcome.outcome = LogOutcome.NOT_FOUND if response.status == 404 else LogOutcome.FAILED
+        outcome.error = f"HTTP {response.status}"
+        return
+    parsed = parse_feed(response.body, response.headers, response.url)
+    entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
+    outcome.items_seen = parsed.items_seen
+    outcome.entries = entry_filter.apply(parsed.entries)
+    floor = schedule.feed_floor_s(parsed.ttl, response.headers)
+    interval_s = state.interval_s
+    if state.adaptive_interval:
+        adaptive = schedule.adaptive_interval_s((e.published_at for e in parsed.entries), floor)
+        interval_s = int(adaptive) if adaptive else interval_s
+        interval = float(interval_s) if interval_s else interval
+    outcome.outcome = LogOutcome.OK  # OK or OK_NO_NEW once submitted
+    outcome.state = replace(
+        state,
+        feed_url=outcome.new_feed_url or state.feed_url or outcome.url,
+        last_polled_at=now,
+        last_etag=response.headers.get("ETag"),
+        last_modified=response.headers.get("Last-Modified"),
+        last_item_count=parsed.items_seen,
+        consecutive_errors=0,
+        last_error=None,
+        next_poll_at=schedule.next_poll_ok(now, source.id, interval),
+        interval_s=interval_s,
+        min_interval_s=floor,
+        feed_cursor_at=now,
+    )
+
+
+def _failed(outcome: FeedOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:
+    state = outcome.state
+    errors = state.consecutive_errors + 1
+    level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
+    log.log(level, "source %s: feed poll failed (%d in a row): %s", outcome.source.name,
+            errors, outcome.error)  # fmt: skip
+    outcome.state = replace(
+        state,
+        last_polled_at=now,
+        consecutive_errors=errors,
+        last_error=outcome.error,
+        last_outcome=str(outcome.outcome),
+        next_poll_at=schedule.next_poll_failed(now, interval, errors, outcome.retry_after_s),
+    )

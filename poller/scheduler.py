@@ -1,0 +1,148 @@
+"""The due-source scheduler. `Poller.run_once()` claims due sources (SKIP LOCKED, with a
+poll lease, at most `per_host` per host across all processes), polls them with bounded
+concurrency, and writes their new state and fetch-log rows in batches; `run_forever()`
+is a thin loop that calls it every tick. Tests call `run_once()` directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from frontier.clock import utcnow
+from frontier.db import Database
+from frontier.fetch_log import FetchLogRepository
+from frontier.queue import QueuePolicy, QueueRepository
+from frontier.safe_http import SafeClient
+from frontier.sources import Source
+from poller import schedule
+from poller.feed_state import FeedState, FeedStateRepository
+from poller.policy import PollPolicy
+from poller.source_poll import Polled, poll_source
+
+log = logging.getLogger(__name__)
+
+
+def worker_id(prefix: str = "poller") -> str:
+    return f"{prefix}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Poller:
+    def __init__(
+        self,
+        db: Database,
+        client: SafeClient,
+        policy: PollPolicy | None = None,
+        queue_policy: QueuePolicy | None = None,
+        *,
+        owner: str | None = None,
+    ) -> None:
+        self.db = db
+        self.client = client
+        self.policy = policy or PollPolicy()
+        self.owner = owner or worker_id()
+        self.states = FeedStateRepository(db)
+        self.queue = QueueRepository(db, queue_policy)
+        self.fetch_log = FetchLogRepository(db)
+
+    async def run_once(self, *, now: datetime | None = None) -> list[dict[str, Any]]:
+        """Poll every source due now (as many as are claimable); returns one summary per
+        source polled: source, url, ok, error, items_seen, items_new, outcome."""
+        summaries: list[dict[str, Any]] = []
+        running: set[asyncio.Task[Polled]] = set()
+        done_unwritten: list[Polled] = []
+        limit = self.policy.concurrency
+        try:
+            while True:
+                if done_unwritten and len(running) <= limit // 2:
+                    summaries.extend(await self._write(done_unwritten))
+                    done_unwritten = []
+                claimed = []
+                # Refill at the low-water mark, not after every completion: claims and
+                # state writes then come in batches instead of one transaction per poll.
+                if len(running) <= limit // 2:
+                    claimed = await self.states.claim_due(
+                        self.owner, limit - len(running), lease_s=self.policy.lease_s,
+                        per_key=self.policy.per_host, proxy_hosts=self.policy.proxy_hosts,
+                        now=now,
+                    )  # fmt: skip
+                for source, state in claimed:
+                    running.add(asyncio.create_task(self._poll(source, state, now)))
+                if not running:
+                    break
+                finished, running = await asyncio.wait(
+                    running, return_when=asyncio.FIRST_COMPLETED
+                )
+                done_unwritten.extend(task.result() for task in finished)
+        finally:
+            if running:  # cancelled: give the leases back
+                for task in running:
+                    task.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
+            if done_unwritten:
+                summaries.extend(await asyncio.shield(self._write(done_unwritten)))
+        return summaries
+
+    async def _poll(self, source: Source, state: FeedState, now: datetime | None) -> Polled:
+        at = now or utcnow()
+        feed_due, sitemap_due = _is_due(state.next_poll_at, at), _is_due(
+            state.sitemap_next_poll_at, at)
+        try:
+            return await poll_source(
+                self.queue, self.states, self.client, self.policy, source, state,
+                now=at, feed=feed_due, sitemap=sitemap_due,
+            )  # fmt: skip
+        except asyncio.CancelledError:
+            return Polled(source, state, crash="cancelled")
+        except Exception as exc:  # one broken source never stops the others
+            log.exception("source %s: poll crashed", source.name)
+            crash = f"{type(exc).__name__}: {exc}"
+            errors = state.consecutive_errors + 1
+            interval = source.feed_poll_interval_minutes * 60.0
+            backed_off = replace(
+                state, consecutive_errors=errors, last_error=crash, last_polled_at=at,
+                next_poll_at=schedule.next_poll_failed(at, interval, errors),
+                sitemap_next_poll_at=max(state.sitemap_next_poll_at or at,
+                                         schedule.next_poll_failed(at, interval, errors)),
+            )  # fmt: skip
+            return Polled(source, backed_off, crash=crash)
+
+    async def _write(self, polled: Sequence[Polled]) -> list[dict[str, Any]]:
+        cancelled = [p.source.id for p in polled if p.crash == "cancelled"]
+        written = [p for p in polled if p.crash != "cancelled"]
+        await self.states.complete(self.owner, [p.state for p in written])
+        await self.states.release(self.owner, cancelled)
+        await self.fetch_log.record([entry for p in written for entry in p.logs])
+        return [p.summary() for p in polled]
+
+    async def run_forever(self, stop: asyncio.Event) -> None:
+        """Tick every `policy.tick_s` seconds until `stop` is set."""
+        while not stop.is_set():
+            try:
+                summaries = await self.run_once()
+                failed = sum(1 for s in summaries if not s["ok"])
+                if summaries:
+                    log.info("polled %d sources, %d failed", len(summaries), failed)
+            except Exception:  # the database went away: log, wait a tick, try again
+                log.exception("poller tick failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.policy.tick_s)
+
+
+
+
+def _is_due(when: datetime | None, at: datetime) -> bool:
+    """`when <= at`; asyncpg returns +-infinity as naive datetime.max/min."""
+    if when is None:
+        return True
+    if when.tzinfo is None:
+        return when == datetime.min
+    return when <= at

@@ -1,0 +1,222 @@
+"""Poll one source's sitemaps, on their own interval.
+
+Where: the source's `sitemap_url`; else the location found before; else robots.txt
+`Sitemap:` lines of the site; else the well-known paths. Indexes are followed breadth
+first up to `max_sitemap_depth` and `max_sitemap_files`, never twice to one URL. Only URLs
+modified within the window (or since the last successful poll, if that is longer ago)
+are kept; URLs without a date are kept. Like `poll_feed`, nothing is written here.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from urllib.parse import urljoin
+
+from frontier.safe_http import (
+    BlockedAddress,
+    HttpError,
+    PolicyBlocked,
+    Response,
+    SafeClient,
+)
+from frontier.sources import Source
+from frontier.states import LogOutcome
+from poller import schedule
+from poller.errors import FeedRefused
+from poller.feed_state import FeedState
+from poller.policy import PollPolicy
+from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
+
+log = logging.getLogger(__name__)
+
+WELL_KNOWN = ("/sitemap.xml", "/sitemap_index.xml", "/news-sitemap.xml", "/sitemap_news.xml")
+CURSOR_MARGIN = timedelta(hours=1)  # overlap with the previous poll's window
+
+
+@dataclass(slots=True)
+class SitemapOutcome:
+    source: Source
+    state: FeedState
+    url: str | None  # the top sitemap polled (None: none known, nothing logged)
+    outcome: LogOutcome | None
+    urls: list[SitemapUrl] = field(default_factory=list)
+    items_seen: int = 0
+    items_new: int = 0
+    http_status: int | None = None
+    error: str | None = None
+    elapsed_ms: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is not None and self.outcome not in (
+            LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED,
+        )  # fmt: skip
+
+
+def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
+    """URLs modified before this are skipped: the window, widened back to the last
+    successful poll after an outage so nothing published meanwhile is lost."""
+    cutoff = now - timedelta(seconds=window_s)
+    if state.sitemap_cursor_at is not None:
+        cutoff = min(cutoff, state.sitemap_cursor_at - CURSOR_MARGIN)
+    return cutoff
+
+
+async def poll_sitemaps(
+    client: SafeClient, source: Source, state: FeedState, policy: PollPolicy, *, now: datetime
+) -> SitemapOutcome:
+    started = time.monotonic()
+    later = now + timedelta(seconds=policy.sitemap_interval_s)
+    site = source.base_url or source.sitemap_url
+    if not source.sitemap_url and not source.base_url:
+        return SitemapOutcome(source, replace(state, sitemap_next_poll_at=later), None, None)
+    outcome = SitemapOutcome(source, state, None, LogOutcome.FAILED)
+    try:
+        locations = await _locations(client, source, state, site or "")
+        if not locations:
+            outcome.outcome = None
+            outcome.state = replace(state, sitemap_next_poll_at=later,
+                                    sitemap_last_error="no sitemap found")  # fmt: skip
+            return outcome
+        outcome.url = locations[0]
+        await _read(client, outcome, locations, policy, now=now)
+    except (BlockedAddress, PolicyBlocked) as exc:
+        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
+    except HttpError as exc:
+        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
+    except FeedRefused as exc:
+        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable sitemap: {exc}"
+    outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
+    if outcome.failed:
+        errors = state.sitemap_consecutive_errors + 1
+        level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
+        log.log(level, "source %s: sitemap poll failed (%d in a row): %s", source.name,
+                errors, outcome.error)  # fmt: skip
+        outcome.state = replace(
+            state,
+            sitemap_consecutive_errors=errors,
+            sitemap_last_error=outcome.error,
+            sitemap_location=None if not source.sitemap_url else state.sitemap_location,
+            sitemap_next_poll_at=schedule.next_poll_failed(
+                now, policy.sitemap_interval_s, errors
+            ),
+        )
+    return outcome
+
+
+async def _locations(
+    client: SafeClient, source: Source, state: FeedState, site: str
+) -> list[str]:
+    if source.sitemap_url:
+        return [source.sitemap_url]
+    if state.sitemap_location:
+        return [state.sitemap_location]
+    robots_url = urljoin(site, "/robots.txt")
+    try:
+        robots = await client.get(robots_url, fetchprotection=source.fetchprotection,
+                                  max_body_bytes=512 * 1024)  # fmt: skip
+        if robots.status == 200:
+            found = sitemaps_in_robots(robots.body.decode("utf-8", "replace"))
+            if found:
+                return found
+    except HttpError as exc:
+        log.info("source %s: robots.txt unreachable: %s", source.name, exc)
+    for path in WELL_KNOWN:
+        candidate = urljoin(site, path)
+        try:
+            response = await client.get(candidate, fetchprotection=source.fetchprotection)
+            if response.status == 200:
+                parse_sitemap(response.body)
+                return [response.url]
+        except (HttpError, FeedRefused):
+            continue
+    return []
+
+
+async def _read(
+    client: SafeClient, outcome: SitemapOutcome, locations: list[str], policy: PollPolicy,
+    *, now: datetime,
+) -> None:  # fmt: skip
+    source, state = outcome.source, outcome.state
+    cutoff = cutoff_of(state, now, policy.sitemap_window_s)
+    queue: list[tuple[str, int]] = [(url, 0) for url in locations]
+    visited: set[str] = set()
+    problems: list[str] = []
+    urls: dict[str, SitemapUrl] = {}
+    etag = last_modified = None
+    files = 0
+    while queue and files < policy.max_sitemap_files:
+        url, depth = queue.pop(0)
+        if url in visited:
+            continue
+        visited.add(url)
+        files += 1
+        top = url == locations[0]
+        response = await _get(client, source, state, url, top, policy)
+        if top:
+            outcome.http_status = response.status
+            etag, last_modified = response.headers.get("ETag"), response.headers.get(
+                "Last-Modified")
+            if response.status == 304:
+                outcome.outcome = LogOutcome.NOT_MODIFIED
+                break
+        if response.status != 200:
+            if top:
+                raise FeedRefused(f"{url} answered HTTP {response.status}")
+            problems.append(f"{url}: HTTP {response.status}")
+            continue
+        try:
+            sitemap = parse_sitemap(response.body)
+        except FeedRefused as exc:
+            if top:
+                raise
+            problems.append(f"{url}: {exc}")
+            continue
+        if sitemap.truncated:
+            problems.append(f"{url}: stopped at the size or URL limit")
+        if sitemap.kind == "index":
+            if depth >= policy.max_sitemap_depth:
+                problems.append(f"{url}: index nested deeper than {policy.max_sitemap_depth}")
+                continue
+            for child in sitemap.urls:
+                if child.modified_at is not None and child.modified_at < cutoff:
+                    continue
+                queue.append((urljoin(response.url, child.loc), depth + 1))
+            continue
+        for item in sitemap.urls:
+            outcome.items_seen += 1
+            if item.modified_at is None or item.modified_at >= cutoff:
+                urls.setdefault(item.loc, item)
+    outcome.urls = list(urls.values())
+    outcome.error = "; ".join(problems[:5]) or None
+    if outcome.outcome is not LogOutcome.NOT_MODIFIED:
+        outcome.outcome = LogOutcome.OK
+    outcome.state = replace(
+        state,
+        sitemap_location=None if source.sitemap_url else locations[0],
+        sitemap_etag=etag or (state.sitemap_etag if outcome.outcome is LogOutcome.NOT_MODIFIED
+                              else None),
+        sitemap_last_modified=last_modified or (
+            state.sitemap_last_modified if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
+        sitemap_cursor_at=now,
+        sitemap_consecutive_errors=0,
+        sitemap_last_error=outcome.error,
+        sitemap_next_poll_at=schedule.next_poll_ok(now, source.id, policy.sitemap_interval_s),
+    )  # fmt: skip
+
+
+async def _get(
+    client: SafeClient, source: Source, state: FeedState, url: str, top: bool,
+    policy: PollPolicy,
+) -> Response:  # fmt: skip
+    conditional = top and url == (source.sitemap_url or state.sitemap_location)
+    return await client.get(
+        url,
+        fetchprotection=source.fetchprotection,
+        etag=state.sitemap_etag if conditional else None,
+        last_modified=state.sitemap_last_modified if conditional else None,
+        max_body_bytes=policy.max_sitemap_bytes,
+    )

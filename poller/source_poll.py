@@ -1,0 +1,143 @@
+"""Poll one claimed source (its feed and/or its sitemaps) and apply what was found:
+submit entries to the frontier, move a redirected feed URL, disable a gone feed. The new
+`feed_state` and the `fetch_log` rows are returned for the caller to write in a batch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from frontier.fetch_log import LogEntry
+from frontier.queue import Candidate, QueueRepository
+from frontier.safe_http import SafeClient
+from frontier.sources import Source
+from frontier.states import FetchKind, LogOutcome, Origin
+from poller.entries import FeedEntry
+from poller.feed_state import FeedState, FeedStateRepository
+from poller.policy import PollPolicy
+from poller.poll import FeedOutcome, poll_feed
+from poller.sitemaps import SitemapOutcome, poll_sitemaps
+
+
+@dataclass(slots=True)
+class Polled:
+    """What polling one source produced."""
+
+    source: Source
+    state: FeedState
+    feed: FeedOutcome | None = None
+    sitemap: SitemapOutcome | None = None
+    logs: list[LogEntry] = field(default_factory=list)
+    crash: str | None = None  # an unexpected error; the lease is released, not written
+
+    @property
+    def ok(self) -> bool:
+        parts = [p for p in (self.feed, self.sitemap) if p is not None]
+        return self.crash is None and not any(p.failed for p in parts)
+
+    @property
+    def entries(self) -> list[FeedEntry]:
+        return self.feed.entries if self.feed else []
+
+    def summary(self) -> dict[str, Any]:
+        parts = [p for p in (self.feed, self.sitemap) if p is not None]
+        errors = [p.error for p in parts if p.error]
+        if self.crash:
+            errors.append(self.crash)
+        url = next((p.url for p in parts if p.url), None)
+        return {
+            "source": self.source.name,
+            "url": url or self.source.feed_url or self.source.base_url or self.source.sitemap_url,
+            "ok": self.ok,
+            "error": "; ".join(errors) or None,
+            "items_seen": sum(p.items_seen for p in parts),
+            "items_new": sum(p.items_new for p in parts),
+            "outcome": ",".join(str(p.outcome) for p in parts if p.outcome) or "skipped",
+        }
+
+
+async def poll_source(
+    db_queue: QueueRepository,
+    states: FeedStateRepository,
+    client: SafeClient,
+    policy: PollPolicy,
+    source: Source,
+    state: FeedState,
+    *,
+    now: datetime,
+    feed: bool,
+    sitemap: bool,
+    dry_run: bool = False,
+) -> Polled:
+    polled = Polled(source, state)
+    if feed:
+        polled.feed = await poll_feed(client, source, polled.state, policy, now=now,
+                                      conditional=not dry_run)  # fmt: skip
+        polled.state = polled.feed.state
+    if sitemap:
+        polled.sitemap = await poll_sitemaps(client, source, polled.state, policy, now=now)
+        polled.state = polled.sitemap.state
+    if dry_run:
+        return polled
+    if polled.feed is not None:
+        await _apply_feed(db_queue, states, polled.feed, now)
+        polled.state = replace(polled.state, **_feed_fields(polled.feed))
+    if polled.sitemap is not None:
+        await _apply_sitemap(db_queue, polled.sitemap, now)
+    polled.logs = [_log(kind, part) for kind, part in
+                   ((FetchKind.FEED, polled.feed), (FetchKind.SITEMAP, polled.sitemap))
+                   if part is not None and part.outcome is not None and part.url]  # fmt: skip
+    return polled
+
+
+def _feed_fields(outcome: FeedOutcome) -> dict[str, Any]:
+    values: dict[str, Any] = {"last_outcome": str(outcome.outcome) if outcome.outcome else None}
+    if outcome.new_feed_url:
+        values["feed_url"] = outcome.new_feed_url
+    return values
+
+
+async def _apply_feed(
+    queue: QueueRepository, states: FeedStateRepository, outcome: FeedOutcome, now: datetime
+) -> None:
+    source = outcome.source
+    if outcome.new_feed_url and outcome.new_feed_url != source.feed_url:
+        await states.set_feed_url(source.id, outcome.new_feed_url)
+    if outcome.disable_reason:
+        await states.disable(source.id, outcome.disable_reason, now=now)
+    if outcome.outcome is LogOutcome.OK:
+        candidates = [
+            Candidate(entry.url, source.ref, Origin.FEED, discovery_meta=entry.as_meta(),
+                      base=outcome.url)
+            for entry in outcome.entries
+        ]  # fmt: skip
+        result = await queue.submit(candidates, now=now) if candidates else None
+        outcome.items_new = result.inserted if result else 0
+        if not outcome.items_new:
+            outcome.outcome = LogOutcome.OK_NO_NEW
+
+
+async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: datetime) -> None:
+    if outcome.outcome is not LogOutcome.OK:
+        return
+    source = outcome.source
+    candidates = [Candidate(item.loc, source.ref, Origin.SITEMAP,
+                            discovery_meta=item.as_meta() or None, base=outcome.url)
+                  for item in outcome.urls]  # fmt: skip
+    inserted = 0
+    for start in range(0, len(candidates), 5_000):
+        result = await queue.submit(candidates[start : start + 5_000], now=now)
+        inserted += result.inserted
+    outcome.items_new = inserted
+    if not inserted:
+        outcome.outcome = LogOutcome.OK_NO_NEW
+
+
+def _log(kind: FetchKind, part: FeedOutcome | SitemapOutcome) -> LogEntry:
+    assert part.outcome is not None and part.url is not None
+    return LogEntry(
+        kind, part.source.id, part.url, part.outcome, http_status=part.http_status,
+        items_seen=part.items_seen, items_new=part.items_new, elapsed_ms=part.elapsed_ms,
+        error=part.error,
+    )  # fmt: skip

@@ -1,0 +1,69 @@
+"""The Scrapy settings of one crawl, built from our settings and the crawl plan: there is
+no Scrapy settings file to edit.
+
+Politeness as the fetchers practise it: robots.txt obeyed (Protego) with our User-Agent,
+one request at a time per host, the host's delay (`CrawlPlan.delay_ms`) without jitter;
+AutoThrottle may lengthen the delay when the host slows down, never shorten it (Scrapy
+keeps it at or above DOWNLOAD_DELAY). The SSRF guard is the DNS resolver and a downloader
+middleware (`spider.middlewares`); pages over the body cap are dropped by Scrapy's
+DOWNLOAD_MAXSIZE, which also bounds decompressed bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frontier.safe_http import BROWSER_HEADERS
+from frontier.settings import Settings
+from spider import middlewares, pipeline
+from spider.plan import CrawlPlan
+
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+
+def scrapy_settings(
+    settings: Settings,
+    plan: CrawlPlan,
+    dsn: str | None,
+    *,
+    with_pipeline: bool = True,
+    log_level: str = "WARNING",
+) -> dict[str, Any]:
+    delay_s = plan.delay_ms / 1000
+    headers = dict(BROWSER_HEADERS) if plan.fetchprotection >= 2 else {}
+    return {
+        "TWISTED_REACTOR": ASYNCIO_REACTOR,
+        "TWISTED_DNS_RESOLVER": "spider.middlewares.GuardedResolver",
+        middlewares.ALLOW_PRIVATE: settings.allow_private_networks,
+        "USER_AGENT": settings.user_agent,
+        "DEFAULT_REQUEST_HEADERS": headers,
+        "ROBOTSTXT_OBEY": True,
+        "ROBOTSTXT_PARSER": "scrapy.robotstxt.ProtegoRobotParser",
+        "ROBOTSTXT_USER_AGENT": settings.user_agent,
+        "CONCURRENT_REQUESTS": 16,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
+        "DOWNLOAD_DELAY": delay_s,
+        "DOWNLOAD_DELAY_JITTER": 0,
+        "AUTOTHROTTLE_ENABLED": True,
+        "AUTOTHROTTLE_START_DELAY": delay_s,
+        "AUTOTHROTTLE_MAX_DELAY": max(60.0, delay_s),
+        "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
+        "DOWNLOAD_TIMEOUT": settings.spider_timeout_s,
+        "DOWNLOAD_MAXSIZE": settings.spider_max_body_bytes,
+        "DOWNLOAD_WARNSIZE": 0,
+        "REDIRECT_MAX_TIMES": 5,
+        "RETRY_TIMES": 1,
+        "COOKIES_ENABLED": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "LOG_LEVEL": log_level,
+        "LOGSTATS_INTERVAL": 0,
+        # Breadth first: shallow listing pages (where new articles appear) come first.
+        "DEPTH_PRIORITY": 1,
+        "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+        "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+        "DOWNLOADER_MIDDLEWARES": {"spider.middlewares.SsrfGuardMiddleware": 50},
+        "ITEM_PIPELINES": {"spider.pipeline.FrontierPipeline": 300} if with_pipeline else {},
+        pipeline.DSN: dsn,
+        pipeline.BATCH_SIZE: settings.spider_batch_size,
+        pipeline.DEFAULT_DELAY_MS: settings.default_delay_ms,
+    }

@@ -1,0 +1,200 @@
+"""The discovery spider: walks a source's listing and navigation pages, breadth first,
+and yields the article URLs it finds (`ArticleLink`) and what it learnt of each listing page
+(`PageCheck`) to the frontier pipeline. It never extracts content: fetchers do that.
+
+- Start pages (the source's base_url and listing URLs) are depth 0; a link found on a page
+  at depth d has depth d + 1. Listing pages are followed while their depth is at most
+  `max_depth` and the page budget lasts; article pages are submitted, not followed.
+- Incremental: a page with stored validators is fetched with If-None-Match /
+  If-Modified-Since; a 304, or the same set of links as last time, counts as unchanged. A
+  non-start page that has gone unchanged is not fetched again until as long again has
+  passed (at most the recrawl maximum); the listing pages it linked to last time are walked
+  instead, so a skipped page does not cut off its subtree.
+- Only HTML is parsed. A page answering `og:type=article` (when the source has no patterns)
+  is an article: it is submitted and its links are not followed.
+
+Counters go to the Scrapy stats under `frontier/`; `spider.summary` turns them into the run
+summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import scrapy
+from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.http import HtmlResponse, Request, Response
+from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.error import DNSLookupError
+from twisted.python.failure import Failure
+
+from spider.errors import BlockedAddress
+from spider.items import ArticleLink
+from spider.links import LinkKind, looks_like_article
+from spider.middlewares import BlockedRequest, refused_by_resolver
+from spider.plan import CrawlPlan
+from spider.state import PageCheck
+
+MAX_CHILDREN = 2_000  # listing links remembered per page for incremental walks
+META_URL = "frontier_url"  # the URL requested (stays the same across redirects)
+META_DEPTH = "frontier_depth"
+META_PARENT = "frontier_parent"
+
+
+class DiscoverySpider(scrapy.Spider):
+    name = "frontier-discovery"
+
+    def __init__(self, plan: CrawlPlan, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plan = plan
+        self.now = plan.started_at or datetime.now(UTC)
+        self.requested: set[str] = set()
+        self.skipped: set[str] = set()
+        self.submitted: set[str] = set()
+        self.external: set[str] = set()
+        self.extractor = LinkExtractor(deny_extensions=[], unique=True, canonicalize=False)
+
+    def count(self, key: str, n: int = 1) -> None:
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"frontier/{key}", n)
+
+    async def start(self) -> AsyncIterator[Any]:
+        for request in self._walk(self.plan.start_urls, 0, None, start=True):
+            yield request
+
+    def _walk(
+        self, urls: tuple[str, ...] | list[str], depth: int, parent: str | None,
+        *, start: bool = False,
+    ) -> Iterator[Request]:  # fmt: skip
+        """Requests for listing pages `urls` (as the site wrote them; deduplicated and keyed
+        by their normalised form) at `depth`. Pages skipped as recently unchanged are
+        replaced by the listing pages they linked to last time (iteratively)."""
+        pending = [(href, depth, parent, start) for href in urls]
+        while pending:
+            href, level, via, is_start = pending.pop(0)
+            url = self.plan.classifier.key(href)
+            if url is None or url in self.requested or url in self.skipped:
+                continue
+            if level > self.plan.limits.max_depth:
+                continue
+            state = self.plan.pages.get(url)
+            if state is not None and not is_start and self.now < self.plan.skip_until(state):
+                self.skipped.add(url)  # not fetched: takes none of the budget
+                self.count("pages_skipped")
+                pending.extend((child, level + 1, url, False) for child in state.children)
+                continue
+            if len(self.requested) >= self.plan.limits.max_pages:
+                self.count("budget_exhausted")
+                return
+            self.requested.add(url)
+            headers = {}
+            if state is not None and state.etag:
+                headers["If-None-Match"] = state.etag
+            if state is not None and state.last_modified:
+                headers["If-Modified-Since"] = state.last_modified
+            yield Request(
+                href, headers=headers, callback=self.parse, errback=self.failed,
+                meta={META_URL: url, META_DEPTH: level, META_PARENT: via,
+                      "handle_httpstatus_list": [304]},
+            )  # fmt: skip
+
+    def parse(self, response: Response) -> Iterator[Any]:
+        url = response.meta[META_URL]
+        depth: int = response.meta[META_DEPTH]
+        self.count("pages_crawled")
+        state = self.plan.pages.get(url)
+        if response.status == 304:
+            self.count("pages_unchanged")
+            if state is not None:
+                yield PageCheck(url, state.etag, state.last_modified, None)
+                yield from self._walk(list(state.children), depth + 1, url)
+            return
+        if not isinstance(response, HtmlResponse):
+            self.count("pages_not_html")
+            return
+        if self.plan.uses_heuristic and _og_type(response) == "article":
+            yield from self._submit(
+                response.url, self.plan.source, response.meta[META_PARENT] or url, depth
+            )
+            return
+        listing: list[str] = []
+        seen: list[str] = []
+        for link in self.extractor.extract_links(response):
+            found = self.plan.classifier.classify(link.url, response.url)
+            if found.kind is LinkKind.IGNORED:
+                continue
+            seen.append(found.url)
+            if found.kind is LinkKind.ARTICLE:
+                yield from self._submit(found.url, self.plan.source, response.url, depth + 1)
+            elif found.kind is LinkKind.LISTING:
+                listing.append(found.href)
+            elif found.kind is LinkKind.KNOWN_SOURCE:
+                assert found.source is not None
+                self.count("known_source_links")
+                yield from self._submit(found.url, found.source.ref, response.url, depth + 1)
+            else:
+                yield from self._external(found.url, response.url, depth + 1)
+        links_hash = hashlib.sha256("\n".join(sorted(set(seen))).encode()).hexdigest()
+        if state is not None and state.links_hash == links_hash:
+            self.count("pages_unchanged")
+        children = tuple(dict.fromkeys(listing))[:MAX_CHILDREN]
+        yield PageCheck(
+            url, _header(response, b"ETag"), _header(response, b"Last-Modified"), links_hash,
+            children,
+        )  # fmt: skip
+        yield from self._walk(list(children), depth + 1, response.url)
+
+    def _submit(self, url: str, source: Any, parent: str, depth: int) -> Iterator[ArticleLink]:
+        if url in self.submitted:
+            return
+        self.submitted.add(url)
+        self.count("articles_found")
+        yield ArticleLink(url, source, parent, depth)
+
+    def _external(self, url: str, parent: str, depth: int) -> Iterator[ArticleLink]:
+        if url in self.external:
+            return
+        self.external.add(url)
+        self.count("external_links")
+        if self.plan.discovered is not None and looks_like_article(url):
+            self.count("external_queued")
+            yield from self._submit(url, self.plan.discovered, parent, depth)
+
+    def failed(self, failure: Failure) -> None:
+        """Errback: count why a page could not be used; never raises."""
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        if failure.check(BlockedRequest, BlockedAddress) or (
+            failure.check(DNSLookupError, CannotResolveHostError)
+            and request is not None
+            and refused_by_resolver(urlparse_cached(request).hostname or "")
+        ):
+            self.count("blocked")
+            self.logger.warning("blocked by the SSRF guard: %s", url)
+        elif failure.check(HttpError):
+            response = failure.value.response  # type: ignore[union-attr]
+            self.count("pages_crawled")  # it answered, just not usefully
+            self.count("errors")
+            self.count(f"http_status/{response.status}")
+            self.logger.info("HTTP %s from %s", response.status, response.url)
+        elif failure.check(IgnoreRequest):
+            message = failure.getErrorMessage()
+            self.count("robots_blocked" if "robots.txt" in message else "ignored")
+        else:
+            self.count("errors")
+            self.logger.warning("failed %s: %s", url, failure.getErrorMessage())
+
+
+def _og_type(response: HtmlResponse) -> str | None:
+    value = response.xpath('//meta[@property="og:type"]/@content').get()
+    return value.strip().lower() if value else None
+
+
+def _header(response: Response, name: bytes) -> str | None:
+    value = response.headers.get(name)
+    return value.decode("latin-1")[:1000] if value else None

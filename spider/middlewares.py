@@ -1,0 +1,100 @@
+"""The spider's SSRF guard, as the platform's safe HTTP client applies it
+(`frontier.safe_http.address_is_public`), in two places:
+
+- `GuardedResolver`, Scrapy's Twisted DNS resolver (`TWISTED_DNS_RESOLVER`): a name that
+  resolves to a non-public address fails with `BlockedAddress`. The connection goes to the
+  address that was checked, so a name cannot re-resolve to something else in between.
+- `SsrfGuardMiddleware`, a downloader middleware: refuses IP-literal URLs with a non-public
+  address and non-http(s) URLs before any connection. Redirects come back through the
+  downloader middlewares as new requests, so every hop is checked, robots.txt included.
+
+Both let everything through when `FRONTIER_ALLOW_PRIVATE_NETWORKS` is set (tests, demos).
+The body cap is Scrapy's own `DOWNLOAD_MAXSIZE`, which also bounds decompressed bodies.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from scrapy import Request
+from scrapy.exceptions import IgnoreRequest
+from scrapy.resolver import CachingThreadedResolver
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from frontier.safe_http import address_is_public
+from spider.errors import BlockedAddress
+
+logger = logging.getLogger(__name__)
+
+ALLOW_PRIVATE = "FRONTIER_ALLOW_PRIVATE_NETWORKS"  # our key in the Scrapy settings
+
+
+class BlockedRequest(IgnoreRequest):
+    """The downloader middleware refused a request (non-public IP literal, bad scheme)."""
+
+
+class GuardedResolver(CachingThreadedResolver):
+    """Scrapy's caching threaded resolver, refusing non-public answers."""
+
+    def __init__(self, reactor: Any, cache_size: int, timeout: float, allow_private: bool):
+        super().__init__(reactor, cache_size, timeout)
+        self.allow_private = allow_private
+        # Names refused so far. Twisted turns the refusal into a plain "DNS lookup failed",
+        # so the spider's errback asks here whether a failed lookup was a refusal.
+        self.blocked_names: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, reactor: Any) -> GuardedResolver:
+        settings = crawler.settings
+        cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
+        return cls(
+            reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), settings.getbool(ALLOW_PRIVATE)
+        )
+
+    def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
+        resolved: Deferred[str] = super().getHostByName(name, timeout)
+        return resolved.addCallback(self._check, name)
+
+    def _check(self, address: str, name: str) -> str:
+        if self.allow_private or address_is_public(address):
+            return address
+        self.blocked_names.add(name)
+        logger.warning("SSRF guard: %s resolves to the non-public address %s", name, address)
+        raise BlockedAddress(f"{name} resolves to the non-public address {address}")
+
+
+class SsrfGuardMiddleware:
+    """Refuses non-http(s) URLs and non-public IP literals before any connection."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self.allow_private = allow_private
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
+        return cls(crawler.settings.getbool(ALLOW_PRIVATE))
+
+    def process_request(self, request: Request) -> None:
+        parts = urlparse_cached(request)
+        if parts.scheme not in ("http", "https"):
+            raise BlockedRequest(f"{request.url}: only http and https are fetched")
+        if self.allow_private:
+            return
+        host = parts.hostname or ""
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return  # a name: GuardedResolver checks what it resolves to
+        if not address_is_public(host):
+            raise BlockedRequest(f"{request.url}: {host} is not a public address")
+
+
+def refused_by_resolver(host: str) -> bool:
+    """Whether the installed resolver refused `host` (a lookup that "failed")."""
+    from twisted.internet import reactor
+
+    resolver = getattr(reactor, "resolver", None)
+    return host in getattr(resolver, "blocked_names", ())

@@ -1,0 +1,108 @@
+"""`python -m spider.run`: one crawl in a process of its own (the Twisted reactor starts
+once per process), fed a `CrawlJob` on standard input. It prints the run summary as one JSON
+line, the last line on standard output, and exits 0 (clean), 1 (errors during the run) or
+2 (the source cannot be crawled as configured).
+
+Three phases: read the plan from the database (asyncio), crawl (Scrapy on the asyncio
+reactor; the pipeline opens its own pool on the reactor's loop), record the run (asyncio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from datetime import datetime
+
+from scrapy.crawler import AsyncCrawlerProcess
+
+from frontier.clock import utcnow
+from frontier.db import Database
+from frontier.errors import FrontierError
+from frontier.fetch_log import FetchLogRepository, LogEntry
+from frontier.settings import Settings
+from frontier.sources import InvalidSource, UnknownSource
+from frontier.states import FetchKind
+from spider.crawl_settings import scrapy_settings
+from spider.discovery import DiscoverySpider
+from spider.errors import SpiderConfigError
+from spider.job import CrawlJob
+from spider.plan import CrawlPlan, load_plan
+from spider.state import SpiderRepository
+from spider.summary import RunSummary
+
+EXIT_OK, EXIT_PARTIAL, EXIT_CONFIG = 0, 1, 2
+
+
+async def _prepare(job: CrawlJob, settings: Settings, started_at: datetime) -> CrawlPlan:
+    db = await Database.connect(job.dsn, max_size=2, timeout=settings.db_connect_timeout_s)
+    try:
+        return await load_plan(
+            db, settings, job.source, max_pages=job.max_pages, max_depth=job.max_depth,
+            started_at=started_at,
+        )  # fmt: skip
+    finally:
+        await db.close()
+
+
+async def _record(job: CrawlJob, plan: CrawlPlan, summary: RunSummary) -> None:
+    assert plan.started_at is not None
+    db = await Database.connect(job.dsn, max_size=2)
+    try:
+        await FetchLogRepository(db).record([LogEntry(
+            kind=FetchKind.SPIDER, source_id=plan.source_id, url=plan.start_urls[0],
+            outcome=summary.outcome, items_seen=summary.articles_found,
+            items_new=summary.new_urls, elapsed_ms=int(summary.elapsed_s * 1000),
+            error=summary.error or (f"{summary.errors} errors" if summary.errors else None),
+        )])  # fmt: skip
+        await SpiderRepository(db).finish_run(
+            plan.source_id, plan.started_at, str(summary.outcome), summary.as_json()
+        )
+    finally:
+        await db.close()
+
+
+def crawl(job: CrawlJob) -> tuple[RunSummary, int]:
+    """Run one job to the end; every failure becomes a summary with an `error`."""
+    started = time.monotonic()
+    settings = Settings.load(**job.settings, _env_file=None)
+    try:
+        plan = asyncio.run(_prepare(job, settings, utcnow()))
+    except (SpiderConfigError, UnknownSource, InvalidSource) as exc:
+        return RunSummary(job.source, error=str(exc)), EXIT_CONFIG
+    except FrontierError as exc:
+        return RunSummary(job.source, error=str(exc)), EXIT_PARTIAL
+    process = AsyncCrawlerProcess(
+        scrapy_settings(settings, plan, job.dsn, with_pipeline=job.with_pipeline,
+                        log_level=job.log_level),
+    )  # fmt: skip
+    crawler = process.create_crawler(DiscoverySpider)
+    process.crawl(crawler, plan=plan)
+    process.start(install_signal_handlers=True)
+    assert crawler.stats is not None
+    summary = RunSummary.from_stats(plan.source_name, crawler.stats.get_stats(),
+                                    plan.uses_heuristic)  # fmt: skip
+    summary.elapsed_s = round(time.monotonic() - started, 3)
+    if job.record:
+        try:
+            asyncio.run(_record(job, plan, summary))
+        except FrontierError as exc:
+            summary.error = f"could not record the run: {exc}"
+    return summary, EXIT_PARTIAL if summary.failed else EXIT_OK
+
+
+def main() -> None:
+    job = CrawlJob.from_json(sys.stdin.read())
+    # Scrapy installs the root log handler at the job's LOG_LEVEL once the crawl starts;
+    # before that, warnings reach standard error through logging's last-resort handler.
+    logging.getLogger().setLevel(job.log_level)
+    summary, code = crawl(job)
+    sys.stdout.write(json.dumps(summary.as_json()) + "\n")
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

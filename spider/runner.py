@@ -1,0 +1,143 @@
+"""The parent side: run each crawl in a child process (`python -m spider.run`), for one
+source or for every source whose spider interval has elapsed (`--due`), and the CLI's
+entry points. The parent never imports Scrapy or starts a reactor, so it can run any number
+of crawls, one after another, from a CLI or a test."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from frontier.database import database_dsn, open_database
+from frontier.db import Database
+from frontier.settings import Settings
+from frontier.sources import SourceRepository
+from spider.errors import CrawlFailed, SpiderConfigError
+from spider.job import CrawlJob
+from spider.state import SpiderRepository
+
+MAX_INTERVAL_HOURS = 525_600 // 60
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlResult:
+    summary: dict[str, Any]
+    exit_code: int  # 0 clean, 1 errors during the run, 2 the source cannot be crawled
+
+
+def job_for(settings: Settings, dsn: str, source: str, **options: Any) -> CrawlJob:
+    return CrawlJob(dsn=dsn, source=source, settings=settings.model_dump(mode="json"), **options)
+
+
+async def crawl_in_child(job: CrawlJob) -> CrawlResult:
+    """Run `job` in a fresh Python process; its log lines go to our standard error."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "spider.run",
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, _ = await child.communicate(job.to_json().encode())
+    lines = out.decode("utf-8", "replace").strip().splitlines()
+    try:
+        summary = json.loads(lines[-1])
+        if not isinstance(summary, dict):
+            raise ValueError("not an object")
+    except (IndexError, ValueError):
+        raise CrawlFailed(
+            f"the crawl of {job.source!r} exited with status {child.returncode} "
+            "without a summary (see the log above)"
+        ) from None
+    return CrawlResult(summary, child.returncode or 0)
+
+
+async def configure(
+    db: Database,
+    source_name: str,
+    *,
+    interval_hours: float | None = None,
+    allow_external: bool | None = None,
+    listing_urls: Sequence[str] | None = None,
+) -> None:
+    """Store a source's spider options (None: unchanged)."""
+    if interval_hours is None and allow_external is None and listing_urls is None:
+        return
+    minutes = None
+    if interval_hours is not None:
+        if not 0 < interval_hours <= MAX_INTERVAL_HOURS:
+            raise SpiderConfigError(f"interval: must be over 0 and at most "
+                                    f"{MAX_INTERVAL_HOURS} hours")  # fmt: skip
+        minutes = max(1, round(interval_hours * 60))
+    source = await SourceRepository(db).get(source_name)
+    await SpiderRepository(db).configure(
+        source.id, interval_minutes=minutes, allow_external=allow_external,
+        listing_urls=listing_urls,
+    )  # fmt: skip
+
+
+async def due_sources(db: Database, limit: int = 1000) -> list[str]:
+    """Names of the due spider/both sources, each claimed (its next run moved ahead)."""
+    ids = await SpiderRepository(db).claim_due(limit)
+    names = {source.id: source.name for source in await SourceRepository(db).list()}
+    return [names[source_id] for source_id in ids if source_id in names]
+
+
+def run_command(
+    settings: Settings,
+    source: str | None,
+    *,
+    due: bool,
+    max_pages: int | None,
+    max_depth: int | None,
+    interval_hours: float | None = None,
+    allow_external: bool | None = None,
+    listing_urls: Sequence[str] | None = None,
+    verbose: bool = False,
+) -> tuple[list[CrawlResult], int]:
+    """`frontier spider`: the results and the exit code (the worst of the runs)."""
+    from frontier import migrate
+
+    if due == (source is not None):
+        raise SpiderConfigError("give either a SOURCE or --due")
+    with database_dsn(settings) as dsn:
+        if settings.database_url:
+            migrate.check_current(dsn)
+        else:
+            migrate.upgrade(dsn)
+
+        async def main() -> list[CrawlResult]:
+            async with open_database(dsn, settings) as db:
+                if source is not None:
+                    await SourceRepository(db).get(source)  # UnknownSource: exit 2 at once
+                    await configure(
+                        db,
+                        source,
+                        interval_hours=interval_hours,
+                        allow_external=allow_external,
+                        listing_urls=listing_urls,
+                    )
+                    names = [source]
+                else:
+                    names = await due_sources(db)
+            results = []
+            for name in names:
+                job = job_for(settings, dsn, name, max_pages=max_pages, max_depth=max_depth,
+                              log_level="INFO" if verbose else "WARNING")  # fmt: skip
+                try:
+                    results.append(await crawl_in_child(job))
+                except CrawlFailed as exc:
+                    results.append(CrawlResult({"source": name, "error": str(exc)}, 1))
+            return results
+
+        results = asyncio.run(main())
+    return results, max((result.exit_code for result in results), default=0)
+
+
+def render(result: CrawlResult) -> str:
+    from spider.summary import RunSummary
+
+    known = {name for name in RunSummary.__slots__}
+    values = {k: v for k, v in result.summary.items() if k in known}
+    return RunSummary(**values).render()

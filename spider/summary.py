@@ -1,0 +1,100 @@
+"""A run's summary: what one spider run did, printed by the CLI (and as JSON with
+`--json`), stored in `spider_state.last_summary` and in the fetch log."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from frontier.states import LogOutcome
+
+
+@dataclass(slots=True)
+class RunSummary:
+    source: str
+    pages_crawled: int = 0  # requests answered (304s included)
+    articles_found: int = 0  # distinct URLs submitted to the frontier
+    new_urls: int = 0  # of those, new to the frontier
+    external_links: int = 0  # distinct links to hosts of no known source
+    errors: int = 0  # pages that failed (HTTP errors, timeouts) and writes that failed
+    elapsed_s: float = 0.0
+    pages_unchanged: int = 0
+    pages_skipped: int = 0
+    pages_not_html: int = 0
+    known_source_links: int = 0
+    external_queued: int = 0
+    robots_blocked: int = 0
+    blocked: int = 0  # refused by the SSRF guard
+    submit_errors: int = 0
+    budget_exhausted: bool = False
+    classification: str = "patterns"  # or "heuristic": the source has no article patterns
+    crawl_s: float = 0.0  # Scrapy's own elapsed time (no process start, no database setup)
+    http_statuses: dict[str, int] = field(default_factory=dict)
+    error: str | None = None  # why the run did not happen or stopped
+
+    @classmethod
+    def from_stats(cls, source: str, stats: dict[str, Any], heuristic: bool) -> RunSummary:
+        def n(key: str) -> int:
+            return int(stats.get(f"frontier/{key}", 0))
+
+        statuses = {
+            key.rsplit("/", 1)[1]: int(value)
+            for key, value in stats.items()
+            if key.startswith("frontier/http_status/")
+        }
+        return cls(
+            source=source,
+            pages_crawled=n("pages_crawled"),
+            articles_found=n("articles_found"),
+            new_urls=n("new_urls"),
+            external_links=n("external_links"),
+            errors=n("errors") + n("submit_errors"),
+            pages_unchanged=n("pages_unchanged"),
+            pages_skipped=n("pages_skipped"),
+            pages_not_html=n("pages_not_html"),
+            known_source_links=n("known_source_links"),
+            external_queued=n("external_queued"),
+            robots_blocked=n("robots_blocked"),
+            blocked=n("blocked"),
+            submit_errors=n("submit_errors"),
+            budget_exhausted=n("budget_exhausted") > 0,
+            classification="heuristic" if heuristic else "patterns",
+            crawl_s=round(float(stats.get("elapsed_time_seconds", 0.0)), 3),
+            http_statuses=statuses,
+        )
+
+    @property
+    def outcome(self) -> LogOutcome:
+        if self.error is not None or (self.pages_crawled == 0 and self.errors):
+            return LogOutcome.FAILED
+        if self.pages_crawled == 0 and (self.blocked or self.robots_blocked):
+            return LogOutcome.BLOCKED
+        return LogOutcome.OK if self.new_urls else LogOutcome.OK_NO_NEW
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None or self.errors > 0 or self.blocked > 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "outcome": str(self.outcome)}
+
+    def render(self) -> str:
+        lines = [
+            f"{self.source}: {self.pages_crawled} pages crawled, {self.articles_found} article "
+            f"URLs found, {self.new_urls} new, {self.external_links} external links, "
+            f"{self.errors} errors, {self.elapsed_s:.1f} s",
+        ]
+        extra = [
+            f"{self.pages_unchanged} unchanged", f"{self.pages_skipped} skipped (unchanged)",
+            f"{self.robots_blocked} disallowed by robots.txt", f"{self.blocked} blocked",
+            f"{self.known_source_links} to other sources",
+            f"{self.external_queued} external queued",
+        ]  # fmt: skip
+        lines.append("  " + ", ".join(extra))
+        if self.classification == "heuristic":
+            lines.append("  no article_url_patterns: articles recognised by the heuristic")
+        if self.budget_exhausted:
+            lines.append("  stopped at the page budget")
+        if self.error:
+            lines.append(f"  error: {self.error}")
+        return "\n".join(lines)

@@ -1,0 +1,81 @@
+"""Shared pieces of the fetcher tests: a Fetcher over the test database and a real safe
+client (private networks allowed: the sites are on 127.0.0.0/8), and row lookups."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fetcher.config import FetcherConfig
+from fetcher.worker import Fetcher
+from frontier.db import Database
+from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
+from frontier.safe_http import HttpLimits, SafeClient
+from frontier.sinks import ContentSink
+from frontier.sinks.postgres import PostgresSink
+from frontier.states import Origin
+from frontier.urls import normalize_url, url_hash
+
+UA = "frontier-test/1.0 (+http://example.org/bot)"
+
+
+@asynccontextmanager
+async def fetcher_for(
+    db: Database,
+    *,
+    delay_ms: int = 0,
+    sink: ContentSink | None = None,
+    max_retries: int = 2,
+    timeout_s: float = 10.0,
+    **config: Any,
+) -> AsyncIterator[Fetcher]:
+    limits = HttpLimits(UA, allow_private_networks=True, total_timeout_s=timeout_s,
+                        read_timeout_s=timeout_s, max_body_bytes=1_000_000)  # fmt: skip
+    policy = QueuePolicy(default_delay_ms=delay_ms, max_retries=max_retries, lease_seconds=60)
+    values: dict[str, Any] = {"user_agent": UA, "worker_id": "w-test", "concurrency": 10}
+    values.update(config)
+    async with SafeClient(limits) as client:
+        yield Fetcher(db, client, sink or PostgresSink(db), FetcherConfig(**values), policy)
+
+
+async def manual_ref(db: Database, rate_limit_ms: int | None = None) -> SourceRef:
+    source_id = await db.fetchval("SELECT id FROM sources WHERE name = 'manual'")
+    return SourceRef(source_id, priority=5, rate_limit_ms=rate_limit_ms)
+
+
+async def submit(
+    db: Database, *urls: str, delay_ms: int = 0, meta: dict[str, Any] | None = None,
+    origin: Origin = Origin.MANUAL,
+) -> None:  # fmt: skip
+    ref = await manual_ref(db)
+    queue = QueueRepository(db, QueuePolicy(default_delay_ms=delay_ms))
+    result = await queue.submit([Candidate(u, ref, origin, discovery_meta=meta) for u in urls])
+    assert not result.rejected, result.rejected
+
+
+async def frontier_row(db: Database, url: str) -> dict[str, Any]:
+    record = await db.fetchrow(
+        "SELECT * FROM url_frontier WHERE url_hash = $1", url_hash(normalize_url(url))
+    )
+    assert record is not None, url
+    return dict(record)
+
+
+async def host_row(db: Database, host: str) -> dict[str, Any]:
+    record = await db.fetchrow("SELECT * FROM host_state WHERE host = $1", host)
+    assert record is not None, host
+    return dict(record)
+
+
+def article(title: str, paragraphs: int = 6, word: str = "news") -> str:
+    body = "".join(
+        f"<p>{title} paragraph {i}: the {word} of the day is reported here in full sentences "
+        f"so that extraction finds a real article body with enough words in it.</p>"
+        for i in range(paragraphs)
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><title>{title}</title>"
+        f"<meta name='author' content='Ann Writer'></head><body><nav>menu home about</nav>"
+        f"<article><h1>{title}</h1>{body}</article><footer>copyright</footer></body></html>"
+    )

@@ -1,0 +1,129 @@
+"""The dashboard in a real headless Chromium (Debian's `chromium`, driven by Playwright with
+the system executable) over a seeded database: the numbers on the page match the database,
+and a screenshot is saved as a test artefact (its path is printed)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from frontier.api.app import create_app
+from frontier.db import Database
+from frontier.fetch_log import FetchLogRepository, LogEntry
+from frontier.queue import Candidate, Outcome, OutcomeKind, QueueRepository, SourceRef
+from frontier.settings import Settings
+from frontier.sources import SourceRepository
+from frontier.states import FetchKind, LogOutcome, Origin
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (`make chromium` installs it)"
+)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+async def seed(db: Database) -> None:
+    sources = SourceRepository(db)
+    news = await sources.create({"name": "City News", "feed_url": "https://news.example/rss",
+                                 "priority": 6})  # fmt: skip
+    await sources.create({"name": "Quiet Blog", "feed_url": "https://blog.example/feed"})
+    await db.execute(
+        "UPDATE feed_state SET last_outcome = 'failed', last_error = 'HTTP 503 from feed', "
+        "consecutive_errors = 3, last_polled_at = now() WHERE source_id = $1", news.id,
+    )  # fmt: skip
+    queue = QueueRepository(db)
+    ref = SourceRef(news.id, priority=6)
+    await queue.submit([
+        Candidate(f"https://host{i % 4}.example/story/{i}", ref, Origin.FEED) for i in range(57)
+    ])  # fmt: skip
+    claims = await queue.claim("worker-1", 3)
+    await queue.complete("worker-1", [
+        Outcome(claims[0], OutcomeKind.FETCHED, 200),
+        Outcome(claims[1], OutcomeKind.NOT_FOUND, 404),
+    ])  # fmt: skip
+    await db.execute("UPDATE host_state SET consecutive_failures = 4 WHERE host = $1",
+                     claims[1].host)  # fmt: skip
+    await FetchLogRepository(db).record(
+        [LogEntry(FetchKind.PAGE, news.id, claims[0].url, LogOutcome.OK, 200, elapsed_ms=87),
+         LogEntry(FetchKind.PAGE, news.id, claims[1].url, LogOutcome.NOT_FOUND, 404,
+                  elapsed_ms=12),
+         LogEntry(FetchKind.FEED, news.id, "https://news.example/rss", LogOutcome.FAILED, 503,
+                  elapsed_ms=40, error="HTTP 503 from feed")]
+        + [LogEntry(FetchKind.PAGE, news.id, f"https://host1.example/old/{i}", LogOutcome.OK,
+                    200, elapsed_ms=30 + i) for i in range(5)]
+    )  # fmt: skip
+
+
+@pytest.fixture
+async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[str]:
+    settings = Settings.load(database_url=fresh_dsn, home=tmp_path, _env_file=None)
+    app = create_app(settings, db)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections queue from here on, so no wait for start-up is needed
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def number(text: str) -> int:
+    return int(text.replace(",", "").strip())
+
+
+async def test_dashboard_numbers_match_the_database(
+    db: Database, served: str, tmp_path: Path
+) -> None:
+    async_api = pytest.importorskip("playwright.async_api")
+    await seed(db)
+    expected = {row["status"]: row["n"] for row in await db.fetch(
+        "SELECT status, count(*) AS n FROM url_frontier GROUP BY 1")}  # fmt: skip
+    assert expected == {"pending": 54, "fetching": 1, "fetched": 1, "dead": 1}
+
+    profile = tmp_path / "chromium-profile"
+    async with async_api.async_playwright() as playwright:
+        browser = await playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1440, "height": 900},
+        )  # fmt: skip
+        try:
+            page = browser.pages[0] if browser.pages else await browser.new_page()
+            response = await page.goto(served)
+            assert response is not None and response.status == 200
+
+            async def shown(testid: str) -> int:
+                return number(await page.get_by_test_id(testid).inner_text())
+
+            for status in ("pending", "fetching", "fetched", "failed", "dead"):
+                assert await shown(f"status-{status}") == expected.get(status, 0), status
+            assert await shown("total") == await db.fetchval("SELECT count(*) FROM url_frontier")
+            assert await shown("hosts-known") == await db.fetchval(
+                "SELECT count(*) FROM host_state")  # fmt: skip
+            assert await shown("sources") == await db.fetchval("SELECT count(*) FROM sources")
+            assert await shown("hour-pages_ok") == await db.fetchval(
+                "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'")
+            assert await shown("hour-polls") == 1
+            log_rows = page.get_by_test_id("fetch-log").locator("tr")
+            assert await log_rows.count() == 1 + await db.fetchval(
+                "SELECT count(*) FROM fetch_log")  # fmt: skip
+            sources_text = await page.get_by_test_id("sources-table").inner_text()
+            assert "City News" in sources_text and "HTTP 503 from feed" in sources_text
+            assert await page.locator("svg.chart").count() == 2
+
+            screenshot = tmp_path / "dashboard.png"
+            await page.screenshot(path=str(screenshot), full_page=True)
+            print(f"dashboard screenshot: {screenshot}")
+            assert screenshot.stat().st_size > 10_000
+        finally:
+            await browser.close()

@@ -1,0 +1,104 @@
+"""`frontier sources import` (YAML and OPML) with per-entry errors, and seeding the
+packaged defaults once (a deleted default never comes back; no network involved)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from frontier.cli import app
+from frontier.db import Database
+from frontier.settings import Settings
+from frontier.source_specs import UnusableSpec, import_specs, parse_specs
+from frontier.sources import SourceRepository
+from poller.seeding import default_specs, seed_defaults
+
+YAML = b"""
+sources:
+  - name: Good
+    feed_url: https://good.example/feed.xml
+    priority: 8
+    adaptive_interval: true
+    url_filters: {exclude: ["/sponsored/"], most_recent: 10}
+    min_published_at: 2030-01-01
+  - name: Bad priority
+    feed_url: https://bad.example/feed
+    priority: 11
+  - name: Typo
+    feed_ur: https://typo.example/feed
+  - name: Good
+    feed_url: https://dup.example/feed
+  - name: Site only
+    base_url: https://site.example/
+    ingestion_mode: both
+"""
+
+OPML = b"""<?xml version="1.0"?>
+<opml version="2.0"><head><title>subs</title></head><body>
+ <outline text="News">
+  <outline text="One" type="rss" xmlUrl="https://one.example/rss" htmlUrl="https://one.example/"/>
+  <outline title="Two" type="rss" xmlUrl="https://two.example/atom.xml"/>
+  <outline text="Broken" type="rss" xmlUrl="ftp://three.example/feed"/>
+ </outline>
+</body></opml>"""
+
+
+async def test_yaml_import_reports_per_entry_errors(db: Database) -> None:
+    summary = await import_specs(db, parse_specs(YAML, "feeds.yaml"))
+
+    assert summary.added == ["Good", "Site only"]
+    assert [(e.entry, e.name) for e in summary.errors] == [
+        (2, "Bad priority"), (3, "Typo"), (4, "Good")]  # fmt: skip
+    assert "priority" in summary.errors[0].reason and "feed_ur" in summary.errors[1].reason
+    assert "already exists" in summary.errors[2].reason
+    good = await SourceRepository(db).get("Good")
+    assert good.priority == 8 and good.url_filters == {"exclude": ["/sponsored/"],
+                                                       "most_recent": 10}  # fmt: skip
+    assert good.min_published_at is not None and good.min_published_at.year == 2030
+    adaptive = await db.fetchval(
+        "SELECT adaptive_interval FROM feed_state WHERE source_id = $1", good.id)
+    assert adaptive is True
+
+
+async def test_opml_import(db: Database) -> None:
+    summary = await import_specs(db, parse_specs(OPML, "subs.opml"))
+    assert summary.added == ["One", "Two"]
+    assert [e.name for e in summary.errors] == ["Broken"]
+    one = await SourceRepository(db).get("One")
+    assert (one.feed_url, one.base_url) == ("https://one.example/rss", "https://one.example/")
+
+
+@pytest.mark.parametrize("data, name", [
+    (b"sources: 3", "x.yaml"), (b"just: text", "x.yaml"), (b"<opml><body/></opml>", "x.opml"),
+    (b'<!DOCTYPE o [<!ENTITY a "b">]><opml/>', "x.opml"),
+])  # fmt: skip
+def test_unusable_files_are_refused_as_a_whole(data: bytes, name: str) -> None:
+    with pytest.raises(UnusableSpec):
+        parse_specs(data, name)
+
+
+async def test_defaults_are_seeded_once_and_deleted_ones_never_return(db: Database) -> None:
+    defaults = default_specs()
+    assert defaults.errors == [] and 3 <= len(defaults.specs) <= 20
+
+    first = await seed_defaults(db)
+    assert len(first.added) == len(defaults.specs)
+    removed = first.added[0]
+    await SourceRepository(db).remove(removed)
+    second = await seed_defaults(db)
+
+    assert second.added == []
+    names = {s.name for s in await SourceRepository(db).list()}
+    assert removed not in names and set(first.added[1:]) <= names
+    assert await db.fetchval("SELECT count(*) FROM fetch_log") == 0  # only rows inserted
+
+
+def test_cli_sources_import(settings: Settings, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FRONTIER_DATABASE_URL", settings.database_url or "")
+    spec = tmp_path / "feeds.yaml"
+    spec.write_bytes(YAML)
+    result = CliRunner().invoke(app, ["sources", "import", str(spec), "--json"])
+    assert result.exit_code == 1, result.output
+    assert '"added": 2' in result.output and '"failed": 3' in result.output

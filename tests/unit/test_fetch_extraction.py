@@ -1,0 +1,109 @@
+"""Extraction: quality on the article corpus (mean token F1 against ground truth), the
+evaldata snippets, selectors, the discovery_meta fallback and the content hash."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from fetcher.decisions import decode_html
+from fetcher.extract import content_hash, extract, parse_date
+
+ARTICLES = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "articles"
+TARGET_F1 = 0.90
+
+
+def tokens(text: str) -> Counter[str]:
+    return Counter(re.findall(r"\w+", text.lower()))
+
+
+def token_f1(found: str, gold: str) -> float:
+    found_tokens, gold_tokens = tokens(found), tokens(gold)
+    common = sum((found_tokens & gold_tokens).values())
+    if not common:
+        return 0.0
+    precision = common / sum(found_tokens.values())
+    recall = common / sum(gold_tokens.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def test_mean_token_f1_on_the_article_benchmark() -> None:
+    root = ARTICLES / "article-extraction-benchmark"
+    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+    scores = []
+    for key, gold in truth.items():
+        raw = gzip.decompress((root / "html" / f"{key}.html.gz").read_bytes())
+        html, _ = decode_html(raw, None)
+        result = extract(html, gold["url"])
+        scores.append(token_f1(result.body or "", gold["articleBody"]))
+    mean = sum(scores) / len(scores)
+    print(f"\nextraction: mean token F1 {mean:.3f} over {len(scores)} articles")
+    assert len(scores) == len(truth) > 30
+    assert mean >= TARGET_F1
+
+
+def test_trafilatura_eval_snippets() -> None:
+    root = ARTICLES / "trafilatura-eval"
+    cases = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
+    hits = total = 0
+    for url, case in cases.items():
+        html, _ = decode_html((root / "html" / case["file"]).read_bytes(), None)
+        body = (extract(html, url).body or "").lower()
+        for snippet in case.get("with", []):
+            total += 1
+            hits += snippet.lower() in body
+        for snippet in case.get("without", []):
+            total += 1
+            hits += snippet.lower() not in body
+    print(f"\nextraction: {hits}/{total} evaldata snippet checks pass")
+    assert hits / total >= 0.8
+
+
+PAGE = """<html lang="de"><head><title>Site | Head</title></head><body>
+<h1 class="t">Der Titel</h1><p class="by">Max</p><time datetime="2025-05-06T07:08:09Z">x</time>
+<div class="c"><p>{words}</p><p>second paragraph</p></div><img class="hero" src="/i.png">
+</body></html>"""
+
+
+def test_selectors_win_when_they_yield_enough_text() -> None:
+    html = PAGE.format(words=" ".join(f"wort{i}" for i in range(60)))
+    result = extract(html, "http://x.test/a", selectors={
+        "title": "h1.t", "body": "div.c p", "author": ".by", "published": "time",
+        "image": "img.hero"})  # fmt: skip
+    assert result.extractor == "selectors"
+    assert (result.title, result.author, result.image_url) == ("Der Titel", "Max", "/i.png")
+    assert result.published_at is not None and result.published_at.year == 2025
+    assert result.body is not None and result.body.endswith("second paragraph")
+    assert result.language == "de"
+
+
+def test_thin_selectors_fall_back_to_generic_and_feed_fills_gaps() -> None:
+    html = PAGE.format(words="too short")
+    meta = {
+        "title": "Feed title",
+        "author": "Feed Author",
+        "summary": "From the feed.",
+        "published": "Tue, 06 May 2025 07:08:09 GMT",
+        "image": "http://x.test/f.png",
+    }
+    result = extract(html, "http://x.test/a", selectors={"body": "div.c p"}, discovery_meta=meta)
+    assert result.extractor in ("generic", "feed")
+    assert result.summary == "From the feed." and result.author
+    assert result.published_at is not None
+    empty = extract("<html><body></body></html>", None, discovery_meta=meta)
+    assert (empty.extractor, empty.body, empty.title) == ("feed", "From the feed.", "Feed title")
+
+
+def test_content_hash_ignores_case_and_spacing_only() -> None:
+    assert content_hash("Hello   World\n") == content_hash("hello world")
+    assert content_hash("Hello World") != content_hash("Hello Word")
+    assert len(content_hash("x")) == 64
+
+
+def test_parse_date_variants() -> None:
+    assert parse_date("2025-01-02").tzinfo is not None  # type: ignore[union-attr]
+    assert parse_date("Tue, 06 May 2025 07:08:09 GMT").month == 5  # type: ignore[union-attr]
+    assert parse_date("not a date") is None and parse_date(None) is None
