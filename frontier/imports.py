@@ -11,14 +11,21 @@ import asyncio
 import csv
 import json
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import islice
 from typing import Any
 
 from frontier.errors import FrontierError
-from frontier.queue import Candidate, PreparedBatch, QueueRepository, SourceRef, prepare
+from frontier.queue import (
+    Candidate,
+    PreparedBatch,
+    QueueRepository,
+    SourceRef,
+    SubmitResult,
+    prepare,
+)
 from frontier.states import Origin
 
 BATCH_SIZE = 5_000
@@ -119,16 +126,41 @@ class ImportSummary:
         if len(self.errors) < MAX_REPORTED_ERRORS:
             self.errors.append({"line": line, "reason": reason})
 
+    def add(self, batch: LineBatch, result: SubmitResult) -> None:
+        """Count a submitted batch: its new, known and rejected lines."""
+        self.lines += batch.size
+        self.accepted += result.inserted
+        self.duplicate += result.known + result.raised
+        for rejection in result.rejected:
+            self.reject(batch.numbers[rejection.index], rejection.reason)
+
     def as_json(self) -> dict[str, Any]:
         return {"accepted": self.accepted, "duplicate": self.duplicate,
                 "rejected": self.rejected, "errors": self.errors}  # fmt: skip
 
 
 @dataclass(slots=True)
-class _Batch:
+class LineBatch:
+    """One batch of lines, normalised and ready for one submit statement."""
+
     prepared: PreparedBatch
     numbers: list[int]  # line number of each candidate
     size: int  # lines consumed, refused ones included
+
+
+def prepare_lines(
+    lines: Sequence[Line], source: SourceRef, delay_ms: int, summary: ImportSummary
+) -> LineBatch:
+    """Turn lines into candidates (origin `manual`) and normalise them; lines refused before
+    normalisation are counted in `summary`. Pure CPU work, run in a thread."""
+    candidates, numbers = [], []
+    for line in lines:
+        if line.url is None:
+            summary.reject(line.number, line.error or "unreadable line")
+        else:
+            candidates.append(Candidate(line.url, source, Origin.MANUAL))
+            numbers.append(line.number)
+    return LineBatch(prepare(candidates, delay_ms), numbers, len(lines))
 
 
 async def import_lines(
@@ -144,27 +176,18 @@ async def import_lines(
     summary = ImportSummary()
     delay = queue.policy.default_delay_ms
 
-    def next_batch() -> _Batch | None:
+    def next_batch() -> LineBatch | None:
         chunk = list(islice(lines, batch_size))
-        if not chunk:
-            return None
-        candidates, numbers = [], []
-        for line in chunk:
-            if line.url is None:
-                summary.reject(line.number, line.error or "unreadable line")
-            else:
-                candidates.append(Candidate(line.url, source, Origin.MANUAL))
-                numbers.append(line.number)
-        return _Batch(prepare(candidates, delay), numbers, len(chunk))
+        return prepare_lines(chunk, source, delay, summary) if chunk else None
 
     # Up to `parallel` batches are in the database at once (one core each), while the
     # next batch is parsed and normalised in a thread.
-    in_flight: deque[tuple[_Batch, asyncio.Task[Any]]] = deque()
+    in_flight: deque[tuple[LineBatch, asyncio.Task[SubmitResult]]] = deque()
     while True:
         batch = await asyncio.to_thread(next_batch)
         while in_flight and (batch is None or len(in_flight) >= parallel):
             done, task = in_flight.popleft()
-            _count(summary, done, await task)
+            summary.add(done, await task)
             if on_progress:
                 on_progress(summary.lines)
         if batch is None:
@@ -172,11 +195,3 @@ async def import_lines(
         in_flight.append((batch, asyncio.create_task(queue.submit_prepared(batch.prepared))))
     summary.errors.sort(key=lambda error: error["line"])
     return summary
-
-
-def _count(summary: ImportSummary, batch: _Batch, result: Any) -> None:
-    summary.lines += batch.size
-    summary.accepted += result.inserted
-    summary.duplicate += result.known + result.raised
-    for rejection in result.rejected:
-        summary.reject(batch.numbers[rejection.index], rejection.reason)

@@ -29,10 +29,11 @@ from frontier.imports import (
     ImportFormat,
     ImportSummary,
     Line,
+    LineBatch,
+    prepare_lines,
     read_lines,
 )
-from frontier.queue import Candidate, PreparedBatch, QueueRepository, SourceRef, prepare
-from frontier.states import Origin
+from frontier.queue import QueueRepository, SourceRef
 
 JSON_TYPES = ("application/json",)
 NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl",
@@ -180,23 +181,6 @@ def _numbered(raw: list[bytes], fmt: ImportFormat, offset: int) -> list[Line]:
     return [Line(line.number + offset, line.url, line.error) for line in read_lines(raw, fmt)]
 
 
-@dataclass(slots=True)
-class _Batch:
-    prepared: PreparedBatch
-    numbers: list[int]
-
-
-def _prepare(lines: list[Line], source: SourceRef, delay_ms: int, summary: ImportSummary) -> _Batch:
-    candidates, numbers = [], []
-    for line in lines:
-        if line.url is None:
-            summary.reject(line.number, line.error or "unreadable line")
-        else:
-            candidates.append(Candidate(line.url, source, Origin.MANUAL))
-            numbers.append(line.number)
-    return _Batch(prepare(candidates, delay_ms), numbers)
-
-
 async def submit_batches(
     queue: QueueRepository,
     batches: AsyncIterator[list[Line]],
@@ -209,14 +193,14 @@ async def submit_batches(
     delay = queue.policy.default_delay_ms
     source: SourceRef | None = None
     in_flight: asyncio.Task[Any] | None = None
-    previous: _Batch | None = None
+    previous: LineBatch | None = None
     try:
         async for lines in batches:
             if source is None:
                 source = await resolve_source()
-            batch = await asyncio.to_thread(_prepare, lines, source, delay, summary)
+            batch = await asyncio.to_thread(prepare_lines, lines, source, delay, summary)
             if in_flight is not None and previous is not None:
-                _count(summary, previous, await in_flight)
+                summary.add(previous, await in_flight)
             in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared))
             previous = batch
         if source is None:
@@ -224,13 +208,6 @@ async def submit_batches(
     finally:
         if in_flight is not None and previous is not None:
             with contextlib.suppress(asyncio.CancelledError):
-                _count(summary, previous, await in_flight)
+                summary.add(previous, await in_flight)
     summary.errors.sort(key=lambda error: error["line"])
     return summary
-
-
-def _count(summary: ImportSummary, batch: _Batch, result: Any) -> None:
-    summary.accepted += result.inserted
-    summary.duplicate += result.known + result.raised
-    for rejection in result.rejected:
-        summary.reject(batch.numbers[rejection.index], rejection.reason)
