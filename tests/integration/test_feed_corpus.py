@@ -17,12 +17,11 @@ from frontier.safe_http import HttpLimits, SafeClient
 from poller.entries import html_to_text
 from poller.errors import FeedRefused
 from poller.feed_parse import ParsedFeed, parse_feed
+from tests.corpus_path import CORPUS
 from tests.local_site import LocalSite
 
-CORPUS = Path(__file__).parents[3] / "shared" / "corpus" / "feeds"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus/feeds")
-FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file())
+FEEDS = CORPUS / "feeds"
+FILES = sorted(p for p in FEEDS.rglob("*") if p.is_file())
 _HEADER = re.compile(rb"^Header:\s*([A-Za-z-]+):\s*(.*?)\s*$", re.MULTILINE)
 
 
@@ -47,7 +46,7 @@ def serve_corpus(site: LocalSite) -> None:
                           headers: dict[str, str] = headers) -> web.Response:  # fmt: skip
             return web.Response(body=body, headers=headers)
 
-        site.route("/" + str(path.relative_to(CORPUS)), handler)
+        site.route("/" + str(path.relative_to(FEEDS)), handler)
 
 
 @pytest.fixture
@@ -73,7 +72,7 @@ async def test_every_corpus_feed_parses_or_is_refused_clearly(
 ) -> None:
     parsed, refused = 0, 0
     for path in FILES:
-        relative = str(path.relative_to(CORPUS))
+        relative = str(path.relative_to(FEEDS))
         try:
             feed = await fetch_and_parse(client, corpus_site, relative)
         except FeedRefused as exc:
@@ -122,7 +121,7 @@ async def test_chosen_feeds_give_exact_entry_sets(
 
 def expected_pairs() -> list[tuple[Path, Path]]:
     pairs = []
-    for expected in sorted(CORPUS.glob("gofeed/*/*.json")):
+    for expected in sorted(FEEDS.glob("gofeed/*/*.json")):
         source = expected.with_suffix(".xml")
         if source.exists():
             pairs.append((source, expected))
@@ -136,7 +135,7 @@ async def test_feeds_with_expected_results_give_the_expected_items(
     for source, expected_file in expected_pairs():
         expected = json.loads(expected_file.read_text())
         items = expected.get("items") or expected.get("entries") or []
-        feed = await fetch_and_parse(client, corpus_site, str(source.relative_to(CORPUS)))
+        feed = await fetch_and_parse(client, corpus_site, str(source.relative_to(FEEDS)))
         assert feed.items_seen == len(items), source.name
         titles = [e.title for e in feed.entries] + [html_to_text(s.title) or None
                                                     for s in feed.skipped]  # fmt: skip

@@ -18,10 +18,11 @@ from poller.errors import SitemapRefused
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.sitemap_parse import parse_sitemap
+from tests.corpus_path import CORPUS
 from tests.local_site import LocalSite
 
-CORPUS = Path("/work/shared/corpus/sitemaps")
-GO = CORPUS / "go-sitemap-parser"
+SITEMAPS = CORPUS / "sitemaps"
+GO = SITEMAPS / "go-sitemap-parser"
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 
 
@@ -47,10 +48,10 @@ def serve_dir(site: LocalSite, folder: Path, prefix: str = "") -> None:
 async def test_every_corpus_sitemap_reads_or_is_refused_clearly(
     local_site: LocalSite, client: SafeClient
 ) -> None:
-    serve_dir(local_site, CORPUS, "/c")
+    serve_dir(local_site, SITEMAPS, "/c")
     read = refused = 0
-    for path in sorted(p for p in CORPUS.rglob("*") if p.is_file() and "robots" not in p.name):
-        response = await client.get(local_site.url("/c/" + str(path.relative_to(CORPUS))))
+    for path in sorted(p for p in SITEMAPS.rglob("*") if p.is_file() and "robots" not in p.name):
+        response = await client.get(local_site.url("/c/" + str(path.relative_to(SITEMAPS))))
         try:
             sitemap = parse_sitemap(response.body)
         except SitemapRefused as exc:

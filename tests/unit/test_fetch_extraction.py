@@ -7,12 +7,12 @@ import gzip
 import json
 import re
 from collections import Counter
-from pathlib import Path
 
 from fetcher.decisions import decode_html
 from fetcher.extract import content_hash, extract, parse_date
+from tests.corpus_path import CORPUS
 
-ARTICLES = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "articles"
+ARTICLES = CORPUS / "articles"
 TARGET_F1 = 0.90
 
 

@@ -1,4 +1,4 @@
-"""The robots.txt conformance vectors of ../shared/corpus/robots/ (*.textproto: Google's
+"""The robots.txt conformance vectors of tests/corpus/robots/ (*.textproto: Google's
 robotstxt-spec-test format) through our robots layer (`fetcher.robots`), and every saved
 robots.txt through the parser without an exception."""
 
@@ -12,9 +12,10 @@ import pytest
 
 from fetcher.robots import RobotsRules, decode_robots, interpret, product_token
 from frontier.states import RobotsStatus
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "robots"
-VECTORS = sorted(CORPUS.rglob("*.textproto"))
+ROBOTS = CORPUS / "robots"
+VECTORS = sorted(ROBOTS.rglob("*.textproto"))
 MIN_PASS_RATE = 0.95  # Protego's known gaps (see the printed failures) stay under this
 _STRINGS = re.compile(r'((?:"(?:[^"\\]|\\.)*"\s*)+)')
 
@@ -60,7 +61,7 @@ def our_verdict(robots: bytes, url: str, user_agent: str) -> bool:
 
 
 def test_conformance_vectors() -> None:
-    assert VECTORS, f"no vectors under {CORPUS}"
+    assert VECTORS, f"no vectors under {ROBOTS}"
     total = passed = 0
     failures = []
     for path in VECTORS:
@@ -79,7 +80,7 @@ def test_conformance_vectors() -> None:
     assert passed / total >= MIN_PASS_RATE
 
 
-@pytest.mark.parametrize("path", sorted(p for p in CORPUS.rglob("*") if p.is_file()
+@pytest.mark.parametrize("path", sorted(p for p in ROBOTS.rglob("*") if p.is_file()
                                         and p.suffix != ".textproto"), ids=str)  # fmt: skip
 def test_every_saved_robots_txt_parses(path: Path) -> None:
     record = interpret(

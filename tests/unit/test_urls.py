@@ -1,7 +1,7 @@
 """URL normalisation (`frontier.urls`): golden cases per rule, the shared URL corpus, and
 properties (idempotence; nothing but `InvalidURL` is ever raised).
 
-Corpus vectors come from ``../shared/corpus/urls/`` (see its README and MANIFEST.tsv); each
+Corpus vectors come from ``tests/corpus/urls/`` (see its README and MANIFEST.tsv); each
 test id carries its vector's number and the file's vector count, e.g. ``wpt-fail-007of161``.
 """
 
@@ -10,7 +10,6 @@ import hashlib
 import json
 import string
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,9 @@ from hypothesis import strategies as st
 from frontier.errors import FrontierError
 from frontier.url_query import TRACKING_PARAMS, is_tracking_param
 from frontier.urls import MAX_URL_LENGTH, InvalidURL, normalize_url, url_hash, url_host
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "urls"
+URLS = CORPUS / "urls"
 
 
 # --- golden cases, one group per rule --------------------------------------------------
@@ -381,7 +381,7 @@ def _numbered(prefix: str, items: list[Any]) -> list[Any]:
 
 
 def _csv_rows(name: str) -> list[list[str]]:
-    path = CORPUS / "crawler-commons" / name
+    path = URLS / "crawler-commons" / name
     if not path.exists():
         return []
     with path.open(encoding="utf-8", newline="") as handle:
@@ -390,7 +390,7 @@ def _csv_rows(name: str) -> list[list[str]]:
 
 
 def _json_objects(name: str) -> list[dict[str, Any]]:
-    path = CORPUS / "wpt" / name
+    path = URLS / "wpt" / name
     if not path.exists():
         return []
     entries = json.loads(path.read_text(encoding="utf-8"))
