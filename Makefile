@@ -16,9 +16,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Everything in one process on the embedded PostgreSQL (Ctrl-C stops it cleanly).
 run: $(STAMP)
-	$(VENV)/bin/frontier db upgrade
-	$(VENV)/bin/frontier status
+	$(VENV)/bin/frontier up
+
+# The offline showcase: demo sites on loopback, crawled end to end; dashboard on :8000.
+.PHONY: demo
+demo: $(STAMP)
+	$(VENV)/bin/frontier up --demo
 
 test: $(STAMP) chromium
 	$(PY) -m pytest

@@ -1,0 +1,369 @@
+"""`frontier up`: the whole platform in one process, for a single machine.
+
+    bind the API port -> database (embedded if no DSN) -> migrate -> seed sources
+      -> poller loop + spider loop + fetcher pool + API/dashboard + progress line
+      -> Ctrl-C / SIGTERM: stop taking work, finish or release what is in flight,
+         report what is left `fetching` (nothing), close the pool, stop the database
+
+Each part is the service's own entry point run as a task on one event loop: the poller's
+`Poller.run_once()` every tick, the spider's due sources crawled in child processes, the
+fetcher's `run_fetcher`, the API's `create_app` under uvicorn. A failing poll is reported
+and retried on the poller's schedule; it never stops the process.
+
+Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
+`frontier.demo.DemoError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Iterator
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import uvicorn
+
+from frontier.database import database_dsn, open_database
+from frontier.db import Database, describe_dsn
+from frontier.errors import FrontierError
+from frontier.settings import Settings
+from frontier.stats import StatsRepository
+
+log = logging.getLogger(__name__)
+
+SPIDER_STOP_GRACE_S = 10.0  # a crawl asked to stop gets this long before it is killed
+
+
+class PlatformError(FrontierError):
+    """`frontier up` cannot start (the address is taken or not ours)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    demo: bool = False
+
+
+class Console:
+    """What `frontier up` tells its operator: event lines, and a progress line that is
+    redrawn in place on a terminal (plain lines every `every_s` seconds elsewhere)."""
+
+    def __init__(self, stream: TextIO, every_s: float) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.every_s = 1.0 if self.tty else every_s
+        self._drawn = False
+
+    def event(self, message: str) -> None:
+        prefix = "\r\033[K" if self._drawn else ""
+        self._drawn = False
+        self.stream.write(f"{prefix}{time.strftime('%H:%M:%S')} {message}\n")
+        self.stream.flush()
+
+    def progress(self, message: str) -> None:
+        if self.tty:
+            self.stream.write(f"\r\033[K{message}")
+            self._drawn = True
+            self.stream.flush()
+        else:
+            self.event(message)
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\n")
+            self._drawn = False
+
+
+def progress_line(stats: dict[str, Any]) -> str:
+    by_status = stats["by_status"]
+    return (f"discovered {stats['total']} | fetched {by_status['fetched']} | "
+            f"failed {by_status['failed']} | dead {by_status['dead']} | "
+            f"pending {by_status['pending']} | in flight {by_status['fetching']}")  # fmt: skip
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind the API's socket before anything else starts, so a taken port fails at once."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise PlatformError(f"cannot resolve --host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise PlatformError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+class _ApiServer(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # `frontier up` owns SIGINT/SIGTERM and stops the server itself
+
+
+def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = None) -> int:
+    """Run until SIGINT/SIGTERM; 0 after a clean stop, 1 if a part of it crashed."""
+    console = Console(stream or sys.stderr, settings.up_progress_s)
+    if options.demo:
+        from frontier.demo.profile import demo_settings, reset_home
+
+        if settings.database_url or settings.elasticsearch_url:
+            console.event("demo: FRONTIER_DATABASE_URL and FRONTIER_ELASTICSEARCH_URL are "
+                          "ignored; the demo uses its own embedded database")  # fmt: skip
+        settings = demo_settings(settings)
+        reset_home(settings.home)
+    from frontier import migrate
+
+    with bind(options.host, options.port) as sock:
+        if settings.database_url:
+            console.event(f"database: {describe_dsn(settings.database_url)}")
+        else:
+            console.event(f"database: starting the embedded PostgreSQL in "
+                          f"{(settings.home / 'pgdata').resolve()}")  # fmt: skip
+        with database_dsn(settings) as dsn:
+            if settings.database_url:
+                migrate.check_current(dsn)
+            else:
+                migrate.upgrade(dsn)
+            console.event("database: schema up to date")
+            platform = Platform(settings, dsn, sock, options, console)
+            code = asyncio.run(platform.run())
+        if not settings.database_url:
+            console.event("database: embedded PostgreSQL stopped")
+    console.close()
+    return code
+
+
+class Platform:
+    def __init__(self, settings: Settings, dsn: str, sock: socket.socket, options: UpOptions,
+                 console: Console) -> None:  # fmt: skip
+        self.settings = settings
+        self.dsn = dsn
+        self.sock = sock
+        self.options = options
+        self.console = console
+        self.stop = asyncio.Event()
+        self.crashed: list[str] = []
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._stop_requested, signum)
+        sites = None
+        try:
+            async with open_database(self.dsn, self.settings) as db:
+                if self.options.demo:
+                    sites = await self._start_demo(db)
+                else:
+                    await self._seed(db)
+                await self._serve(db)
+                left = (await StatsRepository(db).stats())["by_status"]["fetching"]
+                self.console.event(f"stopped: {left} URLs left fetching")
+        finally:
+            if sites is not None:
+                await sites.stop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+        return 1 if self.crashed else 0
+
+    def _stop_requested(self, _signum: int) -> None:
+        self.stop.set()
+
+    async def _seed(self, db: Database) -> None:
+        if not self.settings.seed_default_sources:
+            return
+        from poller.seeding import seed_defaults
+
+        seeded = await seed_defaults(db)
+        if seeded.added:
+            self.console.event(f"sources: seeded {len(seeded.added)} default sources")
+        for error in seeded.errors:
+            self.console.event(f"sources: default {error.name!r} not seeded: {error.reason}")
+
+    async def _start_demo(self, db: Database) -> Any:
+        from frontier.demo.profile import register
+        from frontier.demo.sites import DemoSites
+
+        sites = await DemoSites.start()
+        try:
+            summary = await register(db, sites.sources)
+        except BaseException:
+            await sites.stop()
+            raise
+        for error in summary.errors:
+            self.console.event(f"demo: source {error.name!r} not registered: {error.reason}")
+        for site in sites.sites.values():
+            self.console.event(f"demo: site {site.key} serving on {site.origin}/")
+        self.console.event(f"demo: registered {len(summary.added)} sources "
+                           f"({', '.join(summary.added)})")  # fmt: skip
+        return sites
+
+    async def _serve(self, db: Database) -> None:
+        from frontier.api.app import create_app
+
+        config = uvicorn.Config(
+            create_app(self.settings, db), log_level="warning", access_log=False,
+            lifespan="on", server_header=False,
+        )  # fmt: skip
+        server = _ApiServer(config)
+        host, port = self.sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        self.console.event(f"dashboard: http://{shown}:{port}/  (API /api/v1, "
+                           f"OpenAPI /openapi.json, metrics /metrics)")  # fmt: skip
+        concurrency = self.settings.fetch_concurrency
+        self.console.event(f"running: poller every {self.settings.poll_tick_s:g} s, spider "
+                           f"checks every {self.settings.up_spider_tick_s:g} s, "
+                           f"{concurrency} fetch workers; Ctrl-C stops")  # fmt: skip
+        parts: dict[str, Awaitable[Any]] = {
+            "api": server.serve(sockets=[self.sock]),
+            "poller": self._poll_loop(db),
+            "spider": self._spider_loop(db),
+            "fetcher": self._fetch(db),
+            "progress": self._progress_loop(db),
+        }
+        tasks = {asyncio.ensure_future(self._guard(name, part)): name
+                 for name, part in parts.items()}  # fmt: skip
+        await self.stop.wait()
+        self.console.event(f"stopping: in-flight fetches get "
+                           f"{self.settings.fetch_shutdown_s:g} s to finish")  # fmt: skip
+        server.should_exit = True
+        await asyncio.gather(*tasks)
+
+    async def _guard(self, name: str, part: Awaitable[Any]) -> None:
+        """Run one part; if it crashes, say so and stop the others."""
+        try:
+            await part
+        except Exception as exc:
+            log.exception("%s crashed", name)
+            self.crashed.append(name)
+            self.console.event(f"{name}: crashed ({type(exc).__name__}: {exc}); stopping")
+        finally:
+            if not self.stop.is_set() and name != "progress":
+                self.stop.set()
+
+    async def _wait(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.stop.wait(), timeout=seconds)
+
+    async def _poll_loop(self, db: Database) -> None:
+        from frontier.queue import QueuePolicy
+        from frontier.safe_http import HttpLimits, SafeClient
+        from poller.policy import PollPolicy
+        from poller.scheduler import Poller
+
+        policy = PollPolicy.from_settings(self.settings)
+        limits = HttpLimits.from_settings(
+            self.settings, max_connections=max(100, policy.concurrency * 2),
+            max_connections_per_host=policy.per_host, max_body_bytes=policy.max_sitemap_bytes,
+        )  # fmt: skip
+        async with SafeClient(limits) as client:
+            poller = Poller(db, client, policy, QueuePolicy.from_settings(self.settings))
+            while not self.stop.is_set():
+                try:
+                    self._report_polls(await poller.run_once())
+                except Exception as exc:  # the database went away: say so, try next tick
+                    log.debug("poller tick failed", exc_info=True)
+                    self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
+                await self._wait(policy.tick_s)
+
+    def _report_polls(self, summaries: list[dict[str, Any]]) -> None:
+        for s in summaries:
+            if not s["ok"]:
+                self.console.event(f"poll FAILED {s['source']}: {s['error']} ({s['url']})")
+        ok = [s for s in summaries if s["ok"]]
+        if ok:
+            new = sum(s["items_new"] or 0 for s in ok)
+            self.console.event(f"poller: polled {len(summaries)} sources, "
+                               f"{len(summaries) - len(ok)} failed, {new} new URLs")  # fmt: skip
+
+    async def _spider_loop(self, db: Database) -> None:
+        from spider.runner import due_sources, job_for
+
+        while not self.stop.is_set():
+            try:
+                names = await due_sources(db)
+            except Exception as exc:
+                log.debug("spider check failed", exc_info=True)
+                self.console.event(f"spider: check failed ({type(exc).__name__}: {exc})")
+                names = []
+            for name in names:
+                if self.stop.is_set():
+                    break
+                self.console.event(f"spider: crawling {name}")
+                summary = await self._crawl(job_for(self.settings, self.dsn, name))
+                self._report_crawl(name, summary)
+            await self._wait(self.settings.up_spider_tick_s)
+
+    async def _crawl(self, job: Any) -> dict[str, Any]:
+        """One crawl in a child process (`python -m spider.run`, as `frontier spider` runs
+        it), in a session of its own so a terminal's Ctrl-C reaches only us: on stop it is
+        sent one SIGTERM (Scrapy then closes the crawl and records it), then killed after
+        SPIDER_STOP_GRACE_S. Returns the child's JSON summary."""
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "spider.run", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        talk = asyncio.ensure_future(child.communicate(job.to_json().encode()))
+        stopping = asyncio.ensure_future(self.stop.wait())
+        await asyncio.wait({talk, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not talk.done():
+            child.terminate()
+            try:
+                await asyncio.wait_for(asyncio.shield(talk), SPIDER_STOP_GRACE_S)
+            except TimeoutError:
+                child.kill()
+        out, _ = await talk
+        lines = out.decode("utf-8", "replace").strip().splitlines()
+        try:
+            summary = json.loads(lines[-1])
+        except (IndexError, ValueError):
+            summary = None
+        if not isinstance(summary, dict):
+            return {"source": job.source, "error": f"the crawl exited with status "
+                    f"{child.returncode} without a summary"}  # fmt: skip
+        return summary
+
+    def _report_crawl(self, name: str, summary: dict[str, Any]) -> None:
+        if summary.get("error"):
+            self.console.event(f"spider FAILED {name}: {summary['error']}")
+            return
+        self.console.event(f"spider: {name}: {summary.get('outcome', '?')}, "
+                           f"{summary.get('pages_crawled', 0)} pages, "
+                           f"{summary.get('articles_found', 0)} articles found, "
+                           f"{summary.get('new_urls', 0)} new URLs")  # fmt: skip
+
+    async def _fetch(self, db: Database) -> None:
+        from fetcher.service import run_fetcher
+
+        summary = await run_fetcher(self.settings, db, stop=self.stop)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):  # run_fetcher removed ours on its way out
+            loop.add_signal_handler(signum, self._stop_requested, signum)
+        counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
+        self.console.event(f"fetcher: stopped after {summary.pages} pages "
+                           f"({counts or 'none'}); {summary.released} released")  # fmt: skip
+
+    async def _progress_loop(self, db: Database) -> None:
+        stats = StatsRepository(db)
+        while not self.stop.is_set():
+            try:
+                self.console.progress(progress_line(await stats.stats()))
+            except Exception as exc:
+                log.debug("progress failed", exc_info=True)
+                self.console.event(f"progress: cannot read counts ({type(exc).__name__})")
+            await self._wait(self.console.every_s)
+

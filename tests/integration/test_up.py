@@ -1,0 +1,89 @@
+"""`frontier up` as a process on a configured database: it fetches, a source it cannot reach
+is reported and retried while the process keeps serving, and SIGTERM releases the fetch in
+flight (nothing left `fetching`) and exits 0. A taken port is a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import httpx
+from aiohttp import web
+
+from frontier.db import Database
+from frontier.sources import SourceRepository
+from tests.fetch_harness import article, submit
+from tests.integration.test_demo import REPO, free_port, up_env, wait_until
+from tests.local_site import LocalSite
+
+DEADLINE_S = 60.0
+
+
+async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
+    db: Database, fresh_dsn: str, tmp_path: Path, local_site: LocalSite
+) -> None:
+    hold = asyncio.Event()  # the slow page answers only once the test is over
+
+    async def slow(_request: web.Request) -> web.StreamResponse:
+        await hold.wait()
+        return web.Response(text=article("late"), content_type="text/html")
+
+    local_site.serve("/a", article("An article"))
+    local_site.route("/slow", slow)
+    await submit(db, local_site.url("/a"), local_site.url("/slow"))
+    unreachable = f"http://127.0.0.1:{free_port()}/feed.xml"  # nothing listens there
+    await SourceRepository(db).add("offline feed", feed_url=unreachable)
+    port, log = free_port(), tmp_path / "up.log"
+    env = up_env(tmp_path, FRONTIER_DATABASE_URL=fresh_dsn, FRONTIER_SEED_DEFAULT_SOURCES="false",
+                 FRONTIER_ALLOW_PRIVATE_NETWORKS="true", FRONTIER_POLL_TICK_S="1",
+                 FRONTIER_DEFAULT_DELAY_MS="0", FRONTIER_FETCH_SHUTDOWN_S="1")  # fmt: skip
+
+    async def progressed() -> bool:
+        failed_poll = await db.fetchval(
+            "SELECT count(*) FROM fetch_log WHERE kind = 'feed' AND outcome = 'failed'")
+        fetched = await db.fetchval("SELECT count(*) FROM url_frontier WHERE status = 'fetched'")
+        return bool(failed_poll and fetched and local_site.hits("/slow")
+                    and "poll FAILED offline feed" in log.read_text(errors="replace"))
+
+    with log.open("wb") as out:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "frontier", "up", "--port", str(port),
+            env=env, stdout=out, stderr=out, cwd=REPO,
+        )  # fmt: skip
+        try:
+            await wait_until(process, progressed, DEADLINE_S, log)
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
+                assert (await c.get("/healthz")).json()["status"] == "ok"
+            in_flight = await db.fetchval(
+                "SELECT count(*) FROM url_frontier WHERE status = 'fetching'")
+            assert in_flight == 1  # the slow page
+            process.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(process.wait(), DEADLINE_S)
+        finally:
+            hold.set()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    text = log.read_text(errors="replace")
+    assert code == 0, text[-4000:]
+    assert "dashboard: http://127.0.0.1:" in text
+    assert "stopped: 0 URLs left fetching" in text, text[-4000:]
+    statuses = dict(await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status"))
+    assert statuses == {"fetched": 1, "pending": 1}, statuses
+
+
+async def test_up_refuses_a_taken_port(fresh_dsn: str, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "frontier", "up", "--port", str(taken.getsockname()[1]),
+            env=up_env(tmp_path, FRONTIER_DATABASE_URL=fresh_dsn), cwd=REPO,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(process.communicate(), DEADLINE_S)
+    assert process.returncode == 2
+    assert b"cannot listen on 127.0.0.1:" in err
