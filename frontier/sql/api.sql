@@ -34,11 +34,23 @@ SELECT (SELECT max(url_hash) FROM scanned) AS scanned_to,
                 '[]'::jsonb) AS items;
 
 -- name: sources_overview
--- Sources with their last poll outcome, failing ones first ($1: rows).
+-- Sources with their last poll, sitemap or spider run, failing ones first ($1: rows).
+-- The last run comes from the fetch log (index on (source_id, at)), so a sitemap-only or
+-- spider source shows its runs too; feed_state keeps the error streak.
 SELECT s.id, s.name, s.ingestion_mode, s.enabled, s.priority, s.feed_url, s.sitemap_url,
-       f.last_polled_at, f.last_outcome, f.last_error, f.consecutive_errors, f.next_poll_at
+       coalesce(r.at, f.last_polled_at) AS last_polled_at,
+       coalesce(r.outcome, f.last_outcome) AS last_outcome,
+       CASE WHEN r.at IS NULL THEN f.last_error ELSE r.error END AS last_error,
+       f.consecutive_errors, f.next_poll_at
 FROM sources s
 LEFT JOIN feed_state f ON f.source_id = s.id
+LEFT JOIN LATERAL (
+    SELECT l.at, l.outcome, l.error
+    FROM fetch_log l
+    WHERE l.source_id = s.id AND l.kind IN ('feed', 'sitemap', 'spider')
+    ORDER BY l.at DESC
+    LIMIT 1
+) r ON true
 ORDER BY (f.last_error IS NOT NULL) DESC, f.consecutive_errors DESC NULLS LAST, s.name
 LIMIT $1;
 
