@@ -132,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 feeds over 20 hosts")
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--profile", metavar="FILE", type=Path,
+                        help="run the poller under cProfile, writing its stats to FILE")
     args = parser.parse_args(argv)
     feeds, hosts = (1_000, 20) if args.quick else (10_000, 50)
     server = FeedServer(hosts).start()
@@ -148,8 +150,10 @@ def main(argv: list[str] | None = None) -> None:
                    "FRONTIER_SEED_DEFAULT_SOURCES": "false"}  # fmt: skip
             log(f"frontier poll --once over {feeds} feeds on {hosts} hosts")
             with tempfile.TemporaryDirectory() as workdir:
-                done = run_measured([sys.executable, "-m", "frontier", "poll", "--once",
-                                     "--json"], env=env, cwd=Path(workdir))  # fmt: skip
+                profile = (["-m", "cProfile", "-o", str(args.profile.resolve())]
+                           if args.profile else [])  # fmt: skip
+                done = run_measured([sys.executable, *profile, "-m", "frontier", "poll",
+                                     "--once", "--json"], env=env, cwd=Path(workdir))  # fmt: skip
             if done.returncode not in (0, 1):
                 raise RuntimeError(f"poll failed ({done.returncode}): {done.stderr[-2000:]}")
             summaries = json.loads(done.stdout)

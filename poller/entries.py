@@ -65,8 +65,14 @@ class FeedEntry:
 
 def html_to_text(value: str | None) -> str:
     """Plain text of an HTML fragment (or of text with entities), whitespace collapsed."""
+    return _text_and_tree(value)[0]
+
+
+def _text_and_tree(value: str | None) -> tuple[str, HTMLParser | None]:
+    """`html_to_text` and the parsed tree (None when `value` has no markup)."""
     if not value:
-        return ""
+        return "", None
+    tree = None
     if _MARKUP.search(value):
         tree = HTMLParser(value)
         for node in tree.css("script, style"):
@@ -76,13 +82,15 @@ def html_to_text(value: str | None) -> str:
             text = tree.root.text(separator=" ")
     else:
         text = html.unescape(value)
-    return _SPACE.sub(" ", text).strip()
+    return _SPACE.sub(" ", text).strip(), tree
 
 
-def first_image(fragment: str | None, base: str) -> str | None:
+def first_image(fragment: str | None, base: str, tree: HTMLParser | None = None) -> str | None:
+    """The first `<img src>` of `fragment`, absolute; `tree`: `fragment` already parsed
+    (dropping script and style elements removes no img element: their content is text)."""
     if not fragment or "<img" not in fragment.lower():
         return None
-    node = HTMLParser(fragment).css_first("img[src]")
+    node = (tree or HTMLParser(fragment)).css_first("img[src]")
     src = node.attributes.get("src") if node is not None else None
     return absolute(src, base)
 
@@ -120,8 +128,8 @@ def build_entry(
     image_url: str | None,
 ) -> FeedEntry:
     """Normalise raw fields into a `FeedEntry` (`url` already absolute)."""
-    summary = html_to_text(summary_html)
-    content = html_to_text(content_html)
+    summary, summary_tree = _text_and_tree(summary_html)
+    content, content_tree = _text_and_tree(content_html)
     body = content if len(content) > len(summary) else summary
     if not summary and content:
         summary = content
@@ -134,6 +142,7 @@ def build_entry(
         summary=summary or None,
         author=html_to_text(author) or None,
         published_at=published_at,
-        image_url=image_url or first_image(content_html or summary_html, url),
+        image_url=image_url or (first_image(content_html, url, content_tree) if content_html
+                                else first_image(summary_html, url, summary_tree)),
         content_quality=quality(body, bool(summary)),
     )
