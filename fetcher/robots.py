@@ -37,13 +37,15 @@ def product_token(user_agent: str) -> str:
 
 def decode_robots(body: bytes) -> str:
     """robots.txt is UTF-8 (RFC 9309); a BOM (even a truncated one, as Google's parser
-    allows) is dropped and bad bytes are replaced."""
+    allows) and NUL characters are dropped, and bad bytes are replaced."""
     body = body[:ROBOTS_MAX_BYTES]
     for prefix in (_BOM, _BOM[:2], _BOM[:1]):
         if body.startswith(prefix):
             body = body[len(prefix) :]
             break
-    return body.decode("utf-8", errors="replace")
+    # NUL is dropped: PostgreSQL text cannot hold it (a binary robots.txt crashed the
+    # fetcher when stored), and no robots.txt rule contains one.
+    return body.decode("utf-8", errors="replace").replace("\x00", "")
 
 
 def _product_tokens_only(text: str) -> str:

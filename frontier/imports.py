@@ -79,7 +79,11 @@ def read_lines(stream: Iterable[bytes], fmt: ImportFormat) -> Iterator[Line]:
         elif fmt is ImportFormat.NDJSON:
             yield _ndjson_line(number, text)
         else:
-            cells = next(csv.reader([text]), [])
+            try:
+                cells = next(csv.reader([text]), [])
+            except csv.Error as exc:  # e.g. a bare carriage return inside an unquoted field
+                yield Line(number, None, f"unreadable CSV row: {exc}")
+                continue
             if url_column is None:
                 url_column = _csv_url_column(cells)
                 if cells[url_column].strip().lower() == "url":

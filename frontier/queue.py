@@ -148,7 +148,8 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
     )
     meta = None
     if candidate.discovery_meta:
-        meta = json.dumps(candidate.discovery_meta, default=str, ensure_ascii=False)
+        meta = json.dumps(_without_nul(candidate.discovery_meta), default=str,
+                          ensure_ascii=False)  # fmt: skip
         if len(meta) > MAX_DISCOVERY_META_BYTES:
             raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
     if candidate.depth < 0:
@@ -159,6 +160,18 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
         url_hash(url), url, url_host(url), source.id, str(candidate.origin),
         candidate.parent_url, candidate.depth, priority, meta, delay,
     )  # fmt: skip
+
+
+def _without_nul(value: Any) -> Any:
+    """`value` with NUL characters dropped from every string in it: jsonb cannot hold
+    ``\\u0000``, and one in a feed title must not make the whole feed unusable."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_without_nul(v) for v in value]
+    return value
 
 
 def _printable(url: object) -> str:
