@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import signal
 import socket
@@ -38,7 +37,6 @@ from frontier.stats import StatsRepository
 
 log = logging.getLogger(__name__)
 
-SPIDER_STOP_GRACE_S = 10.0  # a crawl asked to stop gets this long before it is killed
 
 
 class PlatformError(FrontierError):
@@ -308,34 +306,16 @@ class Platform:
             await self._wait(self.settings.up_spider_tick_s)
 
     async def _crawl(self, job: Any) -> dict[str, Any]:
-        """One crawl in a child process (`python -m spider.run`, as `frontier spider` runs
-        it), in a session of its own so a terminal's Ctrl-C reaches only us: on stop it is
-        sent one SIGTERM (Scrapy then closes the crawl and records it), then killed after
-        SPIDER_STOP_GRACE_S. Returns the child's JSON summary."""
-        child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "spider.run", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, start_new_session=True,
-        )  # fmt: skip
-        talk = asyncio.ensure_future(child.communicate(job.to_json().encode()))
-        stopping = asyncio.ensure_future(self.stop.wait())
-        await asyncio.wait({talk, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if not talk.done():
-            child.terminate()
-            try:
-                await asyncio.wait_for(asyncio.shield(talk), SPIDER_STOP_GRACE_S)
-            except TimeoutError:
-                child.kill()
-        out, _ = await talk
-        lines = out.decode("utf-8", "replace").strip().splitlines()
+        """One crawl in a child process, as `frontier spider` runs it, stopped with us.
+        Returns the child's JSON summary, or an error summary."""
+        from spider.errors import CrawlFailed
+        from spider.runner import crawl_in_child
+
         try:
-            summary = json.loads(lines[-1])
-        except (IndexError, ValueError):
-            summary = None
-        if not isinstance(summary, dict):
-            return {"source": job.source, "error": f"the crawl exited with status "
-                    f"{child.returncode} without a summary"}  # fmt: skip
-        return summary
+            result = await crawl_in_child(job, stop=self.stop)
+        except CrawlFailed as exc:
+            return {"source": job.source, "error": str(exc)}
+        return result.summary
 
     def _report_crawl(self, name: str, summary: dict[str, Any]) -> None:
         if summary.get("error"):

@@ -21,6 +21,7 @@ from spider.job import CrawlJob
 from spider.state import SpiderRepository
 
 MAX_INTERVAL_HOURS = 525_600 // 60
+STOP_GRACE_S = 10.0  # a crawl asked to stop gets this long before it is killed
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +34,29 @@ def job_for(settings: Settings, dsn: str, source: str, **options: Any) -> CrawlJ
     return CrawlJob(dsn=dsn, source=source, settings=settings.model_dump(mode="json"), **options)
 
 
-async def crawl_in_child(job: CrawlJob) -> CrawlResult:
-    """Run `job` in a fresh Python process; its log lines go to our standard error."""
+async def crawl_in_child(job: CrawlJob, *, stop: asyncio.Event | None = None) -> CrawlResult:
+    """Run `job` in a fresh Python process; its log lines go to our standard error.
+
+    With `stop` (a long-running service), the child runs in a session of its own so a
+    terminal's Ctrl-C reaches only the service; once `stop` is set it is sent one SIGTERM
+    (Scrapy then closes the crawl and records it) and killed after STOP_GRACE_S."""
     child = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "spider.run",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        start_new_session=stop is not None,
     )  # fmt: skip
-    out, _ = await child.communicate(job.to_json().encode())
+    talk = asyncio.ensure_future(child.communicate(job.to_json().encode()))
+    if stop is not None:
+        stopping = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({talk, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if not talk.done():
+            child.terminate()
+            try:
+                await asyncio.wait_for(asyncio.shield(talk), STOP_GRACE_S)
+            except TimeoutError:
+                child.kill()
+    out, _ = await talk
     lines = out.decode("utf-8", "replace").strip().splitlines()
     try:
         summary = json.loads(lines[-1])

@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from frontier.sinks.elasticsearch import load_index_definition
+from tests.local_site import serve_on_loopback
 
 MEDIA = "application/vnd.elasticsearch+json;compatible-with=9"
 
@@ -151,13 +152,7 @@ class ElasticsearchStandIn:
         return self._answer({"took": 1, "errors": errors, "items": items})
 
     async def start(self) -> ElasticsearchStandIn:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address)
         return self
 
     async def stop(self) -> None:

@@ -15,6 +15,19 @@ from aiohttp import web
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
+async def serve_on_loopback(
+    dispatch: Handler, address: str, port: int = 0
+) -> tuple[web.AppRunner, int]:
+    """Serve every method and path with `dispatch` on address:port (0: any free port);
+    returns the runner (clean it up to stop) and the bound port."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", dispatch)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, address, port).start()
+    return runner, runner.addresses[0][1]
+
+
 @dataclass(frozen=True, slots=True)
 class Seen:
     path: str  # path with query
@@ -71,13 +84,8 @@ class LocalSite:
         return await handler(request)
 
     async def start(self) -> LocalSite:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.address, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address,
+                                                          self.port)  # fmt: skip
         return self
 
     async def stop(self) -> None:
