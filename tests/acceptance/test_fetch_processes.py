@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import signal
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from aiohttp import web
@@ -18,34 +15,15 @@ from frontier.db import Database
 from frontier.queue import QueuePolicy, QueueRepository
 from tests.fetch_harness import article, fetcher_for, submit
 from tests.local_site import LocalSite
+from tests.processes import frontier_process
 
 DEADLINE_S = 60.0
 
 
-def fetch_env(dsn: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
-               FRONTIER_USER_AGENT="frontier-test/1.0", **extra)  # fmt: skip
-    return env
-
-
-@asynccontextmanager
-async def fetch_process(
+def fetch_process(
     dsn: str, tmp_path: Path, *args: str, **env: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    log_path = tmp_path / f"fetch-{len(list(tmp_path.iterdir()))}.log"
-    with log_path.open("wb") as log:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", "fetch", *args, env=fetch_env(dsn, **env),
-            stdout=log, stderr=log, cwd=Path(__file__).resolve().parents[2],
-        )  # fmt: skip
-        try:
-            yield process
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            print(log_path.read_text(errors="replace")[-3000:])
+) -> AbstractAsyncContextManager[asyncio.subprocess.Process]:
+    return frontier_process(dsn, tmp_path, "fetch", *args, **env)
 
 
 async def sites(count: int) -> list[LocalSite]:

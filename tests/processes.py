@@ -1,0 +1,48 @@
+"""Real `python -m frontier COMMAND` child processes for the acceptance scenarios: a clean
+environment (no inherited FRONTIER_* variables), output captured to a log file under
+`tmp_path` and echoed when the block ends, and a SIGKILL for anything still running."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def frontier_env(dsn: str, **extra: str) -> dict[str, str]:
+    """The environment of a child: this one without FRONTIER_*, then the DSN, loopback
+    allowed (the test servers live on 127.0.0.0/8) and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+               FRONTIER_USER_AGENT="frontier-test/1.0", **extra)  # fmt: skip
+    return env
+
+
+@asynccontextmanager
+async def frontier_process(
+    dsn: str, tmp_path: Path, command: str, *args: str, **env: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`python -m frontier COMMAND ARGS...`; the log lands in tmp_path/COMMAND-N.log."""
+    log_path = tmp_path / f"{command}-{len(list(tmp_path.glob(f'{command}-*.log')))}.log"
+    with log_path.open("wb") as log:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "frontier", command, *args, env=frontier_env(dsn, **env),
+            stdout=log, stderr=log, cwd=REPO,
+        )  # fmt: skip
+        try:
+            yield process
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            print(log_path.read_text(errors="replace")[-3000:])
+
+
+def read_log(tmp_path: Path, command: str, index: int = 0) -> str:
+    """The output of the index-th COMMAND process of this test."""
+    return (tmp_path / f"{command}-{index}.log").read_text(errors="replace")
