@@ -67,6 +67,8 @@ class Settings(BaseSettings):
         default=10.0, gt=0, le=300, description="Seconds to wait for PostgreSQL at start-up."
     )
 
+    # -- reliability settings ---------------------------------------------------------
+
     # -- poller settings --------------------------------------------------------------
     poll_tick_s: float = Field(
         default=30.0, gt=0, le=3600, description="Seconds between poller ticks."
