@@ -36,6 +36,15 @@ def _unavailable(dsn: str, exc: sqlalchemy.exc.OperationalError) -> DatabaseUnav
     return DatabaseUnavailable(f"cannot connect to PostgreSQL at {describe_dsn(dsn)}: {cause}")
 
 
+class MigrationFailed(FrontierError):
+    """A revision's SQL was refused by the server; the message is the server's first line."""
+
+
+def _refused(dsn: str, action: str, exc: sqlalchemy.exc.DBAPIError) -> MigrationFailed:
+    cause = (str(exc.orig) if exc.orig else str(exc)).strip().splitlines()[0]
+    return MigrationFailed(f"{action} of {describe_dsn(dsn)} failed and was rolled back: {cause}")
+
+
 def _run(dsn: str, action: str, revision: str) -> None:
     config = _config()
     engine = sqlalchemy.create_engine(sqlalchemy_url(dsn), poolclass=sqlalchemy.pool.NullPool)
@@ -45,6 +54,8 @@ def _run(dsn: str, action: str, revision: str) -> None:
             getattr(command, action)(config, revision)
     except sqlalchemy.exc.OperationalError as exc:
         raise _unavailable(dsn, exc) from None
+    except sqlalchemy.exc.DBAPIError as exc:  # e.g. 0006 naming the roles to create first
+        raise _refused(dsn, action, exc) from None
     finally:
         engine.dispose()
 
