@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
+from collections.abc import Iterator
 
 import uvicorn
 
@@ -11,6 +14,24 @@ from frontier.database import open_database
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)
+
+
+class _StoppableServer(uvicorn.Server):
+    """uvicorn re-raises a caught SIGTERM/SIGINT once it has shut down, which kills the
+    process before the pool is closed and an embedded PostgreSQL stopped (exit 143). This
+    one shuts down gracefully on those signals and then returns, so `frontier serve` exits 0.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self.handle_exit, signum, None)
+        try:
+            yield
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
 
 
 async def serve(settings: Settings, dsn: str, host: str, port: int) -> None:
@@ -22,7 +43,7 @@ async def serve(settings: Settings, dsn: str, host: str, port: int) -> None:
             app, host=host, port=port, log_level="warning", access_log=False,
             lifespan="on", server_header=False,
         )  # fmt: skip
-        server = uvicorn.Server(config)
+        server = _StoppableServer(config)
         if not settings.api_token:
             log.warning("FRONTIER_API_TOKEN is not set: the API refuses every write")
         await server.serve()
