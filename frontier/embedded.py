@@ -24,6 +24,15 @@ log = logging.getLogger(__name__)
 
 DATABASE = "frontier"
 
+# url_frontier and host_state are rewritten by every claim and completion; with the default
+# one-minute naptime host_state reaches ~30 dead tuples per live row in 90 s of fetching
+# (bench/soak.py). deploy/README.md gives a managed server the same advice. Both apply on a
+# reload, without a restart.
+AUTOVACUUM: Mapping[str, str] = {
+    "autovacuum_naptime": "10s",
+    "autovacuum_vacuum_cost_limit": "2000",
+}
+
 
 class EmbeddedPostgres:
     """Start (or reuse) the server in `home/pgdata` and make sure `database` exists."""
@@ -52,6 +61,7 @@ class EmbeddedPostgres:
                     f"(see {self.pgdata / 'log'})"
                 ) from None
         self._ensure_database()
+        self.configure(AUTOVACUUM)
         return self.dsn(self.database)
 
     def dsn(self, database: str) -> str:
