@@ -11,7 +11,7 @@ from fetcher.config import FetcherConfig
 from fetcher.worker import Fetcher, RunSummary
 from frontier.db import Database
 from frontier.queue import QueuePolicy
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
 from frontier.settings import Settings
 from frontier.sinks import open_sink
 
@@ -46,6 +46,7 @@ async def run_fetcher(
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
+    raise_open_file_limit()
     sink = await open_sink(settings, db)
     try:
         async with SafeClient(http_limits(settings, config.concurrency)) as client:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 
 import pytest
 from aiohttp import web
@@ -18,6 +20,7 @@ from frontier.safe_http import (
     address_is_public,
 )
 from tests.local_site import LocalSite
+from tests.processes import REPO
 
 UA = "frontier-test/1.0 (+http://example.org/bot)"
 
@@ -128,10 +131,17 @@ async def test_private_addresses_are_refused_by_default(local_site: LocalSite, u
     assert local_site.requests == []
 
 
-@pytest.mark.parametrize("target", ["http://169.254.169.254/latest/meta-data/",
-                                    "http://127.0.0.2:{port}/", "http://[::1]:{port}/"])
-async def test_a_redirect_to_a_private_address_is_refused(local_site: LocalSite,
-                                                         target: str) -> None:
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://127.0.0.2:{port}/",
+        "http://[::1]:{port}/",
+    ],
+)
+async def test_a_redirect_to_a_private_address_is_refused(
+    local_site: LocalSite, target: str
+) -> None:
     local_site.redirect("/hop", target.format(port=local_site.port))
     limits = HttpLimits(UA, allowed_networks=("127.0.0.1/32",))
     async with SafeClient(limits) as guarded:
@@ -149,3 +159,18 @@ async def test_a_redirect_to_a_private_address_is_refused(local_site: LocalSite,
 )  # fmt: skip
 def test_address_classification(address: str, public: bool) -> None:
     assert address_is_public(address) is public
+
+
+def test_the_soft_open_file_limit_is_lifted_to_the_hard_one() -> None:
+    """In a child whose soft limit was lowered to 256, as many systems default to 1024."""
+    code = (
+        "import resource\n"
+        "from frontier.safe_http import raise_open_file_limit\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "print(raise_open_file_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=REPO)  # fmt: skip
+    returned, soft, hard = done.stdout.split()
+    assert returned == soft == hard != "256"
