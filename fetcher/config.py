@@ -27,6 +27,7 @@ class FetcherConfig:
     robots_retry_s: float = 300.0
     robots_lease_s: float = 90.0  # a host's lease while its robots.txt is fetched
     sink_retry_s: float = 60.0
+    sink_retry_max_s: float = 3600.0
     politeness_margin_ms: int = 100
     shutdown_s: float = 30.0
     idle_poll_s: float = 1.0
@@ -48,6 +49,7 @@ class FetcherConfig:
             "robots_retry_s": settings.robots_retry_s,
             "robots_lease_s": max(90.0, settings.fetch_timeout_s * 3),
             "sink_retry_s": settings.sink_retry_s,
+            "sink_retry_max_s": settings.sink_retry_max_s,
             "shutdown_s": settings.fetch_shutdown_s,
             "fetch_log_retention": timedelta(days=settings.fetch_log_retention_days),
         }

@@ -6,6 +6,14 @@ outcome, extract, store in the sink, complete the batch, and log one fetch_log r
 loop around it (claims while slots are free, LISTEN/NOTIFY wake-up with a one-second poll
 as the fallback, lease renewal, the reaper and housekeeping, graceful stop).
 
+When PostgreSQL goes away (`DatabaseUnavailable`), every loop waits with a capped
+exponential backoff (`db.outage.backoff()`) instead of its tick, the process logs one line
+when it goes and one when it is back, and the LISTEN connection is opened again. A batch
+already fetched keeps its pages: storing and completing them is retried while its leases
+still hold (half a lease from the first failure), and a batch that cannot finish is
+released once the database answers; past that, its leases expire and the reaper returns
+its URLs. Completion is guarded by claimant and state, so running it again is safe.
+
 Politeness across processes: the claim moves the host's `next_allowed_at` to claim time +
 delay, which reserves the slot [claim time, claim time + delay) for this worker. A request
 may only start inside that slot (or while this worker holds the host's lease, taken while
@@ -27,6 +35,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide, decode_html
@@ -34,10 +43,11 @@ from fetcher.extract import Extracted, extract
 from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_token
 from fetcher.source_cache import UNKNOWN, SourceCache, SourceInfo
 from frontier.clock import utcnow
-from frontier.db import Database
+from frontier.db import Database, DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.reconnect import is_connection_loss
 from frontier.safe_http import (
     BlockedAddress,
     BodyTooLarge,
@@ -58,8 +68,8 @@ log = logging.getLogger(__name__)
 
 NOTIFY_CHANNEL = "frontier_submitted"
 LEASE_BUSY_RETRY_S = 5.0  # another worker is fetching the host's robots.txt
-SINK_RETRY_CAP_S = 3600.0
 ROBOTS_CACHE_HOSTS = 10_000
+T = TypeVar("T")
 
 LOG_OUTCOMES = {
     OutcomeKind.FETCHED: LogOutcome.OK,
@@ -124,7 +134,9 @@ class Fetcher:
         self._token = product_token(config.user_agent)
         self._rules: dict[str, tuple[datetime | None, RobotsRules]] = {}
         self._in_flight: dict[str, Claim] = {}
-        self._sink_failures = 0
+        self._sink_failures = 0  # sink outages in a row (see `_sink_wait`)
+        self._sink_delay = 0.0
+        self._sink_retry_at = 0.0  # time.monotonic() when the current sink wait runs out
 
     # -- one batch ------------------------------------------------------------------------
 
@@ -147,19 +159,26 @@ class Fetcher:
         except BaseException:
             left = [c for c in claims if c.url_hash in self._in_flight]
             if left:
-                await asyncio.shield(self._release(left))
+                await asyncio.shield(self._release(left, wait_for_database=True))
             raise
         finally:
             for claim in claims:
                 self._in_flight.pop(claim.url_hash, None)
         self.summary.batches += 1
 
-    async def _release(self, claims: Sequence[Claim]) -> None:
+    async def _release(self, claims: Sequence[Claim], *, wait_for_database: bool = False) -> None:
+        """Give claims back untried; with `wait_for_database`, ride out an outage while
+        their leases hold (a stopping process does not wait)."""
         try:
-            result = await self.queue.release(self.worker_id, claims)
+            if wait_for_database:
+                result = await self._while_leased(
+                    lambda: self.queue.release(self.worker_id, claims))  # fmt: skip
+            else:
+                result = await self.queue.release(self.worker_id, claims)
             self.summary.released += len(result.applied)
         except Exception as exc:  # the reaper returns them after lease expiry
-            log.error("could not release %d claims: %s", len(claims), exc)
+            log.error("could not release %d claims (%s); their leases will expire",
+                      len(claims), exc)  # fmt: skip
         for claim in claims:
             self._in_flight.pop(claim.url_hash, None)
 
@@ -417,15 +436,13 @@ class Fetcher:
     # -- store, complete, log ---------------------------------------------------------------
 
     async def _finish(self, pages: list[_Page]) -> None:
-        stored = [p for p in pages if p.document is not None]
-        await self._drop_duplicates(stored)
-        stored = [p for p in stored if p.document is not None]
-        if stored:
-            await self._store(stored)
+        # The pages are fetched: if the database is down, hold them and try again rather
+        # than throw the work away (both steps are safe to repeat).
+        await self._while_leased(lambda: self._store_fetched(pages))
         outcomes = [p.outcome for p in pages if p.outcome is not None]
         missing = [p.claim for p in pages if p.outcome is None]
         outcomes += [Outcome(c, OutcomeKind.DEFERRED, error="no outcome") for c in missing]
-        result = await self.queue.complete(self.worker_id, outcomes)
+        result = await self._while_leased(lambda: self.queue.complete(self.worker_id, outcomes))
         for claim_hash in result.refused:
             log.warning("completion refused for %s (lease lost to the reaper?)", claim_hash)
         for page in pages:
@@ -446,6 +463,32 @@ class Fetcher:
             await self.fetch_log.record(entries)
         except Exception as exc:  # the log is observability: never fail the batch for it
             log.error("could not write %d fetch_log rows: %s", len(entries), exc)
+
+    async def _store_fetched(self, pages: list[_Page]) -> None:
+        stored = [p for p in pages if p.document is not None]
+        await self._drop_duplicates(stored)
+        stored = [p for p in stored if p.document is not None]
+        if stored:
+            await self._store(stored)
+
+    async def _while_leased(self, step: Callable[[], Awaitable[T]]) -> T:
+        """Run `step`; while the database is unavailable, run it again with backoff for
+        up to half a lease from the first failure (lease renewal runs every third of a
+        lease, so the claims are still ours), then give up with the last error."""
+        backoff = self.db.outage.backoff()
+        give_up_at: float | None = None
+        while True:
+            try:
+                return await step()
+            except DatabaseUnavailable as exc:
+                now = time.monotonic()
+                if give_up_at is None:
+                    give_up_at = now + self.queue.policy.lease_seconds / 2
+                delay = backoff.next_delay()
+                if now + delay > give_up_at:
+                    raise
+                self.db.outage.report(exc, delay)
+                await asyncio.sleep(delay)
 
     async def _drop_duplicates(self, pages: list[_Page]) -> None:
         seen: dict[str, str] = {}
@@ -476,10 +519,7 @@ class Fetcher:
         try:
             await self.sink.write(documents)
         except SinkUnavailable as exc:
-            self._sink_failures += 1
-            wait = min(
-                SINK_RETRY_CAP_S, self.config.sink_retry_s * 2 ** min(self._sink_failures - 1, 20)
-            )
+            wait = self._sink_wait()
             log.error("sink %s unavailable (%s); %d URLs back to pending for %.0fs",
                       self.sink.name, exc, len(pages), wait)  # fmt: skip
             for page in pages:
@@ -496,7 +536,20 @@ class Fetcher:
                         kind=OutcomeKind.FAILED,
                         error=f"sink refused the document: {exc}",
                     )
-        self._sink_failures = 0
+        self._sink_failures, self._sink_retry_at = 0, 0.0
+
+    def _sink_wait(self, now: float | None = None) -> float:
+        """How long URLs wait while the sink is down: `sink_retry_s`, doubled per failure
+        *after the previous wait ran out* (capped), not per failed batch: the batches that
+        fail together in one outage would otherwise double it many times over, and a
+        one-minute outage would park URLs for the cap (an hour). `now`: time.monotonic()."""
+        now = time.monotonic() if now is None else now
+        if now >= self._sink_retry_at:
+            self._sink_failures += 1
+            self._sink_delay = min(self.config.sink_retry_max_s, self.config.sink_retry_s
+                                   * 2 ** min(self._sink_failures - 1, 20))  # fmt: skip
+            self._sink_retry_at = now + self._sink_delay
+        return self._sink_delay
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -510,8 +563,9 @@ class Fetcher:
         wake = asyncio.Event()
         tasks: set[asyncio.Task[None]] = set()
         helpers = [asyncio.create_task(self._renew_leases(stop)),
-                   asyncio.create_task(self._maintain(stop))]  # fmt: skip
-        listener = await self._listen(wake)
+                   asyncio.create_task(self._maintain(stop)),
+                   asyncio.create_task(self._listen(wake, stop))]  # fmt: skip
+        backoff = self.db.outage.backoff()
         try:
             while not stop.is_set():
                 free = self.config.concurrency - len(self._in_flight)
@@ -521,9 +575,16 @@ class Fetcher:
                         claims = await self.queue.claim(
                             self.worker_id, min(free, self.config.claim_batch)
                         )
-                    except Exception as exc:  # database trouble: wait and try again
+                    except DatabaseUnavailable as exc:  # wait, then claim again
+                        delay = backoff.next_delay()
+                        self.db.outage.report(exc, delay)
+                        await _first_of([], [stop], delay)
+                        continue
+                    except Exception as exc:  # a failing statement: wait a tick, try again
                         log.error("claim failed: %s", exc)
                         claims = []
+                    else:
+                        backoff.reset()
                     claimed = len(claims)
                     if claims:
                         task = asyncio.create_task(self._guarded(claims))
@@ -540,8 +601,6 @@ class Fetcher:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
-            if listener is not None:
-                await listener()
         return self.summary
 
     async def _guarded(self, claims: Sequence[Claim]) -> None:
@@ -549,12 +608,16 @@ class Fetcher:
             await self.process(claims)
         except asyncio.CancelledError:
             raise
+        except DatabaseUnavailable as exc:  # no traceback: the outage is logged once
+            log.warning("a batch of %d claims could not finish (%s)", len(claims), exc)
         except Exception:
             log.exception("a batch of %d claims failed; released", len(claims))
 
     async def _idle(self) -> bool:
         try:
             return not await self.hosts.due_now() and await self.queue.in_flight() == 0
+        except DatabaseUnavailable:
+            return False  # the claim loop reports the outage and backs off
         except Exception as exc:
             log.error("idle check failed: %s", exc)
             return False
@@ -588,6 +651,8 @@ class Fetcher:
             if hashes:
                 try:
                     await self.queue.renew(self.worker_id, hashes)
+                except DatabaseUnavailable as exc:  # next round renews them
+                    self.db.outage.report(exc, every)
                 except Exception as exc:
                     log.error("lease renewal failed: %s", exc)
 
@@ -604,31 +669,54 @@ class Fetcher:
                 if time.monotonic() - last_prune > 3600:
                     await self.fetch_log.prune(self.config.fetch_log_retention)
                     last_prune = time.monotonic()
+            except DatabaseUnavailable as exc:  # the next round catches up
+                self.db.outage.report(exc, self.config.maintenance_every_s)
             except Exception as exc:
                 log.error("maintenance failed: %s", exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.config.maintenance_every_s)
 
-    async def _listen(self, wake: asyncio.Event) -> Callable[[], Awaitable[None]] | None:
-        """LISTEN on frontier_submitted on a connection of its own; returns its closer."""
-        holder = self.db.connection()
-        try:
-            conn = await holder.__aenter__()
+    async def _listen(self, wake: asyncio.Event, stop: asyncio.Event) -> None:
+        """LISTEN on frontier_submitted on a connection of its own until `stop`; when the
+        server drops it, LISTEN again (with backoff) and wake the claim loop, since
+        notifications sent meanwhile are lost. Without it, the claim loop still polls."""
+        backoff = self.db.outage.backoff()
 
-            def notified(*_args: object) -> None:
-                wake.set()
+        def notified(*_args: object) -> None:
+            wake.set()
 
-            await conn.add_listener(NOTIFY_CHANNEL, notified)
-        except Exception as exc:  # polling still works
-            log.warning("LISTEN %s failed (%s); polling only", NOTIFY_CHANNEL, exc)
-            return None
+        while not stop.is_set():
+            lost = asyncio.Event()
 
-        async def close() -> None:
-            with contextlib.suppress(Exception):
-                await conn.remove_listener(NOTIFY_CHANNEL, notified)
-            await holder.__aexit__(None, None, None)
+            def terminated(*_args: object) -> None:
+                lost.set()  # noqa: B023 - each connection gets its own callback and event
 
-        return close
+            try:
+                async with self.db.connection() as conn:
+                    conn.add_termination_listener(terminated)
+                    try:
+                        await conn.add_listener(NOTIFY_CHANNEL, notified)
+                        if backoff.attempts:
+                            log.info("LISTEN %s again", NOTIFY_CHANNEL)
+                            wake.set()
+                        backoff.reset()
+                        await _first_of([], [lost, stop], None)
+                    finally:  # a dead connection is already back in the pool: let go
+                        with contextlib.suppress(Exception):
+                            conn.remove_termination_listener(terminated)
+                            if not conn.is_closed():
+                                await conn.remove_listener(NOTIFY_CHANNEL, notified)
+                if stop.is_set():
+                    return
+                raise DatabaseUnavailable("the LISTEN connection was closed by the server")
+            except Exception as exc:
+                delay = backoff.next_delay()
+                if is_connection_loss(exc):
+                    self.db.outage.report(exc, delay)
+                else:
+                    log.warning("LISTEN %s failed (%s); polling meanwhile, again in %.1f s",
+                                NOTIFY_CHANNEL, exc, delay)  # fmt: skip
+                await _first_of([], [stop], delay)
 
 
 def _extract(
@@ -647,7 +735,7 @@ def _ms_since(started: float) -> int:
 
 
 async def _first_of(
-    tasks: list[asyncio.Task[None]], events: list[asyncio.Event], timeout: float
+    tasks: list[asyncio.Task[None]], events: list[asyncio.Event], timeout: float | None
 ) -> None:
     """Wait until a task ends, an event is set, or `timeout` passes."""
     waiters = [asyncio.create_task(e.wait()) for e in events]

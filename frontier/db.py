@@ -1,5 +1,14 @@
 """The one narrow seam to PostgreSQL: an asyncpg pool behind execute / fetch / fetchrow /
 fetchval / copy. Repositories receive a `Database`; nothing else touches a pool.
+
+When the server goes away (restart, crash, network), every operation raises
+`DatabaseUnavailable` ("database unavailable at host:port/db: <cause>", the asyncpg or
+socket error chained as its cause) instead of whichever of a dozen asyncpg/OS exceptions
+it met, and marks the process's `Outage` (`db.outage`), which logs one line when a caller
+reports the outage and one when the database answers again. The pool reconnects lazily on
+the next acquire; callers wait with `db.outage.backoff()` and try again (see
+`frontier.reconnect`). Statements are not retried here: a write whose connection died may
+or may not have committed, and only the caller knows whether running it again is safe.
 """
 
 from __future__ import annotations
@@ -15,6 +24,13 @@ from urllib.parse import parse_qs, urlsplit
 import asyncpg
 
 from frontier.errors import FrontierError
+from frontier.reconnect import (
+    RECONNECT_MAX_S,
+    Outage,
+    describe_cause,
+    is_connection_loss,
+    quiet_pool_floor,
+)
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +42,8 @@ _STATEMENT_ATTEMPTS = 5
 
 
 class DatabaseUnavailable(FrontierError):
-    """PostgreSQL cannot be reached or refused us; the message names the host and cause."""
+    """PostgreSQL cannot be reached, refused us or dropped the connection; the message
+    names the host and cause. Retryable: wait (`db.outage.backoff()`) and try again."""
 
 
 def describe_dsn(dsn: str) -> str:
@@ -53,14 +70,19 @@ class Database:
     """Statements run on a pool (each its own transaction) or on one connection inside
     `transaction()`. Single statements on the pool are retried on deadlock."""
 
-    def __init__(self, executor: asyncpg.Pool | asyncpg.Connection) -> None:
+    def __init__(
+        self, executor: asyncpg.Pool | asyncpg.Connection, outage: Outage | None = None
+    ) -> None:
         self._executor = executor
+        self.outage = outage or Outage("(unknown)")
 
     @classmethod
     async def connect(
-        cls, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
-    ) -> Database:
+        cls, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0,
+        reconnect_max_s: float = RECONNECT_MAX_S,
+    ) -> Database:  # fmt: skip
         where = describe_dsn(dsn)
+        quiet_pool_floor()
         try:
             pool = await asyncpg.create_pool(
                 dsn, min_size=min_size, max_size=max_size, timeout=timeout,
@@ -71,17 +93,42 @@ class Database:
         except (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
             cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
-        return cls(pool)
+        return cls(pool, Outage(where, cap_s=reconnect_max_s))
 
     async def close(self) -> None:
         if isinstance(self._executor, asyncpg.Pool):
             await self._executor.close()
 
+    def unavailable(self, exc: BaseException) -> DatabaseUnavailable:
+        """`exc` (a connection loss) as the one retryable error; marks the outage."""
+        self.outage.lost()
+        error = DatabaseUnavailable(
+            f"database unavailable at {self.outage.where}: {describe_cause(exc)}"
+        )
+        error.__cause__ = exc
+        return error
+
+    async def _watched(self, once: Callable[[], Awaitable[T]]) -> T:
+        """Run `once`; a connection loss leaves as `DatabaseUnavailable`, and a success
+        tells the outage tracker the database is back."""
+        started = self.outage.started()
+        try:
+            result = await once()
+        except DatabaseUnavailable:  # translated inside (a transaction's statement)
+            self.outage.lost()
+            raise
+        except Exception as exc:
+            if is_connection_loss(exc):
+                raise self.unavailable(exc) from exc
+            raise
+        self.outage.ok(started)
+        return result
+
     async def _retrying(self, once: Callable[[], Awaitable[T]], what: str) -> T:
         """Run `once` again if it loses a deadlock; only outside an enclosing transaction."""
         for attempt in range(1, _STATEMENT_ATTEMPTS + 1):
             try:
-                return await once()
+                return await self._watched(once)
             except _RETRYABLE:
                 if isinstance(self._executor, asyncpg.Connection) or attempt == _STATEMENT_ATTEMPTS:
                     raise
@@ -112,7 +159,8 @@ class Database:
     async def copy_records(
         self, table: str, records: Iterable[Sequence[Any]], columns: Sequence[str]
     ) -> None:
-        await self._executor.copy_records_to_table(table, records=records, columns=columns)
+        await self._watched(lambda: self._executor.copy_records_to_table(
+            table, records=records, columns=columns))  # fmt: skip
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:
@@ -121,8 +169,22 @@ class Database:
             async with self._executor.transaction():
                 yield self
             return
-        async with self._executor.acquire() as conn, conn.transaction():
-            yield Database(conn)
+        # Acquire, BEGIN, COMMIT and ROLLBACK may meet a dead server too; the body's own
+        # errors pass through untouched (its statements already translate theirs).
+        from_body: BaseException | None = None
+        started = self.outage.started()
+        try:
+            async with self._executor.acquire() as conn, conn.transaction():
+                try:
+                    yield Database(conn, self.outage)
+                except BaseException as exc:
+                    from_body = exc
+                    raise
+        except Exception as exc:
+            if exc is not from_body and is_connection_loss(exc):
+                raise self.unavailable(exc) from exc
+            raise
+        self.outage.ok(started)
 
     async def run_transaction(self, work: Callable[[Database], Awaitable[T]]) -> T:
         """Run `work` in one transaction, again from the start if it loses a deadlock."""
@@ -139,5 +201,13 @@ class Database:
         if isinstance(self._executor, asyncpg.Connection):
             yield self._executor
             return
-        async with self._executor.acquire() as conn:
+        try:
+            conn = await self._executor.acquire()
+        except Exception as exc:
+            if is_connection_loss(exc):
+                raise self.unavailable(exc) from exc
+            raise
+        try:
             yield conn
+        finally:
+            await self._executor.release(conn)

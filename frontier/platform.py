@@ -10,6 +10,10 @@ Each part is the service's own entry point run as a task on one event loop: the 
 fetcher's `run_fetcher`, the API's `create_app` under uvicorn. A failing poll is reported
 and retried on the poller's schedule; it never stops the process.
 
+All parts share one `Database`, so a PostgreSQL restart leaves one "database unavailable"
+line and one "database reachable again" line (see `frontier.reconnect`); meanwhile the
+loops back off, the API answers 503, and nothing stops.
+
 Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
 `frontier.demo.DemoError`.
 """
@@ -30,7 +34,7 @@ from typing import Any, TextIO
 import uvicorn
 
 from frontier.database import database_dsn, open_database
-from frontier.db import Database, describe_dsn
+from frontier.db import Database, DatabaseUnavailable, describe_dsn
 from frontier.errors import FrontierError
 from frontier.settings import Settings
 from frontier.stats import StatsRepository
@@ -168,8 +172,11 @@ class Platform:
                 else:
                     await self._seed(db)
                 await self._serve(db)
-                left = (await StatsRepository(db).stats())["by_status"]["fetching"]
-                self.console.event(f"stopped: {left} URLs left fetching")
+                try:
+                    left = (await StatsRepository(db).stats())["by_status"]["fetching"]
+                    self.console.event(f"stopped: {left} URLs left fetching")
+                except DatabaseUnavailable as exc:
+                    self.console.event(f"stopped: cannot count URLs left fetching ({exc})")
         finally:
             if sites is not None:
                 await sites.stop()
@@ -269,13 +276,19 @@ class Platform:
         )  # fmt: skip
         async with SafeClient(limits) as client:
             poller = Poller(db, client, policy, QueuePolicy.from_settings(self.settings))
+            backoff = db.outage.backoff()
             while not self.stop.is_set():
+                wait = policy.tick_s
                 try:
                     self._report_polls(await poller.run_once())
-                except Exception as exc:  # the database went away: say so, try next tick
+                    backoff.reset()
+                except DatabaseUnavailable as exc:  # logged once per outage; back off
+                    wait = backoff.next_delay()
+                    db.outage.report(exc, wait)
+                except Exception as exc:  # a failing statement: say so, try next tick
                     log.debug("poller tick failed", exc_info=True)
                     self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
-                await self._wait(policy.tick_s)
+                await self._wait(wait)
 
     def _report_polls(self, summaries: list[dict[str, Any]]) -> None:
         for s in summaries:
@@ -293,6 +306,9 @@ class Platform:
         while not self.stop.is_set():
             try:
                 names = await due_sources(db)
+            except DatabaseUnavailable as exc:  # logged once per outage
+                db.outage.report(exc, self.settings.up_spider_tick_s)
+                names = []
             except Exception as exc:
                 log.debug("spider check failed", exc_info=True)
                 self.console.event(f"spider: check failed ({type(exc).__name__}: {exc})")
@@ -342,6 +358,8 @@ class Platform:
         while not self.stop.is_set():
             try:
                 self.console.progress(progress_line(await stats.stats()))
+            except DatabaseUnavailable as exc:  # logged once per outage
+                db.outage.report(exc, self.console.every_s)
             except Exception as exc:
                 log.debug("progress failed", exc_info=True)
                 self.console.event(f"progress: cannot read counts ({type(exc).__name__})")

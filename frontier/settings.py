@@ -68,6 +68,14 @@ class Settings(BaseSettings):
     )
 
     # -- reliability settings ---------------------------------------------------------
+    sink_retry_max_s: float = Field(
+        default=3600.0, gt=0, le=86_400,
+        description="Longest wait of claimed URLs while the content sink is down (the cap).",
+    )  # fmt: skip
+    db_reconnect_max_s: float = Field(
+        default=30.0, gt=0, le=600,
+        description="Longest wait between tries while PostgreSQL is unreachable (backoff cap).",
+    )  # fmt: skip
 
     # -- poller settings --------------------------------------------------------------
     poll_tick_s: float = Field(

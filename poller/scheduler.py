@@ -2,6 +2,12 @@
 poll lease, at most `per_host` per host across all processes), polls them with bounded
 concurrency, and writes their new state and fetch-log rows in batches; `run_forever()`
 is a thin loop that calls it every tick. Tests call `run_once()` directly.
+
+When PostgreSQL goes away mid-tick, a poll that needed it ends like a cancelled one (no
+error charged to the source, its lease given back) and the tick ends with
+`DatabaseUnavailable`; a lease that could not be given back expires and the source is
+polled again (entries are deduplicated by URL). `run_forever()` then waits with a capped
+exponential backoff instead of its tick until the database answers.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from frontier.clock import utcnow
-from frontier.db import Database
+from frontier.db import Database, DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
@@ -102,6 +108,8 @@ class Poller:
             )  # fmt: skip
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")
+        except DatabaseUnavailable:  # not the source's fault: no error charged; its lease
+            return Polled(source, state, crash="cancelled")  # is given back when possible
         except Exception as exc:  # one broken source never stops the others
             log.exception("source %s: poll crashed", source.name)
             crash = f"{type(exc).__name__}: {exc}"
@@ -124,18 +132,24 @@ class Poller:
         return [p.summary() for p in polled]
 
     async def run_forever(self, stop: asyncio.Event) -> None:
-        """Tick every `policy.tick_s` seconds until `stop` is set."""
+        """Tick every `policy.tick_s` seconds until `stop` is set; while the database is
+        unavailable, back off (capped, with jitter) instead."""
+        backoff = self.db.outage.backoff()
         while not stop.is_set():
+            wait = self.policy.tick_s
             try:
                 summaries = await self.run_once()
+                backoff.reset()
                 failed = sum(1 for s in summaries if not s["ok"])
                 if summaries:
                     log.info("polled %d sources, %d failed", len(summaries), failed)
-            except Exception:  # the database went away: log, wait a tick, try again
+            except DatabaseUnavailable as exc:  # one line per outage, no traceback
+                wait = backoff.next_delay()
+                self.db.outage.report(exc, wait)
+            except Exception:  # a failing statement: log, wait a tick, try again
                 log.exception("poller tick failed")
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=self.policy.tick_s)
-
+                await asyncio.wait_for(stop.wait(), timeout=wait)
 
 
 

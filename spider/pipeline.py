@@ -6,19 +6,22 @@ It never blocks the reactor: Scrapy runs on the asyncio reactor, so asyncpg work
 same event loop. `process_item` only appends to a buffer; a full buffer is written by a
 background task (one write at a time, in order; `process_item` waits, without blocking,
 only when several batches are already queued). `close_spider` flushes what is left and
-waits for every write. A failed write is counted (`frontier/submit_errors`) and logged;
-the URLs are found again on the next run.
+waits for every write. While the database is unavailable a write is tried again with
+backoff for up to `WRITE_PATIENCE_S` (submits and page upserts are idempotent), holding
+the crawl back through the write queue; a write that still fails is counted
+(`frontier/submit_errors`) and logged, and the URLs are found again on the next run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import asyncpg
 
-from frontier.db import Database
+from frontier.db import Database, DatabaseUnavailable
 from frontier.errors import FrontierError
 from frontier.queue import Candidate, QueuePolicy, QueueRepository
 from frontier.states import Origin
@@ -28,6 +31,7 @@ from spider.state import PageCheck, SpiderRepository
 log = logging.getLogger(__name__)
 
 MAX_QUEUED_WRITES = 4  # batches waiting for the database before process_item waits too
+WRITE_PATIENCE_S = 120.0  # how long one write waits for an unavailable database
 
 DSN = "FRONTIER_DSN"
 BATCH_SIZE = "FRONTIER_BATCH_SIZE"
@@ -84,18 +88,35 @@ class FrontierPipeline:
         assert self._db is not None
         async with self._lock:
             try:
-                if articles:
-                    result = await QueueRepository(self._db, self.policy).submit(articles)
-                    self._count("new_urls", result.inserted)
-                    self._count("known_urls", result.known + result.raised)
-                    self._count("rejected_urls", len(result.rejected))
-                if pages:
-                    source_id = self.crawler.spider.plan.source_id
-                    await SpiderRepository(self._db).save_pages(source_id, pages)
+                await self._write_patiently(self._db, articles, pages)
             except (FrontierError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 self._count("submit_errors", len(articles) + len(pages))
                 log.error("could not write %d URLs and %d page checks to the frontier: %s",
                           len(articles), len(pages), exc)  # fmt: skip
+
+    async def _write_patiently(
+        self, db: Database, articles: list[Candidate], pages: list[PageCheck]
+    ) -> None:
+        backoff = db.outage.backoff()
+        give_up_at = time.monotonic() + WRITE_PATIENCE_S
+        while True:
+            try:
+                if articles:
+                    result = await QueueRepository(db, self.policy).submit(articles)
+                    self._count("new_urls", result.inserted)
+                    self._count("known_urls", result.known + result.raised)
+                    self._count("rejected_urls", len(result.rejected))
+                    articles = []  # written: a retry does only what is left
+                if pages:
+                    source_id = self.crawler.spider.plan.source_id
+                    await SpiderRepository(db).save_pages(source_id, pages)
+                return
+            except DatabaseUnavailable as exc:
+                delay = backoff.next_delay()
+                if time.monotonic() + delay > give_up_at:
+                    raise
+                db.outage.report(exc, delay)
+                await asyncio.sleep(delay)
 
     async def close_spider(self) -> None:
         await self._start_write()

@@ -152,7 +152,8 @@ class ElasticsearchStandIn:
         return self._answer({"took": 1, "errors": errors, "items": items})
 
     async def start(self) -> ElasticsearchStandIn:
-        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address)
+        # self.port: 0 at first (any free port), then the same port when started again
+        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address, self.port)
         return self
 
     async def stop(self) -> None:

@@ -148,7 +148,9 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, "validation_error", str(exc), _field_of(str(exc)))
 
     @app.exception_handler(DatabaseUnavailable)
-    async def unavailable(_request: Request, exc: DatabaseUnavailable) -> JSONResponse:
+    async def unavailable(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
+        # One log line per outage (and one when it is back), not a traceback per request.
+        request.app.state.context.db.outage.report(exc, None)
         return error_response(503, "unavailable", str(exc), headers={"Retry-After": "5"})
 
     @app.exception_handler(FrontierError)

@@ -1,0 +1,131 @@
+"""Connections dropped by the server (pg_terminate_backend, as a restart does to every
+backend): the seam turns the loss into `DatabaseUnavailable` and works again on the next
+statement; the fetcher's LISTEN connection is opened again and still wakes it; a page
+fetched while the database is away is stored and completed once it answers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import pytest
+
+from frontier.db import Database, DatabaseUnavailable
+from frontier.sinks import RawDocument
+from frontier.sinks.postgres import PostgresSink
+from tests.fetch_harness import article, fetcher_for, frontier_row, submit
+from tests.local_site import LocalSite
+
+DEADLINE_S = 30.0
+
+
+async def until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
+    """Poll `check` until it returns something truthy (a condition with a deadline)."""
+    async with asyncio.timeout(DEADLINE_S):
+        while not (value := await check()):
+            await asyncio.sleep(0)  # yield; each check is a real query
+        return value
+    raise AssertionError(what)  # pragma: no cover - asyncio.timeout raises first
+
+
+async def backend_running(db: Database, query_start: str) -> int | None:
+    pid: int | None = await db.fetchval(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND pid <> pg_backend_pid() AND query LIKE $1 || '%' LIMIT 1",
+        query_start,
+    )
+    return pid
+
+
+async def test_a_dropped_connection_is_unavailable_then_works_again(
+    db: Database, fresh_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="frontier.db")
+    victim = await Database.connect(fresh_dsn, max_size=2)
+    try:
+        sleeper = asyncio.create_task(victim.fetchval("SELECT pg_sleep(60)"))
+        pid = await until(lambda: backend_running(db, "SELECT pg_sleep"), "the sleep started")
+        assert await db.fetchval("SELECT pg_terminate_backend($1)", pid)
+        with pytest.raises(DatabaseUnavailable, match=r"database unavailable at .*: ") as caught:
+            await sleeper
+        assert "administrator command" in str(caught.value)
+        assert victim.outage.down
+        victim.outage.report(caught.value, 0.5)
+        assert await victim.fetchval("SELECT 41 + 1") == 42  # the pool reconnected
+        assert not victim.outage.down
+    finally:
+        await victim.close()
+    messages = [r.getMessage() for r in caplog.records if r.name == "frontier.db"]
+    assert len(messages) == 2, messages
+    assert messages[0].startswith("database unavailable at ")
+    assert messages[0].endswith("retrying in 0.5 s")
+    assert messages[1].startswith("database reachable again after ")
+
+
+async def test_the_fetcher_listens_again_after_its_connection_is_dropped(
+    db: Database, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    local_site.serve("/a", article("after the drop"))
+    fetcher_db = await Database.connect(fresh_dsn, max_size=4)
+    stop = asyncio.Event()
+    try:
+        # A long idle poll: only a NOTIFY on the new LISTEN connection wakes it quickly.
+        async with fetcher_for(fetcher_db, idle_poll_s=600.0) as fetcher:
+            run = asyncio.create_task(fetcher.run(stop=stop))
+            first = await until(lambda: backend_running(db, "LISTEN"), "the fetcher listens")
+            await db.fetchval("SELECT pg_terminate_backend($1)", first)
+
+            async def listening_again() -> int | None:
+                pid = await backend_running(db, "LISTEN")
+                return pid if pid not in (None, first) else None
+
+            await until(listening_again, "the fetcher listens again")
+            await submit(db, local_site.url("/a"))
+
+            async def fetched() -> bool:
+                row = await frontier_row(db, local_site.url("/a"))
+                return row["status"] == "fetched"
+
+            await until(fetched, "the submitted URL is fetched")
+            stop.set()
+            await asyncio.wait_for(run, DEADLINE_S)
+    finally:
+        stop.set()
+        await fetcher_db.close()
+
+
+class LosesTheDatabaseTwice:
+    """The PostgreSQL sink, but its first two writes meet a dropped database connection
+    (as a write during a restart does); a stand-in for the outage, the database is real."""
+
+    name = "postgres"
+
+    def __init__(self, db: Database) -> None:
+        self.sink = PostgresSink(db)
+        self.failures = 0
+
+    async def write(self, documents: Sequence[RawDocument]) -> None:
+        if self.failures < 2:
+            self.failures += 1
+            raise DatabaseUnavailable("database unavailable at test: connection lost")
+        await self.sink.write(documents)
+
+    async def close(self) -> None:
+        await self.sink.close()
+
+
+async def test_a_fetched_page_waits_for_the_database_instead_of_being_lost(
+    db: Database, local_site: LocalSite
+) -> None:
+    local_site.serve("/held", article("held across the outage"))
+    await submit(db, local_site.url("/held"))
+    sink = LosesTheDatabaseTwice(db)
+    async with fetcher_for(db, sink=sink) as fetcher:
+        assert await fetcher.run_once() == 1
+    assert sink.failures == 2
+    row = await frontier_row(db, local_site.url("/held"))
+    assert (row["status"], row["retry_count"], row["fetch_count"]) == ("fetched", 0, 1)
+    assert len(local_site.hits("/held")) == 1  # stored after the retries, not fetched again
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
