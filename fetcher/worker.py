@@ -518,14 +518,8 @@ class Fetcher:
         documents = [p.document for p in pages if p.document is not None]
         try:
             await self.sink.write(documents)
-        except SinkUnavailable as exc:
-            wait = self._sink_wait()
-            log.error("sink %s unavailable (%s); %d URLs back to pending for %.0fs",
-                      self.sink.name, exc, len(pages), wait)  # fmt: skip
-            for page in pages:
-                self._set(page, OutcomeKind.DEFERRED, retry_after_s=wait,
-                          error=f"sink unavailable: {exc}")  # fmt: skip
-            return
+        except DatabaseUnavailable:
+            raise  # the PostgreSQL sink's database is down: `_finish` holds the pages
         except DocumentRejected as exc:
             refused = set(exc.url_hashes)
             for page in pages:
@@ -536,6 +530,18 @@ class Fetcher:
                         kind=OutcomeKind.FAILED,
                         error=f"sink refused the document: {exc}",
                     )
+        except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
+            # (a permission refused, a sink bug): no attempt is counted (the page is fine)
+            # and the URLs wait with backoff, instead of being released due at once and
+            # claimed again in a hot loop.
+            wait = self._sink_wait()
+            what = "unavailable" if isinstance(exc, SinkUnavailable) else "failed"
+            log.error("sink %s %s (%s); %d URLs back to pending for %.0fs", self.sink.name,
+                      what, exc, len(pages), wait, exc_info=what == "failed")  # fmt: skip
+            for page in pages:
+                self._set(page, OutcomeKind.DEFERRED, retry_after_s=wait,
+                          error=f"sink {what}: {exc}")  # fmt: skip
+            return
         self._sink_failures, self._sink_retry_at = 0, 0.0
 
     def _sink_wait(self, now: float | None = None) -> float:

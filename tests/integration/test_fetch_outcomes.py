@@ -3,6 +3,7 @@ queue, the safe client, extraction and the PostgreSQL sink."""
 
 from __future__ import annotations
 
+import pytest
 from aiohttp import web
 
 from frontier.db import Database
@@ -203,14 +204,24 @@ async def test_fetchprotection_zero_is_blocked_by_policy(
     assert local_site.requests == []
 
 
-async def test_sink_down_puts_urls_back_to_pending(db: Database, local_site: LocalSite) -> None:
+@pytest.mark.parametrize("failure", ["unavailable", "unplanned"])
+async def test_sink_down_puts_urls_back_to_pending(
+    db: Database, local_site: LocalSite, failure: str
+) -> None:
+    """A sink that says it is down, or one failing in a way nobody planned for (here a
+    permission refused, as a PostgreSQL sink under the wrong role meets): the URL waits with
+    backoff and no attempt counted, never a hot loop of claims and never a dead URL."""
+    import asyncpg
+
     from frontier.sinks import SinkUnavailable
 
     class DownSink:
         name = "down"
 
         async def write(self, documents: object) -> None:
-            raise SinkUnavailable("connection refused")
+            if failure == "unavailable":
+                raise SinkUnavailable("connection refused")
+            raise asyncpg.InsufficientPrivilegeError("permission denied for table raw_content")
 
         async def close(self) -> None:
             pass
@@ -222,6 +233,8 @@ async def test_sink_down_puts_urls_back_to_pending(db: Database, local_site: Loc
     row = await frontier_row(db, local_site.url("/a"))
     assert (row["status"], row["retry_count"], row["fetch_count"]) == ("pending", 0, 0)
     assert (row["next_fetch_at"] - row["updated_at"]).total_seconds() >= 50
+    expected = "connection refused" if failure == "unavailable" else "permission denied"
+    assert expected in row["last_error"]
     assert await db.fetchval("SELECT count(*) FROM raw_content") == 0
 
 
