@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -46,3 +47,11 @@ async def frontier_process(
 def read_log(tmp_path: Path, command: str, index: int = 0) -> str:
     """The output of the index-th COMMAND process of this test."""
     return (tmp_path / f"{command}-{index}.log").read_text(errors="replace")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago, for a child server to bind."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

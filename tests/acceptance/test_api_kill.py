@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import socket
 import time
 from asyncio.subprocess import Process
 from collections.abc import AsyncIterator
@@ -31,7 +30,7 @@ from frontier.db import Database
 from frontier.imports import BATCH_SIZE
 from tests.conditions import wait_until
 from tests.frontier_checks import assert_counters_agree
-from tests.processes import frontier_process, read_log
+from tests.processes import free_port, frontier_process, read_log
 
 DEADLINE_S = 120.0
 HELD_HOST = "held.example"
@@ -59,13 +58,6 @@ def batch_bytes(batch: int, held_line: int) -> bytes:
 def victim(dsn: str) -> str:
     """The DSN the child connects with: its backends are named, so the test finds them."""
     return f"{dsn}{'&' if '?' in dsn else '?'}application_name={VICTIM}"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def imported_lines(db: Database) -> set[int]:

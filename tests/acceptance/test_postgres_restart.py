@@ -29,9 +29,8 @@ from frontier.db import Database, DatabaseUnavailable
 from frontier.embedded import EmbeddedPostgres
 from frontier.sources import SourceRepository
 from tests.fetch_harness import article, submit
-from tests.integration.test_demo import free_port
 from tests.local_site import LocalSite
-from tests.processes import frontier_process, read_log
+from tests.processes import free_port, frontier_process, read_log
 
 DEADLINE_S = 120.0  # generous: a loaded 2-core machine
 SITES = 5

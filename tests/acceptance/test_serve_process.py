@@ -9,8 +9,7 @@ from pathlib import Path
 import httpx
 
 from tests.conditions import wait_until
-from tests.integration.test_demo import free_port
-from tests.processes import frontier_process, read_log
+from tests.processes import free_port, frontier_process, read_log
 
 
 async def test_sigterm_stops_serve_gracefully_with_exit_0(fresh_dsn: str, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +21,7 @@ import psycopg
 
 from frontier.demo.sites import build
 from frontier.embedded import EmbeddedPostgres
+from tests.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 60.0  # the promise: fetched > 0 within a minute of `make demo`
@@ -32,13 +32,6 @@ def demo_source_names() -> set[str]:
     origins = {key: f"http://127.0.0.1:{n}" for n, key in
                enumerate(("gazette", "lantern", "courier", "meadow"), start=1)}  # fmt: skip
     return {built.source["name"] for built in build(origins, datetime.now(UTC)).values()}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def up_env(home: Path, **extra: str) -> dict[str, str]:
@@ -121,9 +114,10 @@ async def test_demo_crawls_every_source_offline_and_stops_cleanly(tmp_path: Path
     assert "stopped: 0 URLs left fetching" in text, text[-4000:]
     pgdata = tmp_path / "demo" / "pgdata"
     assert not (pgdata / "postmaster.pid").exists(), "the embedded database was left running"
-    with EmbeddedPostgres(tmp_path / "demo") as server, psycopg.connect(
-        server.dsn("frontier")
-    ) as conn:
+    with (
+        EmbeddedPostgres(tmp_path / "demo") as server,
+        psycopg.connect(server.dsn("frontier")) as conn,
+    ):
         counts = dict(conn.execute(
             "SELECT status, count(*) FROM url_frontier GROUP BY status").fetchall())  # fmt: skip
         naptime = conn.execute("SHOW autovacuum_naptime").fetchone()

@@ -16,8 +16,9 @@ from aiohttp import web
 from frontier.db import Database
 from frontier.sources import SourceRepository
 from tests.fetch_harness import article, submit
-from tests.integration.test_demo import REPO, free_port, up_env, wait_until
+from tests.integration.test_demo import REPO, up_env, wait_until
 from tests.local_site import LocalSite
+from tests.processes import free_port
 
 DEADLINE_S = 60.0
 
@@ -43,10 +44,15 @@ async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
 
     async def progressed() -> bool:
         failed_poll = await db.fetchval(
-            "SELECT count(*) FROM fetch_log WHERE kind = 'feed' AND outcome = 'failed'")
+            "SELECT count(*) FROM fetch_log WHERE kind = 'feed' AND outcome = 'failed'"
+        )
         fetched = await db.fetchval("SELECT count(*) FROM url_frontier WHERE status = 'fetched'")
-        return bool(failed_poll and fetched and local_site.hits("/slow")
-                    and "poll FAILED offline feed" in log.read_text(errors="replace"))
+        return bool(
+            failed_poll
+            and fetched
+            and local_site.hits("/slow")
+            and "poll FAILED offline feed" in log.read_text(errors="replace")
+        )
 
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
@@ -58,7 +64,8 @@ async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
                 assert (await c.get("/healthz")).json()["status"] == "ok"
             in_flight = await db.fetchval(
-                "SELECT count(*) FROM url_frontier WHERE status = 'fetching'")
+                "SELECT count(*) FROM url_frontier WHERE status = 'fetching'"
+            )
             assert in_flight == 1  # the slow page
             process.send_signal(signal.SIGTERM)
             code = await asyncio.wait_for(process.wait(), DEADLINE_S)
