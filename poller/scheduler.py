@@ -57,7 +57,6 @@ class Poller:
         self.owner = owner or worker_id()
         self.states = FeedStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
-        self.fetch_log = FetchLogRepository(db)
 
     async def run_once(self, *, now: datetime | None = None) -> list[dict[str, Any]]:
         """Poll every source due now (as many as are claimable); returns one summary per
@@ -126,9 +125,14 @@ class Poller:
     async def _write(self, polled: Sequence[Polled]) -> list[dict[str, Any]]:
         cancelled = [p.source.id for p in polled if p.crash == "cancelled"]
         written = [p for p in polled if p.crash != "cancelled"]
-        await self.states.complete(self.owner, [p.state for p in written])
-        await self.states.release(self.owner, cancelled)
-        await self.fetch_log.record([entry for p in written for entry in p.logs])
+
+        async def write(tx: Database) -> None:  # a poll's state and its log rows, or neither
+            states = FeedStateRepository(tx)
+            await states.complete(self.owner, [p.state for p in written])
+            await states.release(self.owner, cancelled)
+            await FetchLogRepository(tx).record([entry for p in written for entry in p.logs])
+
+        await self.db.run_transaction(write)
         return [p.summary() for p in polled]
 
     async def run_forever(self, stop: asyncio.Event) -> None:
