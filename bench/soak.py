@@ -37,7 +37,8 @@ Verdicts, decided on the numbers (warm-up is the first quarter of the run, left 
   the second quarter's. RSS may grow by at most max(10%, 20 MiB) (its least-squares slope
   after warm-up is reported too); open fds other than sockets to the site by at most
   max(10%, 8). Sockets to the site (aiohttp keeps an idle keep-alive connection to every
-  host it fetched from in the last 15 s, which its `limit` does not count) must stay under
+  host it fetched from in the last `HttpLimits.keepalive_s`, 5 s, which its `limit` does
+  not count) must stay under
   hosts + the client's connection limit; PostgreSQL connections never above the pool size
   (FRONTIER_DB_POOL_SIZE) + 1 (an asyncpg pool opens connections on demand up to its size,
   so growth within it is no leak).

@@ -536,13 +536,21 @@ class Fetcher:
             # claimed again in a hot loop.
             wait = self._sink_wait()
             what = "unavailable" if isinstance(exc, SinkUnavailable) else "failed"
-            log.error("sink %s %s (%s); %d URLs back to pending for %.0fs", self.sink.name,
-                      what, exc, len(pages), wait, exc_info=what == "failed")  # fmt: skip
+            log.error("sink %s %s (%s); %d URLs back to pending and claiming paused for %.0fs",
+                      self.sink.name, what, exc, len(pages), wait,
+                      exc_info=what == "failed")  # fmt: skip
             for page in pages:
                 self._set(page, OutcomeKind.DEFERRED, retry_after_s=wait,
                           error=f"sink {what}: {exc}")  # fmt: skip
             return
         self._sink_failures, self._sink_retry_at = 0, 0.0
+
+    def claims_paused_for(self, now: float | None = None) -> float:
+        """Seconds until the claim loop may claim again: while the sink is known to be down,
+        pages fetched could not be stored, and fetching them again once it is back would
+        spend the sites' politeness twice. 0 when it may claim. `now`: time.monotonic()."""
+        now = time.monotonic() if now is None else now
+        return max(0.0, self._sink_retry_at - now)
 
     def _sink_wait(self, now: float | None = None) -> float:
         """How long URLs wait while the sink is down: `sink_retry_s`, doubled per failure
@@ -574,6 +582,10 @@ class Fetcher:
         backoff = self.db.outage.backoff()
         try:
             while not stop.is_set():
+                paused_s = self.claims_paused_for()
+                if paused_s > 0:
+                    await _first_of([*tasks], [stop], paused_s)
+                    continue
                 free = self.config.concurrency - len(self._in_flight)
                 claimed = 0
                 if free > 0:
