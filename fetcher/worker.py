@@ -443,15 +443,16 @@ class Fetcher:
         missing = [p.claim for p in pages if p.outcome is None]
         outcomes += [Outcome(c, OutcomeKind.DEFERRED, error="no outcome") for c in missing]
         result = await self._while_leased(lambda: self.queue.complete(self.worker_id, outcomes))
-        for claim_hash in result.refused:
+        refused = set(result.refused)
+        for claim_hash in refused:
             log.warning("completion refused for %s (lease lost to the reaper?)", claim_hash)
         for page in pages:
             self._in_flight.pop(page.claim.url_hash, None)
         entries = []
         for page in pages:
             outcome = page.outcome
-            if outcome is None:
-                continue
+            if outcome is None or page.claim.url_hash in refused:
+                continue  # a refused completion did not happen: whoever holds it now logs it
             self.summary.outcomes[str(outcome.kind)] += 1
             entries.append(LogEntry(
                 FetchKind.PAGE, page.claim.source_id, page.claim.url, LOG_OUTCOMES[outcome.kind],

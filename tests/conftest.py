@@ -21,7 +21,7 @@ from frontier import migrate
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
 from frontier.settings import Settings
-from tests.local_site import LocalSite
+from tests.local_site import LocalSite, running_site
 
 TEMPLATE = "frontier_template"
 _database_numbers = itertools.count()
@@ -119,11 +119,15 @@ def settings(fresh_dsn: str, tmp_path: Path) -> Settings:
 @pytest.fixture
 async def local_site() -> AsyncIterator[LocalSite]:
     """A real HTTP server on 127.0.0.1 (see tests/local_site.py)."""
-    site = await LocalSite().start()
-    try:
+    async with running_site("127.0.0.1") as site:
         yield site
-    finally:
-        await site.stop()
+
+
+@pytest.fixture
+async def partner_site() -> AsyncIterator[LocalSite]:
+    """A second host: a real HTTP server on 127.0.0.2."""
+    async with running_site("127.0.0.2") as site:
+        yield site
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ Distinct loopback addresses (127.0.0.2, 127.0.0.3, ...) make distinct hosts.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -91,3 +92,13 @@ class LocalSite:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+
+@asynccontextmanager
+async def running_site(address: str = "127.0.0.1") -> AsyncIterator[LocalSite]:
+    """A started LocalSite on `address`, stopped afterwards."""
+    site = await LocalSite(address=address).start()
+    try:
+        yield site
+    finally:
+        await site.stop()

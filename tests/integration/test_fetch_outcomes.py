@@ -3,6 +3,8 @@ queue, the safe client, extraction and the PostgreSQL sink."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from aiohttp import web
 
@@ -257,3 +259,39 @@ async def test_slow_handler_times_out_and_is_retried(db: Database, local_site: L
     row = await frontier_row(db, local_site.url("/slow"))
     assert (row["status"], row["retry_count"]) == ("pending", 1)
     assert "timed out" in (row["last_error"] or "")
+
+
+async def test_a_completion_refused_after_the_lease_was_lost_is_not_logged(
+    db: Database, local_site: LocalSite
+) -> None:
+    """The reaper took the URL back while its page was being stored: that completion did
+    not happen, so it leaves no `ok` row; the next claim's fetch is the one logged."""
+    from frontier.queue import QueuePolicy, QueueRepository
+    from frontier.sinks import RawDocument
+    from frontier.sinks.postgres import PostgresSink
+
+    class ReapedWhileStoring(PostgresSink):
+        reaped = 0
+
+        async def write(self, documents: Sequence[RawDocument]) -> None:
+            if not self.reaped:
+                await db.execute("UPDATE url_frontier SET lease_until = now() - interval '1 s'")
+                self.reaped = (await QueueRepository(db, QueuePolicy()).reap()).returned
+            await super().write(documents)
+
+    local_site.serve("/a", article("A"))
+    await submit(db, local_site.url("/a"))
+    sink = ReapedWhileStoring(db)
+    async with fetcher_for(db, sink=sink) as fetcher:
+        await fetcher.run_once()
+        assert sink.reaped == 1
+        assert (await frontier_row(db, local_site.url("/a")))["status"] == "pending"
+        assert await db.fetchval("SELECT count(*) FROM fetch_log WHERE kind = 'page'") == 0
+        await db.execute("UPDATE host_state SET lease_owner = NULL, lease_until = NULL, "
+                         "pending_due_at = now()")  # fmt: skip
+        await db.execute("UPDATE url_frontier SET next_fetch_at = now()")
+        assert await fetcher.run_once() == 1
+    assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
+    rows = await db.fetch("SELECT outcome FROM fetch_log WHERE kind = 'page'")
+    assert [r["outcome"] for r in rows] == ["ok"]
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 1

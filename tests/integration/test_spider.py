@@ -16,7 +16,7 @@ from frontier.sources import SourceRepository
 from frontier.states import FetchKind, IngestionMode
 from spider.runner import configure, crawl_in_child, due_sources, job_for
 from spider.state import SpiderRepository
-from tests.local_site import LocalSite
+from tests.local_site import LocalSite, running_site
 
 DATED = r"/\d{4}/\d{2}/\d{2}/"
 
@@ -45,21 +45,9 @@ class Pages:
 
 
 @pytest.fixture
-async def partner_site() -> AsyncIterator[LocalSite]:
-    site = await LocalSite(address="127.0.0.2").start()
-    try:
-        yield site
-    finally:
-        await site.stop()
-
-
-@pytest.fixture
 async def other_site() -> AsyncIterator[LocalSite]:
-    site = await LocalSite(address="127.0.0.3").start()
-    try:
+    async with running_site("127.0.0.3") as site:
         yield site
-    finally:
-        await site.stop()
 
 
 def build_news_site(site: LocalSite, partner: LocalSite, other: LocalSite) -> Pages:
