@@ -41,9 +41,11 @@ async def run_fetcher(
     if concurrency:
         overrides["concurrency"] = concurrency
     config = FetcherConfig.from_settings(settings, **overrides)
+    # Given a `stop`, the caller owns SIGTERM/SIGINT (`frontier up`); else they stop us.
+    signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    for signum in signals:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signum, stop.set)
     raise_open_file_limit()
@@ -54,6 +56,6 @@ async def run_fetcher(
             return await fetcher.run(until_idle=until_idle, stop=stop)
     finally:
         await sink.close()
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in signals:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)

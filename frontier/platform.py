@@ -346,9 +346,6 @@ class Platform:
         from fetcher.service import run_fetcher
 
         summary = await run_fetcher(self.settings, db, stop=self.stop)
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):  # run_fetcher removed ours on its way out
-            loop.add_signal_handler(signum, self._stop_requested, signum)
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
         self.console.event(f"fetcher: stopped after {summary.pages} pages "
                            f"({counts or 'none'}); {summary.released} released")  # fmt: skip
