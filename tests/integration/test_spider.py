@@ -3,6 +3,7 @@ it) against local sites on 127.0.0.1/2/3, submitting to a real PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 
@@ -214,3 +215,44 @@ async def test_due_sources_are_claimed_once_per_interval(
     assert options.interval_minutes == 60 and options.next_run_at is not None
     never = await SpiderRepository(db).options((await repo.get("feed-only")).id)
     assert never.next_run_at is None and never.interval_minutes == 24 * 60
+
+
+async def test_a_dropped_database_connection_mid_crawl_is_ridden_out(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    """The crawl's database connections are terminated while it is on a listing page: the
+    pool replaces them and every write goes through; nothing is lost. (A database still
+    down at write time is retried by `FrontierPipeline._write_patiently`.)"""
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def held_listing(_request: web.Request) -> web.StreamResponse:
+        arrived.set()
+        await release.wait()
+        return web.Response(text=html("/2024/02/02/held-story"), content_type="text/html")
+
+    local_site.serve("/robots.txt", "", status=404)
+    local_site.serve("/", html("/2024/01/01/first-story", "/page/2"))
+    local_site.route("/page/2", held_listing)
+    await SourceRepository(db).add("news", base_url=local_site.url("/"), rate_limit_ms=0,
+                                   mode=IngestionMode.SPIDER,
+                                   article_patterns=[DATED])  # fmt: skip
+    name = "spider-under-test"
+    dsn = f"{fresh_dsn}{'&' if '?' in fresh_dsn else '?'}application_name={name}"
+    crawl = asyncio.create_task(crawl_in_child(job_for(settings, dsn, "news")))
+    try:
+        await asyncio.wait_for(arrived.wait(), 60)
+        terminated = await db.fetchval(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = $1", name,
+        )  # fmt: skip
+        assert terminated >= 1
+    finally:
+        release.set()
+    result = await asyncio.wait_for(crawl, 120)
+
+    assert result.exit_code == 0, result.summary
+    assert result.summary["submit_errors"] == 0
+    assert {row[0] for row in await frontier_rows(db)} == {
+        local_site.url("/2024/01/01/first-story"),
+        local_site.url("/2024/02/02/held-story"),
+    }
