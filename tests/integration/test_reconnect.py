@@ -129,3 +129,42 @@ async def test_a_fetched_page_waits_for_the_database_instead_of_being_lost(
     assert (row["status"], row["retry_count"], row["fetch_count"]) == ("fetched", 0, 1)
     assert len(local_site.hits("/held")) == 1  # stored after the retries, not fetched again
     assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
+
+
+async def test_spider_writes_wait_for_the_database_and_go_through(
+    db: Database, fresh_dsn: str
+) -> None:
+    """The network to PostgreSQL is cut while the spider's pipeline writes a batch: the write
+    waits with backoff, and once the network is back it goes through; nothing is lost."""
+    from scrapy.utils.test import get_crawler
+
+    from frontier.queue import Candidate
+    from frontier.states import Origin
+    from spider.pipeline import DSN, FrontierPipeline
+    from tests.db_proxy import DatabaseProxy
+    from tests.fetch_harness import manual_ref
+
+    proxy = DatabaseProxy(fresh_dsn)
+    pipeline = FrontierPipeline(get_crawler(settings_dict={DSN: await proxy.start()}))
+    ref = await manual_ref(db)
+    urls = [f"https://news.example/2024/01/0{i}/story" for i in range(1, 6)]
+    await pipeline.open_spider()
+    try:
+        proxy.cut()
+        write = asyncio.create_task(pipeline._write(
+            [Candidate(u, ref, Origin.SPIDER) for u in urls], []))  # fmt: skip
+        deadline = asyncio.get_running_loop().time() + 30
+        while proxy.refused < 2:  # it tried again while the network was down
+            assert asyncio.get_running_loop().time() < deadline and not write.done()
+            await asyncio.wait({write}, timeout=0.05)
+        proxy.restore()
+        await asyncio.wait_for(write, 60)
+    finally:
+        assert pipeline._db is not None
+        await pipeline._db.close()
+        await proxy.stop()
+    stats = pipeline.crawler.stats.get_stats()
+    assert stats.get("frontier/submit_errors") is None
+    assert stats["frontier/new_urls"] == len(urls)
+    rows = await db.fetch("SELECT url FROM url_frontier WHERE origin = 'spider'")
+    assert sorted(r["url"] for r in rows) == urls
