@@ -1,36 +1,47 @@
-"""Waiting on a condition with a deadline while a child process runs. Between two checks
-the test waits on the child exiting (at most `tick_s`), so a child that dies fails the
-test at once, with its log, instead of at the deadline."""
+"""Waiting on a condition with a deadline, never a bare sleep. While child processes run,
+the wait between two checks is a wait on any of them exiting (at most `tick_s`), so a child
+that dies fails the test at once, with the tail of its log, instead of at the deadline."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import inspect
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
 
 
+def _tail(log: Path | None) -> str:
+    return "\n" + log.read_text(errors="replace")[-4000:] if log else ""
+
+
 async def wait_until(
-    check: Callable[[], Awaitable[T]],
-    process: asyncio.subprocess.Process,
-    *,
+    check: Callable[[], T | Awaitable[T]],
+    *processes: asyncio.subprocess.Process,
     deadline_s: float = 60.0,
     tick_s: float = 0.2,
     what: str = "condition",
+    log: Path | None = None,
 ) -> T:
-    """Call `check` until it returns something truthy and return that; the child must
-    stay alive meanwhile."""
+    """Call `check` (plain or async) until it returns something truthy and return that;
+    every child in `processes` must stay alive meanwhile."""
     deadline = time.monotonic() + deadline_s
     last: T | None = None
     while time.monotonic() < deadline:
-        last = await check()
+        result = check()
+        last = await result if inspect.isawaitable(result) else result
         if last:
             return last
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), tick_s)
-        assert process.returncode is None, f"the child exited ({process.returncode}) " \
-                                           f"while waiting for {what}"  # fmt: skip
-    raise AssertionError(f"{what} not met in {deadline_s} s (last: {last!r})")
+        if not processes:
+            await asyncio.sleep(0)  # yield; each check is real work (a query, a request)
+            continue
+        exits = [asyncio.ensure_future(p.wait()) for p in processes]
+        _, pending = await asyncio.wait(exits, timeout=tick_s)
+        for waiter in pending:
+            waiter.cancel()
+        dead = [p.returncode for p in processes if p.returncode is not None]
+        assert not dead, f"a child exited ({dead}) while waiting for {what}{_tail(log)}"
+    raise AssertionError(f"{what} not met in {deadline_s} s (last: {last!r}){_tail(log)}")

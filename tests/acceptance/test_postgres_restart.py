@@ -12,7 +12,6 @@ import contextlib
 import os
 import subprocess
 import tempfile
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from email.utils import format_datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from frontier.clock import utcnow
 from frontier.db import Database, DatabaseUnavailable
 from frontier.embedded import EmbeddedPostgres
 from frontier.sources import SourceRepository
+from tests.conditions import wait_until
 from tests.fetch_harness import article, submit
 from tests.local_site import LocalSite
 from tests.processes import free_port, frontier_process, read_log
@@ -92,21 +92,6 @@ def restartable() -> Iterator[RestartablePostgres]:
         yield server
     finally:
         server.close()
-
-
-async def until(check: Callable[[], Awaitable[Any]], what: str,
-                processes: list[asyncio.subprocess.Process]) -> Any:  # fmt: skip
-    """Call `check` until it returns something truthy; between calls wait (up to 0.2 s) on
-    the processes, so a crash fails at once. A deadline, never a bare sleep."""
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = await check()
-        if value:
-            return value
-        dead = [p for p in processes if p.returncode is not None]
-        assert not dead, f"a process exited ({[p.returncode for p in dead]}) waiting for {what}"
-        await asyncio.wait([asyncio.ensure_future(p.wait()) for p in processes], timeout=0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def feed(site: LocalSite) -> str:
@@ -187,13 +172,16 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
         ):
             processes = [fetcher, poller, api]
 
+            def until(check: Callable[[], Any], what: str) -> Awaitable[Any]:
+                return wait_until(check, *processes, deadline_s=DEADLINE_S, what=what)
+
             async def stats_status() -> int | None:
                 try:
                     return (await client.get("/api/v1/stats")).status_code
                 except httpx.TransportError:
                     return None  # not listening yet
 
-            assert await until(stats_status, "the API", processes) == 200
+            assert await until(stats_status, "the API") == 200
 
             async def under_load() -> bool:
                 done = await quietly(db, "SELECT count(*) FROM url_frontier "
@@ -202,9 +190,9 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
                                             "WHERE origin = 'feed'")  # fmt: skip
                 return bool(done and done >= 40 and entries == FEED_ENTRIES)
 
-            await until(under_load, "some pages fetched and the feed polled", processes)
+            await until(under_load, "some pages fetched and the feed polled")
             gate.open.clear()  # requests now in flight are held across the outage
-            await until(lambda: asyncio.sleep(0, gate.held >= 3), "held requests", processes)
+            await until(lambda: gate.held >= 3, "held requests")
             await asyncio.to_thread(restartable.stop_server)
 
             async def noticed() -> bool:
@@ -214,12 +202,12 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
                 assert down.json()["error"]["code"] == "unavailable"
                 return all(UNAVAILABLE in read_log(tmp_path, name) for name in ("fetch", "poll"))
 
-            await until(noticed, "every process to notice the outage", processes)
+            await until(noticed, "every process to notice the outage")
             # Pages answered now are fetched while the database is down: their store and
             # completion must wait for it, not be lost.
             held = gate.held
             gate.open.set()
-            await until(lambda: asyncio.sleep(0, gate.answered >= held), "answers", processes)
+            await until(lambda: gate.answered >= held, "answers")
             await asyncio.to_thread(restartable.start_server)
 
             async def all_fetched() -> bool:
@@ -227,14 +215,14 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
                                          "WHERE status = 'fetched'")  # fmt: skip
                 return done == total
 
-            await until(all_fetched, f"all {total} URLs fetched", processes)
+            await until(all_fetched, f"all {total} URLs fetched")
             assert (await client.get("/api/v1/stats")).status_code == 200
 
             def recovered() -> bool:
                 return all(REACHABLE in read_log(tmp_path, name)
                            for name in ("fetch", "poll", "serve"))  # fmt: skip
 
-            await until(lambda: asyncio.sleep(0, recovered()), "reachable-again lines", processes)
+            await until(recovered, "reachable-again lines")
             assert [p.returncode for p in processes] == [None, None, None]
 
         statuses = dict(await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY 1"))

@@ -6,12 +6,9 @@ stopped."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +18,7 @@ import psycopg
 
 from frontier.demo.sites import build
 from frontier.embedded import EmbeddedPostgres
+from tests.conditions import wait_until
 from tests.processes import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,27 +36,6 @@ def up_env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
     env.update(FRONTIER_HOME=str(home), **extra)
     return env
-
-
-async def wait_until(
-    process: asyncio.subprocess.Process,
-    check: Callable[[], Awaitable[Any]],
-    deadline_s: float,
-    log: Path,
-) -> Any:
-    """Call `check` until it returns something truthy; between calls, wait on the process
-    exiting (up to half a second), so a crash fails at once."""
-    deadline = time.monotonic() + deadline_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 0.5)
-        assert process.returncode is None, log.read_text(errors="replace")[-4000:]
-    raise AssertionError(f"condition not met in {deadline_s} s (last: {last!r})\n"
-                         + log.read_text(errors="replace")[-4000:])  # fmt: skip
 
 
 async def demo_state(client: httpx.AsyncClient, names: set[str]) -> Any:
@@ -95,10 +72,10 @@ async def test_demo_crawls_every_source_offline_and_stops_cleanly(tmp_path: Path
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
                 fetched, ok, stats = await wait_until(
-                    process, lambda: demo_state(c, names), DEADLINE_S, log
+                    lambda: demo_state(c, names), process, deadline_s=DEADLINE_S, log=log
                 )
                 dashboard = await c.get("/")
-                await wait_until(process, lambda: settled(c), DEADLINE_S, log)
+                await wait_until(lambda: settled(c), process, deadline_s=DEADLINE_S, log=log)
             assert fetched > 0 and names <= ok
             assert stats["by_origin"]["feed"] and stats["by_origin"]["sitemap"]
             assert stats["by_origin"]["spider"]

@@ -15,19 +15,15 @@ import pytest
 from frontier.db import Database, DatabaseUnavailable
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresSink
+from tests.conditions import wait_until
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 
 DEADLINE_S = 30.0
 
 
-async def until(check: Callable[[], Awaitable[Any]], what: str) -> Any:
-    """Poll `check` until it returns something truthy (a condition with a deadline)."""
-    async with asyncio.timeout(DEADLINE_S):
-        while not (value := await check()):
-            await asyncio.sleep(0)  # yield; each check is a real query
-        return value
-    raise AssertionError(what)  # pragma: no cover - asyncio.timeout raises first
+def until(check: Callable[[], Any], what: str) -> Awaitable[Any]:
+    return wait_until(check, deadline_s=DEADLINE_S, what=what)
 
 
 async def backend_running(db: Database, query_start: str) -> int | None:

@@ -15,8 +15,9 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.sources import SourceRepository
+from tests.conditions import wait_until
 from tests.fetch_harness import article, submit
-from tests.integration.test_demo import REPO, up_env, wait_until
+from tests.integration.test_demo import REPO, up_env
 from tests.local_site import LocalSite
 from tests.processes import free_port
 
@@ -60,7 +61,7 @@ async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
             env=env, stdout=out, stderr=out, cwd=REPO,
         )  # fmt: skip
         try:
-            await wait_until(process, progressed, DEADLINE_S, log)
+            await wait_until(progressed, process, deadline_s=DEADLINE_S, log=log)
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
                 assert (await c.get("/healthz")).json()["status"] == "ok"
             in_flight = await db.fetchval(
