@@ -42,6 +42,7 @@ from fetcher.decisions import Action, decide, decode_html
 from fetcher.extract import Extracted, extract
 from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_token
 from fetcher.source_cache import UNKNOWN, SourceCache, SourceInfo
+from frontier.backoff import retry_delay
 from frontier.clock import utcnow
 from frontier.db import Database, DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
@@ -473,23 +474,9 @@ class Fetcher:
             await self._store(stored)
 
     async def _while_leased(self, step: Callable[[], Awaitable[T]]) -> T:
-        """Run `step`; while the database is unavailable, run it again with backoff for
-        up to half a lease from the first failure (lease renewal runs every third of a
-        lease, so the claims are still ours), then give up with the last error."""
-        backoff = self.db.outage.backoff()
-        give_up_at: float | None = None
-        while True:
-            try:
-                return await step()
-            except DatabaseUnavailable as exc:
-                now = time.monotonic()
-                if give_up_at is None:
-                    give_up_at = now + self.queue.policy.lease_seconds / 2
-                delay = backoff.next_delay()
-                if now + delay > give_up_at:
-                    raise
-                self.db.outage.report(exc, delay)
-                await asyncio.sleep(delay)
+        """Run `step`, riding out a database outage for up to half a lease from the first
+        failure: lease renewal runs every third of a lease, so the claims are still ours."""
+        return await self.db.outage.ride_out(step, self.queue.policy.lease_seconds / 2)
 
     async def _drop_duplicates(self, pages: list[_Page]) -> None:
         seen: dict[str, str] = {}
@@ -561,8 +548,12 @@ class Fetcher:
         now = time.monotonic() if now is None else now
         if now >= self._sink_retry_at:
             self._sink_failures += 1
-            self._sink_delay = min(self.config.sink_retry_max_s, self.config.sink_retry_s
-                                   * 2 ** min(self._sink_failures - 1, 20))  # fmt: skip
+            self._sink_delay = retry_delay(
+                self._sink_failures,
+                base_s=self.config.sink_retry_s,
+                cap_s=self.config.sink_retry_max_s,
+                jitter=0.0,
+            )
             self._sink_retry_at = now + self._sink_delay
         return self._sink_delay
 

@@ -16,17 +16,21 @@ acquire, so waiting and trying again is all a caller has to do.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import asyncpg
 
 from frontier.backoff import retry_delay
 
 log = logging.getLogger("frontier.db")
+
+T = TypeVar("T")
 
 RECONNECT_BASE_S = 0.5  # the first retry after a connection loss
 RECONNECT_MAX_S = 30.0  # default cap (FRONTIER_DB_RECONNECT_MAX_S)
@@ -151,6 +155,27 @@ class Outage:
             log.warning("database reachable again after %.1f s", self.clock() - self.down_since)
             self.down_since = None
             self.reported = False
+
+    async def ride_out(self, step: Callable[[], Awaitable[T]], patience_s: float) -> T:
+        """Run `step`; while it raises `DatabaseUnavailable`, run it again with backoff for
+        up to `patience_s` from the first failure, then let the last error through. Only for
+        steps that are safe to repeat."""
+        from frontier.db import DatabaseUnavailable
+
+        backoff = self.backoff()
+        give_up_at: float | None = None
+        while True:
+            try:
+                return await step()
+            except DatabaseUnavailable as exc:
+                now = self.clock()
+                if give_up_at is None:
+                    give_up_at = now + patience_s
+                delay = backoff.next_delay()
+                if now + delay > give_up_at:
+                    raise
+                self.report(exc, delay)
+                await asyncio.sleep(delay)
 
     @property
     def down(self) -> bool:

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 import asyncpg
 
-from frontier.db import Database, DatabaseUnavailable
+from frontier.db import Database
 from frontier.errors import FrontierError
 from frontier.queue import Candidate, QueuePolicy, QueueRepository
 from frontier.states import Origin
@@ -97,26 +96,20 @@ class FrontierPipeline:
     async def _write_patiently(
         self, db: Database, articles: list[Candidate], pages: list[PageCheck]
     ) -> None:
-        backoff = db.outage.backoff()
-        give_up_at = time.monotonic() + WRITE_PATIENCE_S
-        while True:
-            try:
-                if articles:
-                    result = await QueueRepository(db, self.policy).submit(articles)
-                    self._count("new_urls", result.inserted)
-                    self._count("known_urls", result.known + result.raised)
-                    self._count("rejected_urls", len(result.rejected))
-                    articles = []  # written: a retry does only what is left
-                if pages:
-                    source_id = self.crawler.spider.plan.source_id
-                    await SpiderRepository(db).save_pages(source_id, pages)
-                return
-            except DatabaseUnavailable as exc:
-                delay = backoff.next_delay()
-                if time.monotonic() + delay > give_up_at:
-                    raise
-                db.outage.report(exc, delay)
-                await asyncio.sleep(delay)
+        left = articles
+
+        async def write() -> None:
+            nonlocal left
+            if left:
+                result = await QueueRepository(db, self.policy).submit(left)
+                self._count("new_urls", result.inserted)
+                self._count("known_urls", result.known + result.raised)
+                self._count("rejected_urls", len(result.rejected))
+                left = []  # written: a retry does only what is left
+            if pages:
+                await SpiderRepository(db).save_pages(self.crawler.spider.plan.source_id, pages)
+
+        await db.outage.ride_out(write, WRITE_PATIENCE_S)
 
     async def close_spider(self) -> None:
         await self._start_write()
