@@ -42,7 +42,6 @@ from frontier.stats import StatsRepository
 log = logging.getLogger(__name__)
 
 
-
 class PlatformError(FrontierError):
     """`frontier up` cannot start (the address is taken or not ours)."""
 
@@ -276,19 +275,12 @@ class Platform:
         )  # fmt: skip
         async with SafeClient(limits) as client:
             poller = Poller(db, client, policy, QueuePolicy.from_settings(self.settings))
-            backoff = db.outage.backoff()
-            while not self.stop.is_set():
-                wait = policy.tick_s
-                try:
-                    self._report_polls(await poller.run_once())
-                    backoff.reset()
-                except DatabaseUnavailable as exc:  # logged once per outage; back off
-                    wait = backoff.next_delay()
-                    db.outage.report(exc, wait)
-                except Exception as exc:  # a failing statement: say so, try next tick
-                    log.debug("poller tick failed", exc_info=True)
-                    self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
-                await self._wait(wait)
+            await poller.run_forever(self.stop, on_polled=self._report_polls,
+                                     on_failed=self._report_poll_tick_failed)  # fmt: skip
+
+    def _report_poll_tick_failed(self, exc: Exception) -> None:
+        log.debug("poller tick failed", exc_info=exc)
+        self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
 
     def _report_polls(self, summaries: list[dict[str, Any]]) -> None:
         for s in summaries:
@@ -361,4 +353,3 @@ class Platform:
                 log.debug("progress failed", exc_info=True)
                 self.console.event(f"progress: cannot read counts ({type(exc).__name__})")
             await self._wait(self.console.every_s)
-

@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -83,9 +83,7 @@ class Poller:
                     running.add(asyncio.create_task(self._poll(source, state, now)))
                 if not running:
                     break
-                finished, running = await asyncio.wait(
-                    running, return_when=asyncio.FIRST_COMPLETED
-                )
+                finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 done_unwritten.extend(task.result() for task in finished)
         finally:
             if running:  # cancelled: give the leases back
@@ -98,8 +96,10 @@ class Poller:
 
     async def _poll(self, source: Source, state: FeedState, now: datetime | None) -> Polled:
         at = now or utcnow()
-        feed_due, sitemap_due = _is_due(state.next_poll_at, at), _is_due(
-            state.sitemap_next_poll_at, at)
+        feed_due, sitemap_due = (
+            _is_due(state.next_poll_at, at),
+            _is_due(state.sitemap_next_poll_at, at),
+        )
         try:
             return await poll_source(
                 self.queue, self.states, self.client, self.policy, source, state,
@@ -135,26 +135,40 @@ class Poller:
         await self.db.run_transaction(write)
         return [p.summary() for p in polled]
 
-    async def run_forever(self, stop: asyncio.Event) -> None:
+    async def run_forever(
+        self,
+        stop: asyncio.Event,
+        *,
+        on_polled: Callable[[list[dict[str, Any]]], None] | None = None,
+        on_failed: Callable[[Exception], None] | None = None,
+    ) -> None:
         """Tick every `policy.tick_s` seconds until `stop` is set; while the database is
-        unavailable, back off (capped, with jitter) instead."""
+        unavailable, back off (capped, with jitter) instead. `on_polled` gets each tick's
+        summaries, `on_failed` a tick that failed otherwise (defaults: the log)."""
         backoff = self.db.outage.backoff()
         while not stop.is_set():
             wait = self.policy.tick_s
             try:
                 summaries = await self.run_once()
                 backoff.reset()
-                failed = sum(1 for s in summaries if not s["ok"])
-                if summaries:
-                    log.info("polled %d sources, %d failed", len(summaries), failed)
+                (on_polled or _log_polled)(summaries)
             except DatabaseUnavailable as exc:  # one line per outage, no traceback
                 wait = backoff.next_delay()
                 self.db.outage.report(exc, wait)
-            except Exception:  # a failing statement: log, wait a tick, try again
-                log.exception("poller tick failed")
+            except Exception as exc:  # a failing statement: report it, try again next tick
+                (on_failed or _log_failed)(exc)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=wait)
 
+
+def _log_polled(summaries: list[dict[str, Any]]) -> None:
+    if summaries:
+        failed = sum(1 for s in summaries if not s["ok"])
+        log.info("polled %d sources, %d failed", len(summaries), failed)
+
+
+def _log_failed(exc: Exception) -> None:
+    log.error("poller tick failed", exc_info=exc)
 
 
 def _is_due(when: datetime | None, at: datetime) -> bool:
