@@ -44,7 +44,8 @@ from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_tok
 from fetcher.source_cache import UNKNOWN, SourceCache, SourceInfo
 from frontier.backoff import retry_delay
 from frontier.clock import utcnow
-from frontier.db import Database, DatabaseUnavailable
+from frontier.db import Database
+from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueRepository

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 
-from frontier.errors import FrontierError
+from frontier.errors import DatabaseUnavailable
 from frontier.reconnect import (
     RECONNECT_MAX_S,
     Outage,
@@ -39,11 +39,6 @@ T = TypeVar("T")
 # A single statement that lost a deadlock or a serialization race is safe to run again.
 _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _STATEMENT_ATTEMPTS = 5
-
-
-class DatabaseUnavailable(FrontierError):
-    """PostgreSQL cannot be reached, refused us or dropped the connection; the message
-    names the host and cause. Retryable: wait (`db.outage.backoff()`) and try again."""
 
 
 def describe_dsn(dsn: str) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from frontier.db import DatabaseUnavailable
+from frontier.errors import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 

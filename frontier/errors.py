@@ -13,3 +13,8 @@ input), so callers can back off on the first and report the second.
 
 class FrontierError(Exception):
     """Base of every error frontier raises on purpose."""
+
+
+class DatabaseUnavailable(FrontierError):
+    """PostgreSQL cannot be reached, refused us or dropped the connection; the message
+    names the host and cause. Retryable: wait (`db.outage.backoff()`) and try again."""

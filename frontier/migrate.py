@@ -11,8 +11,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 import migrations
-from frontier.db import DatabaseUnavailable, describe_dsn
-from frontier.errors import FrontierError
+from frontier.db import describe_dsn
+from frontier.errors import DatabaseUnavailable, FrontierError
 
 SCRIPT_LOCATION = Path(migrations.__file__).parent
 

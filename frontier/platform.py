@@ -34,8 +34,8 @@ from typing import Any, TextIO
 import uvicorn
 
 from frontier.database import database_dsn, open_database
-from frontier.db import Database, DatabaseUnavailable, describe_dsn
-from frontier.errors import FrontierError
+from frontier.db import Database, describe_dsn
+from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.settings import Settings
 from frontier.stats import StatsRepository
 

@@ -27,6 +27,7 @@ from typing import TypeVar
 import asyncpg
 
 from frontier.backoff import retry_delay
+from frontier.errors import DatabaseUnavailable
 
 log = logging.getLogger("frontier.db")
 
@@ -53,8 +54,6 @@ def is_connection_loss(exc: BaseException) -> bool:
     errors (refused, reset, no such socket file, connect timeout), the server's shutdown
     and start-up refusals, and asyncpg's "connection is closed". A statement error
     (syntax, constraint, deadlock) is not one."""
-    from frontier.db import DatabaseUnavailable
-
     if isinstance(exc, (DatabaseUnavailable, OSError, *_SERVER_LOSS)):
         return True  # OSError covers ConnectionRefused/Reset, FileNotFound and TimeoutError
     # asyncpg raises a bare InterfaceError on a connection it already saw die; its message
@@ -160,8 +159,6 @@ class Outage:
         """Run `step`; while it raises `DatabaseUnavailable`, run it again with backoff for
         up to `patience_s` from the first failure, then let the last error through. Only for
         steps that are safe to repeat."""
-        from frontier.db import DatabaseUnavailable
-
         backoff = self.backoff()
         give_up_at: float | None = None
         while True:

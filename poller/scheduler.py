@@ -24,7 +24,8 @@ from datetime import datetime
 from typing import Any
 
 from frontier.clock import utcnow
-from frontier.db import Database, DatabaseUnavailable
+from frontier.db import Database
+from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient

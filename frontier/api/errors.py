@@ -19,8 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from frontier.db import DatabaseUnavailable
-from frontier.errors import FrontierError
+from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.sources import InvalidSource, UnknownSource
 
 log = logging.getLogger(__name__)

@@ -24,8 +24,9 @@ from aiohttp import web
 
 from frontier import migrate
 from frontier.clock import utcnow
-from frontier.db import Database, DatabaseUnavailable
+from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
+from frontier.errors import DatabaseUnavailable
 from frontier.sources import SourceRepository
 from tests.conditions import wait_until
 from tests.fetch_harness import article, submit

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from frontier.db import Database, DatabaseUnavailable
+from frontier.db import Database
+from frontier.errors import DatabaseUnavailable
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresSink
 from tests.conditions import wait_until

@@ -8,7 +8,7 @@ import logging
 import asyncpg
 import pytest
 
-from frontier.db import DatabaseUnavailable
+from frontier.errors import DatabaseUnavailable
 from frontier.reconnect import Backoff, Outage, describe_cause, is_connection_loss
 
 

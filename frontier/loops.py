@@ -1,0 +1,65 @@
+"""The one background loop of every service: call a tick every so often until stopped.
+
+    run_every(stop, tick, every_s, outage, name=...)
+
+- while the database is unavailable, the loop backs off (capped, with jitter, from
+  `outage.backoff()`) and the outage is logged once for the whole process;
+- any other error is handed to `on_error` (default: logged with its traceback) and the
+  next tick comes as usual, so one failing statement never ends a service;
+- `stop` ends the loop at once, also in the middle of a wait.
+
+Services keep their work in a `run_once()` that tests call directly; this module is only
+the thin loop around it (STYLE.md, "background loops are thin").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from frontier.errors import DatabaseUnavailable
+from frontier.reconnect import Outage
+
+log = logging.getLogger(__name__)
+
+
+async def wait_or_stop(stop: asyncio.Event, seconds: float | None) -> bool:
+    """Wait `seconds` (None: for ever) or until `stop` is set; True if it was set."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    return stop.is_set()
+
+
+async def run_every(
+    stop: asyncio.Event,
+    tick: Callable[[], Awaitable[object]],
+    every_s: float,
+    outage: Outage,
+    *,
+    name: str,
+    on_error: Callable[[Exception], None] | None = None,
+    wait_first: bool = False,
+) -> None:
+    """Run `tick` every `every_s` seconds until `stop` is set (`wait_first`: the first
+    tick comes after one interval). A tick that finds the database unavailable is tried
+    again after the outage backoff instead; `on_error` gets any other failure."""
+    backoff = outage.backoff()
+    if wait_first and await wait_or_stop(stop, every_s):
+        return
+    while not stop.is_set():
+        wait = every_s
+        try:
+            await tick()
+        except DatabaseUnavailable as exc:  # one line per outage, no traceback
+            wait = backoff.next_delay()
+            outage.report(exc, wait)
+        except Exception as exc:  # a failing statement or a bug: report, tick again
+            if on_error is None:
+                log.error("%s failed", name, exc_info=exc)
+            else:
+                on_error(exc)
+        else:
+            backoff.reset()
+        await wait_or_stop(stop, wait)

@@ -1,0 +1,46 @@
+"""The one background loop: ticks until stopped, backs off on an outage, survives errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+from frontier.errors import DatabaseUnavailable
+from frontier.loops import run_every, wait_or_stop
+from frontier.reconnect import Outage
+
+
+async def test_a_tick_that_fails_or_finds_no_database_does_not_end_the_loop() -> None:
+    stop = asyncio.Event()
+    outage = Outage("test", cap_s=0.001)
+    errors: list[Exception] = []
+    script: list[BaseException | None] = [DatabaseUnavailable("down"), RuntimeError("bug"), None]
+    calls: list[BaseException | None] = []
+
+    async def tick() -> None:
+        step = script[len(calls)]
+        calls.append(step)
+        if len(calls) == len(script):
+            stop.set()
+        if step is not None:
+            raise step
+
+    await asyncio.wait_for(
+        run_every(stop, tick, 0.001, outage, name="t", on_error=errors.append), timeout=10
+    )
+    assert calls == script
+    assert [str(e) for e in errors] == ["bug"]
+    assert outage.reported  # the outage was reported once; nothing said it ended
+
+
+async def test_wait_first_and_a_set_stop_mean_no_tick_at_all() -> None:
+    stop = asyncio.Event()
+    stop.set()
+    ticks: list[int] = []
+
+    async def tick() -> None:
+        ticks.append(1)
+
+    await run_every(stop, tick, 3600, Outage("test"), name="t", wait_first=True)
+    assert ticks == []
+    assert await wait_or_stop(stop, 3600) is True
+    assert await wait_or_stop(asyncio.Event(), 0) is False
