@@ -4,7 +4,6 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-BENCHES := normalize submit claim_scaling poll fetch spider api_import
 
 .PHONY: install run test lint bench clean chromium
 
@@ -34,10 +33,11 @@ chromium:
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check frontier poller fetcher spider migrations bench tests
+	$(VENV)/bin/ruff format --check frontier poller fetcher spider migrations bench tests
 	$(VENV)/bin/mypy frontier poller fetcher spider
 
 bench: $(STAMP)
-	for b in $(BENCHES); do $(PY) -m bench.$$b --quick || exit 1; done
+	$(PY) -m pytest -m bench -q  # every benchmark's --quick run (tests/bench)
 
 clean:
 	rm -rf $(VENV) .frontier *.egg-info

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -150,12 +150,6 @@ class Database:
 
     async def fetchval(self, query: str, *args: Any) -> Any:
         return await self._run("fetchval", query, args)
-
-    async def copy_records(
-        self, table: str, records: Iterable[Sequence[Any]], columns: Sequence[str]
-    ) -> None:
-        await self._watched(lambda: self._executor.copy_records_to_table(
-            table, records=records, columns=columns))  # fmt: skip
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Database]:

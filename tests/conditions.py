@@ -36,7 +36,7 @@ async def wait_until(
         if last:
             return last
         if not processes:
-            await asyncio.sleep(0)  # yield; each check is real work (a query, a request)
+            await asyncio.sleep(min(tick_s, 0.05))  # a pause between checks, not a wait for it
             continue
         exits = [asyncio.ensure_future(p.wait()) for p in processes]
         _, pending = await asyncio.wait(exits, timeout=tick_s)

@@ -29,7 +29,7 @@ _database_numbers = itertools.count()
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for marker in ("integration", "acceptance"):
+        for marker in ("integration", "acceptance", "bench"):
             if f"/tests/{marker}/" in str(item.path):
                 item.add_marker(marker)
 

@@ -8,9 +8,9 @@ leave as one JSON shape, `{"error": {"code", "message", "fields": [{"field", "me
     FrontierError
     └── ApiError                 (frontier.api.errors) a request the API refuses
         ├── BadBody              400: a body that cannot be parsed (invalid JSON, ...)
-        ├── BodyTooLarge         413: over FRONTIER_API_IMPORT_MAX_BYTES
+        ├── RequestTooLarge      413: over FRONTIER_API_IMPORT_MAX_BYTES
         └── UnsupportedMediaType 415: a Content-Type the import does not read
 
 All are permanent for the request that caused them; the database being down
-(`frontier.db.DatabaseUnavailable`) is the retryable case and answers 503.
+(`frontier.errors.DatabaseUnavailable`) is the retryable case and answers 503.
 """

@@ -63,7 +63,7 @@ class BadBody(ApiError):
     status, code = 400, "bad_body"
 
 
-class BodyTooLarge(ApiError):
+class RequestTooLarge(ApiError):
     status, code = 413, "body_too_large"
 
 

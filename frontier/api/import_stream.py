@@ -22,7 +22,7 @@ from typing import Any
 
 import ijson
 
-from frontier.api.errors import BadBody, BodyTooLarge, FieldInvalid
+from frontier.api.errors import BadBody, FieldInvalid, RequestTooLarge
 from frontier.imports import (
     BATCH_SIZE,
     MAX_LINE_BYTES,
@@ -55,7 +55,7 @@ class LimitedBody:
                 continue
             self.read += len(chunk)
             if self.read > self.limit:
-                raise BodyTooLarge(f"request body over {self.limit} bytes "
+                raise RequestTooLarge(f"request body over {self.limit} bytes "
                                    "(FRONTIER_API_IMPORT_MAX_BYTES)")  # fmt: skip
             yield chunk
 

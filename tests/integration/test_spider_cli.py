@@ -22,8 +22,7 @@ async def frontier(*args: str, dsn: str) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await asyncio.wait_for(child.communicate(), timeout=120)
-    assert child.returncode is not None
-    return child.returncode, out.decode(), err.decode()
+    return await child.wait(), out.decode(), err.decode()
 
 
 async def test_spider_command_prints_the_summary_and_due_runs_each_source_once(

@@ -12,7 +12,6 @@ within the layer's caps.
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -255,4 +254,3 @@ def test_read_lines_yields_a_verdict_per_line(lines: list[bytes], fmt: ImportFor
 
 def test_corpus_is_present() -> None:
     assert len(FEEDS) > 50 and len(SITEMAPS) > 10 and len(ROBOTS) > 20
-    assert isinstance(CORPUS, Path)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from frontier.api.auth import require_write
 from frontier.api.context import context_of
-from frontier.api.errors import ApiError, BodyTooLarge, FieldInvalid, UnsupportedMediaType
+from frontier.api.errors import ApiError, FieldInvalid, RequestTooLarge, UnsupportedMediaType
 from frontier.api.import_stream import (
     JSON_TYPES,
     NDJSON_TYPES,
@@ -64,7 +64,7 @@ async def import_urls(
     limit = context.settings.api_import_max_bytes
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > limit:
-        raise BodyTooLarge(f"request body of {length} bytes is over {limit} bytes "
+        raise RequestTooLarge(f"request body of {length} bytes is over {limit} bytes "
                            "(FRONTIER_API_IMPORT_MAX_BYTES)")  # fmt: skip
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     body = LimitedBody(request.stream(), limit)
