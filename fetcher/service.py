@@ -13,7 +13,7 @@ from frontier.db import Database
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
 from frontier.settings import Settings
-from frontier.sinks import open_sink
+from frontier.sinks.configured import open_sink
 
 
 def http_limits(settings: Settings, concurrency: int) -> HttpLimits:

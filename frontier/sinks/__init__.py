@@ -4,7 +4,8 @@
 - `frontier.sinks.elasticsearch.ElasticsearchSink`: the index `raw_content`, created with
   the mappings of `deploy/elasticsearch/raw_content.json` when absent.
 
-Both are idempotent: the document id is the URL's `url_hash`, and writing a URL again
+`frontier.sinks.configured.open_sink(settings, db)` opens the one the settings name. Both
+are idempotent: the document id is the URL's `url_hash`, and writing a URL again
 replaces its document. `write()` returns only once the documents are stored.
 
 Errors:
@@ -21,14 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from uuid import UUID
 
 from frontier.errors import FrontierError
-
-if TYPE_CHECKING:
-    from frontier.db import Database
-    from frontier.settings import Settings
 
 DOCUMENT_FIELDS = (
     "url_hash", "url", "final_url", "source_id", "source_name", "host", "origin", "title",
@@ -96,20 +93,3 @@ class ContentSink(Protocol):
     async def write(self, documents: Sequence[RawDocument]) -> None: ...
 
     async def close(self) -> None: ...
-
-
-async def open_sink(settings: Settings, db: Database) -> ContentSink:
-    """The Elasticsearch sink if FRONTIER_ELASTICSEARCH_URL is set, else PostgreSQL."""
-    if settings.elasticsearch_url:
-        from frontier.sinks.elasticsearch import ElasticsearchSink
-
-        sink = ElasticsearchSink(
-            settings.elasticsearch_url, index=settings.elasticsearch_index,
-            flush_docs=settings.elasticsearch_flush_docs,
-            flush_interval_s=settings.elasticsearch_flush_ms / 1000,
-        )  # fmt: skip
-        await sink.ensure_index()
-        return sink
-    from frontier.sinks.postgres import PostgresSink
-
-    return PostgresSink(db)

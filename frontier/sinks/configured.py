@@ -1,0 +1,24 @@
+"""The content sink the settings name: Elasticsearch when FRONTIER_ELASTICSEARCH_URL is
+set, else the PostgreSQL `raw_content` table."""
+
+from __future__ import annotations
+
+from frontier.db import Database
+from frontier.settings import Settings
+from frontier.sinks import ContentSink
+from frontier.sinks.elasticsearch import ElasticsearchSink
+from frontier.sinks.postgres import PostgresSink
+
+
+async def open_sink(settings: Settings, db: Database) -> ContentSink:
+    """The Elasticsearch sink if FRONTIER_ELASTICSEARCH_URL is set, else PostgreSQL."""
+    if settings.elasticsearch_url:
+        sink = ElasticsearchSink(
+            settings.elasticsearch_url,
+            index=settings.elasticsearch_index,
+            flush_docs=settings.elasticsearch_flush_docs,
+            flush_interval_s=settings.elasticsearch_flush_ms / 1000,
+        )
+        await sink.ensure_index()
+        return sink
+    return PostgresSink(db)
