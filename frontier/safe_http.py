@@ -129,14 +129,46 @@ def address_is_public(address: str, allowed: tuple[IPNetwork, ...] = ()) -> bool
     """False for private, loopback, link-local, multicast, reserved and metadata addresses,
     unless the address is inside one of the `allowed` networks."""
     try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
+            address.split("%", 1)[0]
+        )
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _IPV4_COMPATIBLE:
+            return False  # deprecated (RFC 4291 2.5.5.1); stacks may route it as IPv4
+        inner = embedded_ipv4(ip)
+        if inner is not None:
+            ip = inner  # a gateway (NAT64, 6to4, Teredo, SIIT) delivers it there
     if any(ip in network for network in allowed):
         return True
     return ip.is_global and not ip.is_multicast and ip not in METADATA_ADDRESSES
+
+
+# IPv6 forms whose packets a translator or tunnel delivers to an embedded IPv4 address.
+# The stdlib calls most of them global (`::7f00:1`, `64:ff9b::7f00:1` and
+# `::ffff:0:7f00:1` are all `is_global`), so they are judged by the IPv4 address inside.
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")  # ::a.b.c.d, also :: and ::1
+_LAST_32_BITS = (
+    ipaddress.IPv6Network("::ffff:0:0/96"),  # IPv4-mapped
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),  # SIIT IPv4-translated (RFC 2765)
+    ipaddress.IPv6Network("64:ff9b::/96"),  # NAT64 well-known prefix (RFC 6052)
+)
+_NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")  # RFC 8215: any IPv4 may hide in it
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address that `ip` reaches through a translator or tunnel, if any; for
+    NAT64's local-use prefix, whose layout the operator chooses, 0.0.0.0 (not public)."""
+    if ip.sixtofour is not None:  # 2002::/16 (RFC 3056)
+        return ip.sixtofour
+    if ip.teredo is not None:  # 2001::/32 (RFC 4380): the client behind its NAT
+        return ip.teredo[1]
+    if ip in _NAT64_LOCAL:
+        return ipaddress.IPv4Address(0)
+    if any(ip in network for network in _LAST_32_BITS):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFF_FFFF)
+    return None
 
 
 class GuardedResolver(AbstractResolver):

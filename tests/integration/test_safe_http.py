@@ -137,6 +137,8 @@ async def test_private_addresses_are_refused_by_default(local_site: LocalSite, u
         "http://169.254.169.254/latest/meta-data/",
         "http://127.0.0.2:{port}/",
         "http://[::1]:{port}/",
+        "http://[64:ff9b::7f00:2]:{port}/",  # NAT64 of 127.0.0.2
+        "http://[::7f00:2]:{port}/",  # IPv4-compatible 127.0.0.2
     ],
 )
 async def test_a_redirect_to_a_private_address_is_refused(
@@ -155,7 +157,16 @@ async def test_a_redirect_to_a_private_address_is_refused(
     [("8.8.8.8", True), ("2001:4860:4860::8888", True), ("127.0.0.1", False),
      ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
      ("169.254.169.254", False), ("fe80::1", False), ("::1", False), ("fc00::1", False),
-     ("0.0.0.0", False), ("224.0.0.1", False), ("100.64.0.1", False), ("not-an-ip", False)],
+     ("0.0.0.0", False), ("224.0.0.1", False), ("100.64.0.1", False), ("not-an-ip", False),
+     # IPv6 forms that carry an IPv4 address: judged by that address.
+     ("::7f00:1", False), ("::127.0.0.1", False), ("::8.8.8.8", False),
+     ("::ffff:127.0.0.1", False), ("::ffff:8.8.8.8", True),
+     ("::ffff:0:7f00:1", False), ("::ffff:0:a01:203", False), ("::ffff:0:808:808", True),
+     ("64:ff9b::7f00:1", False), ("64:ff9b::a9fe:a9fe", False), ("64:ff9b::808:808", True),
+     ("64:ff9b:1::808:808", False),
+     ("2002:7f00:1::", False), ("2002:a00:1::1", False), ("2002:808:808::1", True),
+     ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),  # Teredo, client 127.0.0.1
+     ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", True)],  # Teredo, client 8.8.8.8
 )  # fmt: skip
 def test_address_classification(address: str, public: bool) -> None:
     assert address_is_public(address) is public
