@@ -35,7 +35,11 @@ from spider.errors import SpiderConfigError
 # author, page N, search, feeds). Pages answering with og:type=article are articles too.
 _DATED = re.compile(r"/(?:19|20)\d{2}/(?:0?[1-9]|1[0-2])(?:/(?:0?[1-9]|[12]\d|3[01]))?/"
                     r"|/(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[/-]")  # fmt: skip
-_LONG_SLUG = re.compile(r"/[^/]*[a-z0-9]+(?:[-_][a-z0-9]+){3,}[^/]*/?$", re.IGNORECASE)
+# Four words joined by '-' or '_', searched in the last segment only. Each word is matched
+# possessively from the start of a run of letters and digits, so the cost is linear in the
+# URL's length (`/[^/]*[a-z0-9]+(?:[-_][a-z0-9]+){3,}[^/]*/?$` backtracked cubically: three
+# 2.8 KB links of `a-a-a-...` on one listing page took 31 s of CPU).
+_SLUG_WORDS = re.compile(r"(?<![a-z0-9])[a-z0-9]++(?:[-_][a-z0-9]++){3}", re.IGNORECASE)
 _ID_SLUG = re.compile(r"/\d{4,}[-_][a-z0-9][^/]*/?$", re.IGNORECASE)
 _LISTING_PATH = re.compile(
     r"/(?:tag|tags|category|categories|topic|topics|author|authors|page|search|feed|rss"
@@ -56,8 +60,11 @@ def looks_like_article(url: str) -> bool:
     if _LISTING_PATH.search(path):
         return False
     path_only = path.split("?", 1)[0]
+    last_segment = path_only.removesuffix("/").rsplit("/", 1)[-1]
     return bool(
-        _DATED.search(path_only) or _LONG_SLUG.search(path_only) or _ID_SLUG.search(path_only)
+        _DATED.search(path_only)
+        or _SLUG_WORDS.search(last_segment)
+        or _ID_SLUG.search(path_only)
     )
 
 

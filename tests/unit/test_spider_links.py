@@ -3,10 +3,15 @@ downloader middleware: pure, no I/O."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from scrapy import Request
 
 from frontier.queue import SourceRef
@@ -75,6 +80,34 @@ def test_known_source_link_carries_its_source() -> None:
 )
 def test_heuristic(url: str, article: bool) -> None:
     assert looks_like_article(url) is article
+
+
+# The slug rule as it was written before it was made linear: the reference it must match.
+_BACKTRACKING_SLUG = re.compile(r"/[^/]*[a-z0-9]+(?:[-_][a-z0-9]+){3,}[^/]*/?$", re.I)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="aZ1-_/.!", max_size=40))
+def test_the_linear_slug_rule_decides_as_the_backtracking_one_did(path: str) -> None:
+    url = "http://a.example/" + path.lstrip("/")
+    # Dates, ids and listing paths are other rules; compare where only the slug decides.
+    assume(not re.search(r"\d|/(?:page|search|feed|rss|tag)", url.split("/", 3)[3]))
+    slug = bool(_BACKTRACKING_SLUG.search("/" + url.split("/", 3)[3].split("?")[0]))
+    assert looks_like_article(url) is slug
+
+
+def test_a_hostile_link_costs_linear_time() -> None:
+    """Three 10 KB links of `a-a-a-...`: hours of backtracking for the old slug rule (31 s
+    for 2.8 KB ones); run in a child with a deadline so a regression fails, not hangs."""
+    code = (
+        "from spider.links import looks_like_article\n"
+        "for end in ('/x', '/', '!'):\n"
+        "    assert looks_like_article('http://a.example/' + 'a-' * 5000 + end) in (True, False)\n"
+        "print('done')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    assert done.stdout.strip() == "done"
 
 
 def test_bad_pattern_is_a_config_error_naming_the_source() -> None:
