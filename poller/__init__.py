@@ -3,13 +3,13 @@ auto-discovery, sitemap discovery and parsing, submitting what it finds to the f
 
 Modules, each the owner of one concern:
 
-- `schedule`      phase, jitter, backoff and adaptive intervals as pure functions
+- `intervals`     phase, jitter, backoff and adaptive intervals as pure functions
 - `xml_safety`    refuse DTD entity declarations; the one safe lxml parser configuration
 - `entries`       `FeedEntry` and its normalisation (HTML stripped, content quality)
 - `feed_parse`    RSS/Atom via feedparser (bytes + headers only), JSON Feed by hand
 - `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k
 - `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
-- `discovery`     feed auto-discovery from a site's HTML and common paths
+- `feed_discovery` feed auto-discovery from a site's HTML and common paths
 - `feed_state`    the `feed_state` repository (SQL in frontier/sql/feeds.sql)
 - `poll`          poll one source's feed; `sitemaps` poll one source's sitemaps
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results

@@ -30,7 +30,7 @@ from frontier.fetch_log import FetchLogRepository
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.sources import Source
-from poller import schedule
+from poller import intervals
 from poller.feed_state import FeedState, FeedStateRepository
 from poller.policy import PollPolicy
 from poller.source_poll import Polled, poll_source
@@ -117,9 +117,9 @@ class Poller:
             interval = source.feed_poll_interval_minutes * 60.0
             backed_off = replace(
                 state, consecutive_errors=errors, last_error=crash, last_polled_at=at,
-                next_poll_at=schedule.next_poll_failed(at, interval, errors),
+                next_poll_at=intervals.next_poll_failed(at, interval, errors),
                 sitemap_next_poll_at=max(state.sitemap_next_poll_at or at,
-                                         schedule.next_poll_failed(at, interval, errors)),
+                                         intervals.next_poll_failed(at, interval, errors)),
             )  # fmt: skip
             return Polled(source, backed_off, crash=crash)
 

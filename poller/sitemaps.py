@@ -24,7 +24,7 @@ from frontier.safe_http import (
 )
 from frontier.sources import Source
 from frontier.states import LogOutcome
-from poller import schedule
+from poller import intervals
 from poller.errors import FeedRefused
 from poller.feed_state import FeedState
 from poller.policy import PollPolicy
@@ -100,7 +100,7 @@ async def poll_sitemaps(
             sitemap_consecutive_errors=errors,
             sitemap_last_error=outcome.error,
             sitemap_location=None if not source.sitemap_url else state.sitemap_location,
-            sitemap_next_poll_at=schedule.next_poll_failed(
+            sitemap_next_poll_at=intervals.next_poll_failed(
                 now, policy.sitemap_interval_s, errors
             ),
         )
@@ -204,7 +204,7 @@ async def _read(
         sitemap_cursor_at=now,
         sitemap_consecutive_errors=0,
         sitemap_last_error=outcome.error,
-        sitemap_next_poll_at=schedule.next_poll_ok(now, source.id, policy.sitemap_interval_s),
+        sitemap_next_poll_at=intervals.next_poll_ok(now, source.id, policy.sitemap_interval_s),
     )  # fmt: skip
 
 
