@@ -118,3 +118,33 @@ async def test_lastmod_window_and_conditional_get(
     summaries = await poller.run_once(now=state["sitemap_next_poll_at"] + timedelta(seconds=1))
     assert [s["outcome"] for s in summaries if s["source"] == "sm"] == ["not_modified"]
     assert local_site.hits("/sm.xml")[-1].headers["If-None-Match"] == '"s1"'
+
+
+async def test_a_rate_limited_or_missing_sitemap_is_logged_as_such_and_backs_off(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """The same response decision as feeds: 429 honours Retry-After, 404 is not_found
+    (before, a sitemap logged both as `failed` and ignored Retry-After)."""
+    local_site.serve("/busy.xml", "slow down", status=429, headers={"Retry-After": "172800"})
+    local_site.serve("/missing.xml", "no", status=404)
+    repo = SourceRepository(db)
+    busy = await repo.add("busy", sitemap_url=local_site.url("/busy.xml"))
+    missing = await repo.add("missing", sitemap_url=local_site.url("/missing.xml"))
+    policy = PollPolicy()
+
+    summaries = await Poller(db, client, policy).run_once(now=T0)
+
+    by_name = {s["source"]: s for s in summaries}
+    assert by_name["busy"]["ok"] is False and "answered HTTP 429" in by_name["busy"]["error"]
+    assert by_name["missing"]["ok"] is False and "answered HTTP 404" in by_name["missing"]["error"]
+    logged = await db.fetch("SELECT url, outcome FROM fetch_log")
+    outcomes = {r["url"]: r["outcome"] for r in logged}
+    assert outcomes == {local_site.url("/busy.xml"): "rate_limited",
+                        local_site.url("/missing.xml"): "not_found"}  # fmt: skip
+    states = {
+        r["source_id"]: r
+        for r in await db.fetch("SELECT source_id, sitemap_next_poll_at FROM feed_state")
+    }
+    # Two days asked for, far beyond the sitemap interval's first backoff step.
+    assert states[busy.id]["sitemap_next_poll_at"] >= T0 + timedelta(seconds=172800)
+    assert states[missing.id]["sitemap_next_poll_at"] < T0 + timedelta(seconds=172800)
