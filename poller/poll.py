@@ -124,8 +124,9 @@ async def _fetch(
                            " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"},
     )  # fmt: skip
     outcome.http_status = response.status
-    decision = decide(response.status, response.headers, now,
-                      redirected_to=response.permanent_redirect_to)  # fmt: skip
+    decision = decide(
+        response.status, response.headers, now, redirected_to=response.permanent_redirect_to
+    )
     if response.permanent_redirect_to:  # else keep what discovery found, if anything
         outcome.new_feed_url = decision.moved_to
     interval = interval_of(source, state)

@@ -152,8 +152,9 @@ class Poller:
         async def tick() -> None:
             report(await self.run_once())
 
-        await run_every(stop, tick, self.policy.tick_s, self.db.outage, name="poller tick",
-                        on_error=on_failed)  # fmt: skip
+        await run_every(
+            stop, tick, self.policy.tick_s, self.db.outage, name="poller tick", on_error=on_failed
+        )
 
 
 def _log_polled(summaries: list[PollSummary]) -> None:

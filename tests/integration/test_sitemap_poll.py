@@ -139,8 +139,10 @@ async def test_a_rate_limited_or_missing_sitemap_is_logged_as_such_and_backs_off
     assert by_name["missing"].ok is False and "answered HTTP 404" in by_name["missing"].error
     logged = await db.fetch("SELECT url, outcome FROM fetch_log")
     outcomes = {r["url"]: r["outcome"] for r in logged}
-    assert outcomes == {local_site.url("/busy.xml"): "rate_limited",
-                        local_site.url("/missing.xml"): "not_found"}  # fmt: skip
+    assert outcomes == {
+        local_site.url("/busy.xml"): "rate_limited",
+        local_site.url("/missing.xml"): "not_found",
+    }
     states = {
         r["source_id"]: r
         for r in await db.fetch("SELECT source_id, sitemap_next_poll_at FROM feed_state")
