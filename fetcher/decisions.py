@@ -8,13 +8,14 @@ import codecs
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from enum import StrEnum
 
 import charset_normalizer
 
+from frontier.clock import utcnow
 from frontier.queue import OutcomeKind
+from frontier.retry_after import retry_after_s
 from frontier.safe_http import REDIRECT_STATUSES
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -59,21 +60,9 @@ def looks_like_html(body: bytes) -> bool:
 
 
 def retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), capped at a day;
-    None if absent or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), RETRY_AFTER_CAP_S)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    return min(max(seconds, 0.0), RETRY_AFTER_CAP_S)
+    """Seconds from a Retry-After header, capped at a day; None if absent or unreadable
+    (the rules are frontier.retry_after's, shared with the poller)."""
+    return retry_after_s(value, now or utcnow(), cap_s=RETRY_AFTER_CAP_S)
 
 
 def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:

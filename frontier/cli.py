@@ -300,16 +300,16 @@ def poll(
         return
     summaries = run_with_database(settings, lambda db: poll_once(db, settings))
     if as_json:
-        typer.echo(json.dumps(summaries, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps([s.as_json() for s in summaries], indent=2, ensure_ascii=False))
     else:
         for s in summaries:
-            state = "ok" if s["ok"] else "FAILED"
-            typer.echo(f"{state:<6} {s['source']:<30} seen {s['items_seen']:>5} "
-                       f"new {s['items_new']:>5}  {s['url']}"
-                       + (f"  ({s['error']})" if s["error"] else ""))
-        failed = sum(1 for s in summaries if not s["ok"])
+            state = "ok" if s.ok else "FAILED"
+            typer.echo(f"{state:<6} {s.source:<30} seen {s.items_seen:>5} "
+                       f"new {s.items_new:>5}  {s.url}"
+                       + (f"  ({s.error})" if s.error else ""))
+        failed = sum(1 for s in summaries if not s.ok)
         typer.echo(f"polled {len(summaries)} sources, {failed} failed")
-    if any(not s["ok"] for s in summaries):
+    if any(not s.ok for s in summaries):
         raise typer.Exit(EXIT_PARTIAL)
 
 

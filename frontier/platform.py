@@ -29,7 +29,7 @@ import sys
 import time
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import uvicorn
 
@@ -38,6 +38,9 @@ from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.settings import Settings
 from frontier.stats import StatsRepository
+
+if TYPE_CHECKING:
+    from poller.poll_summary import PollSummary
 
 log = logging.getLogger(__name__)
 
@@ -282,13 +285,13 @@ class Platform:
         log.debug("poller tick failed", exc_info=exc)
         self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
 
-    def _report_polls(self, summaries: list[dict[str, Any]]) -> None:
+    def _report_polls(self, summaries: list[PollSummary]) -> None:
         for s in summaries:
-            if not s["ok"]:
-                self.console.event(f"poll FAILED {s['source']}: {s['error']} ({s['url']})")
-        ok = [s for s in summaries if s["ok"]]
+            if not s.ok:
+                self.console.event(f"poll FAILED {s.source}: {s.error} ({s.url})")
+        ok = [s for s in summaries if s.ok]
         if ok:
-            new = sum(s["items_new"] or 0 for s in ok)
+            new = sum(s.items_new or 0 for s in ok)
             self.console.event(f"poller: polled {len(summaries)} sources, "
                                f"{len(summaries) - len(ok)} failed, {new} new URLs")  # fmt: skip
 

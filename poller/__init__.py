@@ -3,15 +3,20 @@ auto-discovery, sitemap discovery and parsing, submitting what it finds to the f
 
 Modules, each the owner of one concern:
 
-- `schedule`      phase, jitter, backoff and adaptive intervals as pure functions
+- `policy`        `PollPolicy`, the poller's knobs built once from settings
+- `intervals`     phase, jitter, backoff and adaptive intervals as pure functions
 - `xml_safety`    refuse DTD entity declarations; the one safe lxml parser configuration
 - `entries`       `FeedEntry` and its normalisation (HTML stripped, content quality)
+- `feed_fastpath` plain, well-formed RSS/RDF/Atom on lxml; `feed_parse` falls back otherwise
 - `feed_parse`    RSS/Atom via feedparser (bytes + headers only), JSON Feed by hand
 - `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k
 - `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
-- `discovery`     feed auto-discovery from a site's HTML and common paths
+- `feed_discovery` feed auto-discovery from a site's HTML and common paths
 - `feed_state`    the `feed_state` repository (SQL in frontier/sql/feeds.sql)
+- `responses`     what a poll's HTTP response means (304, 2xx, 404, 410, 429/503...), pure
 - `poll`          poll one source's feed; `sitemaps` poll one source's sitemaps
+- `source_poll`   poll one claimed source (feed and/or sitemaps) and apply what was found
+- `poll_summary`  `PollSummary`, what one source's poll came to (`as_json()` for the CLI)
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results
 - `fire`          `fire_source`: poll one source now (rate limited) or dry-run it
 - `seeding`       the default source list shipped in `default_sources.yaml`

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-from typing import Any
 
 from frontier.db import Database
 from frontier.queue import QueuePolicy
@@ -16,6 +15,7 @@ from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from poller.fire import FireResult, fire_source
 from poller.policy import PollPolicy
+from poller.poll_summary import PollSummary
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
 
@@ -30,7 +30,7 @@ def _client(settings: Settings, policy: PollPolicy) -> SafeClient:
     ))  # fmt: skip
 
 
-async def poll_once(db: Database, settings: Settings) -> list[dict[str, Any]]:
+async def poll_once(db: Database, settings: Settings) -> list[PollSummary]:
     policy = PollPolicy.from_settings(settings)
     async with _client(settings, policy) as client:
         poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))

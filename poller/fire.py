@@ -101,8 +101,8 @@ async def fire_source(
                                  for u in sitemap_entries]  # fmt: skip
     return FireResult(
         source=source.name, dry_run=dry_run, entries=entries,
-        items_seen=summary["items_seen"], items_new=summary["items_new"],
-        error=summary["error"], outcome=summary["outcome"], url=summary["url"],
+        items_seen=summary.items_seen, items_new=summary.items_new,
+        error=summary.error, outcome=summary.outcome, url=summary.url,
     )  # fmt: skip
 
 

@@ -16,15 +16,15 @@ from datetime import datetime, timedelta
 from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked, SafeClient
 from frontier.sources import Source
 from frontier.states import LogOutcome
-from frontier.urls import InvalidURL, normalize_url
-from poller import schedule
-from poller.discovery import discover_feed
+from poller import intervals
 from poller.entries import FeedEntry
 from poller.errors import FeedRefused
+from poller.feed_discovery import discover_feed
 from poller.feed_parse import parse_feed
 from poller.feed_state import FeedState
 from poller.filters import EntryFilter
 from poller.policy import PollPolicy
+from poller.responses import Verdict, decide
 
 log = logging.getLogger(__name__)
 
@@ -124,14 +124,13 @@ async def _fetch(
                            " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"},
     )  # fmt: skip
     outcome.http_status = response.status
-    moved = response.permanent_redirect_to
-    if moved:
-        try:
-            outcome.new_feed_url = normalize_url(moved, keep_trailing_slash=True)
-        except InvalidURL:
-            outcome.new_feed_url = None
+    decision = decide(
+        response.status, response.headers, now, redirected_to=response.permanent_redirect_to
+    )
+    if response.permanent_redirect_to:  # else keep what discovery found, if anything
+        outcome.new_feed_url = decision.moved_to
     interval = interval_of(source, state)
-    if response.status == 304:
+    if decision.verdict is Verdict.NOT_MODIFIED:
         outcome.outcome = LogOutcome.NOT_MODIFIED
         outcome.state = replace(
             state,
@@ -139,29 +138,24 @@ async def _fetch(
             last_etag=response.headers.get("ETag") or state.last_etag,
             last_modified=response.headers.get("Last-Modified") or state.last_modified,
             consecutive_errors=0, last_error=None, last_outcome=str(LogOutcome.NOT_MODIFIED),
-            next_poll_at=schedule.next_poll_ok(now, source.id, interval),
+            next_poll_at=intervals.next_poll_ok(now, source.id, interval),
         )  # fmt: skip
         return
-    if response.status == 410:
-        outcome.outcome, outcome.error = LogOutcome.GONE, "HTTP 410 Gone: source disabled"
-        outcome.disable_reason = f"feed {outcome.url} answered 410 Gone"
-        return
-    if response.status in (429, 503):
-        outcome.outcome, outcome.error = LogOutcome.RATE_LIMITED, f"HTTP {response.status}"
-        outcome.retry_after_s = schedule.parse_retry_after(response.headers.get("Retry-After"), now)
-        return
-    if not 200 <= response.status < 300:
-        outcome.outcome = LogOutcome.NOT_FOUND if response.status == 404 else LogOutcome.FAILED
-        outcome.error = f"HTTP {response.status}"
+    if decision.failed:
+        outcome.outcome, outcome.error = decision.outcome, decision.error
+        outcome.retry_after_s = decision.retry_after_s
+        if decision.verdict is Verdict.GONE:
+            outcome.error = f"{decision.error}: source disabled"
+            outcome.disable_reason = f"feed {outcome.url} answered 410 Gone"
         return
     parsed = parse_feed(response.body, response.headers, response.url)
     entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
     outcome.items_seen = parsed.items_seen
     outcome.entries = entry_filter.apply(parsed.entries)
-    floor = schedule.feed_floor_s(parsed.ttl, response.headers)
+    floor = intervals.feed_floor_s(parsed.ttl, response.headers)
     interval_s = state.interval_s
     if state.adaptive_interval:
-        adaptive = schedule.adaptive_interval_s((e.published_at for e in parsed.entries), floor)
+        adaptive = intervals.adaptive_interval_s((e.published_at for e in parsed.entries), floor)
         interval_s = int(adaptive) if adaptive else interval_s
         interval = float(interval_s) if interval_s else interval
     outcome.outcome = LogOutcome.OK  # OK or OK_NO_NEW once submitted
@@ -174,7 +168,7 @@ async def _fetch(
         last_item_count=parsed.items_seen,
         consecutive_errors=0,
         last_error=None,
-        next_poll_at=schedule.next_poll_ok(now, source.id, interval),
+        next_poll_at=intervals.next_poll_ok(now, source.id, interval),
         interval_s=interval_s,
         min_interval_s=floor,
         feed_cursor_at=now,
@@ -193,5 +187,5 @@ def _failed(outcome: FeedOutcome, interval: float, now: datetime, policy: PollPo
         consecutive_errors=errors,
         last_error=outcome.error,
         last_outcome=str(outcome.outcome),
-        next_poll_at=schedule.next_poll_failed(now, interval, errors, outcome.retry_after_s),
+        next_poll_at=intervals.next_poll_failed(now, interval, errors, outcome.retry_after_s),
     )

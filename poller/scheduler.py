@@ -6,14 +6,13 @@ is a thin loop that calls it every tick. Tests call `run_once()` directly.
 When PostgreSQL goes away mid-tick, a poll that needed it ends like a cancelled one (no
 error charged to the source, its lease given back) and the tick ends with
 `DatabaseUnavailable`; a lease that could not be given back expires and the source is
-polled again (entries are deduplicated by URL). `run_forever()` then waits with a capped
-exponential backoff instead of its tick until the database answers.
+polled again (entries are deduplicated by URL). `run_forever()` (`frontier.loops.run_every`)
+then waits with a capped exponential backoff instead of its tick until the database answers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -21,18 +20,19 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
+from frontier.loops import run_every
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.sources import Source
-from poller import schedule
+from poller import intervals
 from poller.feed_state import FeedState, FeedStateRepository
 from poller.policy import PollPolicy
+from poller.poll_summary import PollSummary
 from poller.source_poll import Polled, poll_source
 
 log = logging.getLogger(__name__)
@@ -59,10 +59,10 @@ class Poller:
         self.states = FeedStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
 
-    async def run_once(self, *, now: datetime | None = None) -> list[dict[str, Any]]:
+    async def run_once(self, *, now: datetime | None = None) -> list[PollSummary]:
         """Poll every source due now (as many as are claimable); returns one summary per
-        source polled: source, url, ok, error, items_seen, items_new, outcome."""
-        summaries: list[dict[str, Any]] = []
+        source polled."""
+        summaries: list[PollSummary] = []
         running: set[asyncio.Task[Polled]] = set()
         done_unwritten: list[Polled] = []
         limit = self.policy.concurrency
@@ -117,13 +117,13 @@ class Poller:
             interval = source.feed_poll_interval_minutes * 60.0
             backed_off = replace(
                 state, consecutive_errors=errors, last_error=crash, last_polled_at=at,
-                next_poll_at=schedule.next_poll_failed(at, interval, errors),
+                next_poll_at=intervals.next_poll_failed(at, interval, errors),
                 sitemap_next_poll_at=max(state.sitemap_next_poll_at or at,
-                                         schedule.next_poll_failed(at, interval, errors)),
+                                         intervals.next_poll_failed(at, interval, errors)),
             )  # fmt: skip
             return Polled(source, backed_off, crash=crash)
 
-    async def _write(self, polled: Sequence[Polled]) -> list[dict[str, Any]]:
+    async def _write(self, polled: Sequence[Polled]) -> list[PollSummary]:
         cancelled = [p.source.id for p in polled if p.crash == "cancelled"]
         written = [p for p in polled if p.crash != "cancelled"]
 
@@ -140,36 +140,27 @@ class Poller:
         self,
         stop: asyncio.Event,
         *,
-        on_polled: Callable[[list[dict[str, Any]]], None] | None = None,
+        on_polled: Callable[[list[PollSummary]], None] | None = None,
         on_failed: Callable[[Exception], None] | None = None,
     ) -> None:
-        """Tick every `policy.tick_s` seconds until `stop` is set; while the database is
-        unavailable, back off (capped, with jitter) instead. `on_polled` gets each tick's
-        summaries, `on_failed` a tick that failed otherwise (defaults: the log)."""
-        backoff = self.db.outage.backoff()
-        while not stop.is_set():
-            wait = self.policy.tick_s
-            try:
-                summaries = await self.run_once()
-                backoff.reset()
-                (on_polled or _log_polled)(summaries)
-            except DatabaseUnavailable as exc:  # one line per outage, no traceback
-                wait = backoff.next_delay()
-                self.db.outage.report(exc, wait)
-            except Exception as exc:  # a failing statement: report it, try again next tick
-                (on_failed or _log_failed)(exc)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=wait)
+        """Tick every `policy.tick_s` seconds until `stop` is set, through the project's one
+        loop (`frontier.loops.run_every`: it backs off while the database is unavailable).
+        `on_polled` gets each tick's summaries, `on_failed` a tick that failed otherwise
+        (defaults: the log)."""
+        report = on_polled or _log_polled
+
+        async def tick() -> None:
+            report(await self.run_once())
+
+        await run_every(
+            stop, tick, self.policy.tick_s, self.db.outage, name="poller tick", on_error=on_failed
+        )
 
 
-def _log_polled(summaries: list[dict[str, Any]]) -> None:
+def _log_polled(summaries: list[PollSummary]) -> None:
     if summaries:
-        failed = sum(1 for s in summaries if not s["ok"])
+        failed = sum(1 for s in summaries if not s.ok)
         log.info("polled %d sources, %d failed", len(summaries), failed)
-
-
-def _log_failed(exc: Exception) -> None:
-    log.error("poller tick failed", exc_info=exc)
 
 
 def _is_due(when: datetime | None, at: datetime) -> bool:

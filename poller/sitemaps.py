@@ -24,10 +24,11 @@ from frontier.safe_http import (
 )
 from frontier.sources import Source
 from frontier.states import LogOutcome
-from poller import schedule
+from poller import intervals
 from poller.errors import FeedRefused
 from poller.feed_state import FeedState
 from poller.policy import PollPolicy
+from poller.responses import Verdict, decide
 from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,7 @@ class SitemapOutcome:
     http_status: int | None = None
     error: str | None = None
     elapsed_ms: int = 0
+    retry_after_s: float | None = None  # 429/503 Retry-After of the top sitemap
 
     @property
     def failed(self) -> bool:
@@ -100,8 +102,8 @@ async def poll_sitemaps(
             sitemap_consecutive_errors=errors,
             sitemap_last_error=outcome.error,
             sitemap_location=None if not source.sitemap_url else state.sitemap_location,
-            sitemap_next_poll_at=schedule.next_poll_failed(
-                now, policy.sitemap_interval_s, errors
+            sitemap_next_poll_at=intervals.next_poll_failed(
+                now, policy.sitemap_interval_s, errors, outcome.retry_after_s
             ),
         )
     return outcome
@@ -156,16 +158,19 @@ async def _read(
         files += 1
         top = url == locations[0]
         response = await _get(client, source, state, url, top, policy)
+        decision = decide(response.status, response.headers, now)
         if top:
             outcome.http_status = response.status
             etag, last_modified = response.headers.get("ETag"), response.headers.get(
                 "Last-Modified")
-            if response.status == 304:
+            if decision.verdict is Verdict.NOT_MODIFIED:
                 outcome.outcome = LogOutcome.NOT_MODIFIED
                 break
-        if response.status != 200:
-            if top:
-                raise FeedRefused(f"{url} answered HTTP {response.status}")
+            if decision.failed:  # the whole poll failed: back off (Retry-After honoured)
+                outcome.outcome, outcome.retry_after_s = decision.outcome, decision.retry_after_s
+                outcome.error = f"{url} answered {decision.error}"
+                return
+        if decision.verdict is not Verdict.PARSE:
             problems.append(f"{url}: HTTP {response.status}")
             continue
         try:
@@ -204,7 +209,7 @@ async def _read(
         sitemap_cursor_at=now,
         sitemap_consecutive_errors=0,
         sitemap_last_error=outcome.error,
-        sitemap_next_poll_at=schedule.next_poll_ok(now, source.id, policy.sitemap_interval_s),
+        sitemap_next_poll_at=intervals.next_poll_ok(now, source.id, policy.sitemap_interval_s),
     )  # fmt: skip
 
 

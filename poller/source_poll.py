@@ -17,6 +17,7 @@ from poller.entries import FeedEntry
 from poller.feed_state import FeedState, FeedStateRepository
 from poller.policy import PollPolicy
 from poller.poll import FeedOutcome, poll_feed
+from poller.poll_summary import PollSummary
 from poller.sitemaps import SitemapOutcome, poll_sitemaps
 
 
@@ -40,21 +41,21 @@ class Polled:
     def entries(self) -> list[FeedEntry]:
         return self.feed.entries if self.feed else []
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PollSummary:
         parts = [p for p in (self.feed, self.sitemap) if p is not None]
         errors = [p.error for p in parts if p.error]
         if self.crash:
             errors.append(self.crash)
         url = next((p.url for p in parts if p.url), None)
-        return {
-            "source": self.source.name,
-            "url": url or self.source.feed_url or self.source.base_url or self.source.sitemap_url,
-            "ok": self.ok,
-            "error": "; ".join(errors) or None,
-            "items_seen": sum(p.items_seen for p in parts),
-            "items_new": sum(p.items_new for p in parts),
-            "outcome": ",".join(str(p.outcome) for p in parts if p.outcome) or "skipped",
-        }
+        return PollSummary(
+            source=self.source.name,
+            url=url or self.source.feed_url or self.source.base_url or self.source.sitemap_url,
+            ok=self.ok,
+            error="; ".join(errors) or None,
+            items_seen=sum(p.items_seen for p in parts),
+            items_new=sum(p.items_new for p in parts),
+            outcome=",".join(str(p.outcome) for p in parts if p.outcome) or "skipped",
+        )
 
 
 async def poll_source(

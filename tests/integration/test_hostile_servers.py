@@ -163,7 +163,7 @@ async def test_poller_slowloris_feed_times_out_and_backs_off(
         summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
     finally:
         release.set()
-    assert summaries[0]["ok"] is False and "timed out" in summaries[0]["error"]
+    assert summaries[0].ok is False and "timed out" in summaries[0].error
     state = await feed_state(db, source.id)
     assert state["consecutive_errors"] == 1 and state["next_poll_at"] > T0
     assert state["poll_lease_owner"] is None
@@ -178,7 +178,7 @@ async def test_poller_redirect_loop_is_a_clear_failure(
     local_site.redirect("/loop.xml", "/feed.xml", status=302)
     source = await SourceRepository(db).add("loop", feed_url=local_site.url("/feed.xml"))
     summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
-    assert summaries[0]["ok"] is False and "redirect" in summaries[0]["error"]
+    assert summaries[0].ok is False and "redirect" in summaries[0].error
     assert len(local_site.requests) <= 6  # the first request and at most 5 redirects
     state = await feed_state(db, source.id)
     assert state["consecutive_errors"] == 1 and state["next_poll_at"] > T0
@@ -202,7 +202,7 @@ async def test_sitemap_index_pointing_to_itself_is_read_once(
                                    "</urlset>", content_type="application/xml")  # fmt: skip
     source = await SourceRepository(db).add("selfref", sitemap_url=local_site.url("/index.xml"))
     summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
-    assert [s["ok"] for s in summaries if s["source"] == "selfref"] == [True]
+    assert [s.ok for s in summaries if s.source == "selfref"] == [True]
     assert len(local_site.hits("/index.xml")) == 1
     assert len(local_site.hits("/pages.xml")) == 1
     assert len(local_site.requests) <= PollPolicy().max_sitemap_files
@@ -228,8 +228,8 @@ async def test_gzip_bomb_sitemap_stops_at_the_size_cap(
     local_site.serve("/sitemap.xml.gz", bomb, content_type="application/x-gzip")
     source = await SourceRepository(db).add("bomb", sitemap_url=local_site.url("/sitemap.xml.gz"))
     summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
-    mine = [s for s in summaries if s["source"] == "bomb"]
-    assert mine and mine[0]["ok"] is True
+    mine = [s for s in summaries if s.source == "bomb"]
+    assert mine and mine[0].ok is True
     state = await feed_state(db, source.id)
     assert "size or URL limit" in (state["sitemap_last_error"] or "")
     urls = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
@@ -259,9 +259,9 @@ async def test_nul_bytes_and_wrong_charsets_in_pages_and_feeds_are_read(
         assert row["status"] == "fetched", (path, row["last_error"])
     await SourceRepository(db).add("nulfeed", feed_url=local_site.url("/feed.xml"))
     summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
-    assert [s["source"] for s in summaries] == ["nulfeed"]
+    assert [s.source for s in summaries] == ["nulfeed"]
     urls = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
     # A NUL in a title once failed the whole poll (jsonb cannot hold \u0000): it is dropped.
-    assert summaries[0]["ok"] is True and local_site.url("/from-feed") in urls
+    assert summaries[0].ok is True and local_site.url("/from-feed") in urls
     meta = await db.fetchval("SELECT discovery_meta FROM url_frontier WHERE origin = 'feed'")
     assert meta["title"] == "Ab"

@@ -18,6 +18,7 @@ from frontier.sources import Source, SourceRepository, UnknownSource
 from poller.errors import FireRateLimited
 from poller.fire import fire_source
 from poller.policy import PollPolicy
+from poller.poll_summary import PollSummary
 from poller.scheduler import Poller
 from tests.local_site import LocalSite
 
@@ -67,7 +68,7 @@ async def test_run_once_submits_feed_entries_and_logs_the_poll(
 
     summaries = await Poller(db, client, POLICY).run_once(now=T0)
 
-    assert [(s["source"], s["ok"], s["items_seen"], s["items_new"]) for s in summaries] == [
+    assert [(s.source, s.ok, s.items_seen, s.items_new) for s in summaries] == [
         ("site", True, 3, 2)
     ]
     urls = await frontier_urls(db)
@@ -108,7 +109,7 @@ async def test_conditional_get_round_trip_to_a_304(
 
     summaries = await poller.run_once(now=first["next_poll_at"] + timedelta(seconds=1))
 
-    assert summaries[0]["outcome"] == "not_modified" and summaries[0]["ok"]
+    assert summaries[0].outcome == "not_modified" and summaries[0].ok
     hits = local_site.hits("/feed.xml")
     assert hits[1].headers["If-None-Match"] == '"v1"'
     assert hits[1].headers["If-Modified-Since"] == "Sun, 01 Mar 2026 00:00:00 GMT"
@@ -136,7 +137,7 @@ async def test_failures_back_off_and_never_advance_the_cursor(
     for _ in range(3):
         at += timedelta(seconds=1)
         summaries = await poller.run_once(now=at)
-        assert summaries[0]["ok"] is False and "HTTP 500" in summaries[0]["error"]
+        assert summaries[0].ok is False and "HTTP 500" in summaries[0].error
         row = await state(db, source)
         gaps.append((row["next_poll_at"] - at).total_seconds())
         at = row["next_poll_at"]
@@ -185,7 +186,7 @@ async def test_private_addresses_are_refused_unless_allowed(
     async with SafeClient(HttpLimits("frontier-test/1", allow_private_networks=False)) as guarded:
         summaries = await Poller(db, guarded, POLICY).run_once(now=T0)
 
-    assert summaries[0]["ok"] is False and "not a public address" in summaries[0]["error"]
+    assert summaries[0].ok is False and "not a public address" in summaries[0].error
     assert local_site.hits("/feed.xml") == []
     assert (await state(db, source))["consecutive_errors"] == 1
     log = await db.fetchrow("SELECT outcome FROM fetch_log")
@@ -225,7 +226,7 @@ async def test_two_pollers_never_poll_one_source_at_once(
     finally:
         await other.close()
 
-    polled = [s["source"] for r in results for s in r]
+    polled = [s.source for r in results for s in r]
     assert sorted(polled) == sorted(f"s{i}" for i in range(8))  # each exactly once
     assert max(most.values()) == 1
     assert per_host_most <= POLICY.per_host
@@ -267,11 +268,11 @@ async def test_manual_source_is_never_polled_and_bad_sources_do_not_stop_others(
     await add(db, "good", feed_url=local_site.url("/good.xml"))
     await add(db, "bad", feed_url=local_site.url("/bad.xml"))
 
-    summaries = {s["source"]: s for s in await Poller(db, client, POLICY).run_once(now=T0)}
+    summaries = {s.source: s for s in await Poller(db, client, POLICY).run_once(now=T0)}
 
     assert set(summaries) == {"good", "bad"}
-    assert summaries["good"]["ok"] and summaries["good"]["items_new"] == 1
-    assert not summaries["bad"]["ok"] and "not a feed" in summaries["bad"]["error"]
+    assert summaries["good"].ok and summaries["good"].items_new == 1
+    assert not summaries["bad"].ok and "not a feed" in summaries["bad"].error
 
 
 async def test_cli_poll_once_json_exits_1_when_a_source_failed(
@@ -298,3 +299,54 @@ async def test_cli_poll_once_json_exits_1_when_a_source_failed(
     assert rows["good"]["ok"] is True and rows["good"]["items_new"] == 1
     assert rows["down"]["ok"] is False and rows["down"]["error"] == "HTTP 502"
     assert set(rows["good"]) >= {"url", "ok", "error", "items_seen", "items_new"}
+
+
+async def test_run_forever_hands_each_ticks_summaries_to_on_polled(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    local_site.serve("/feed.xml", rss("/f/1"), content_type="application/rss+xml")
+    await add(db, "site", feed_url=local_site.url("/feed.xml"))
+    stop = asyncio.Event()
+    ticks: list[list[PollSummary]] = []
+
+    def on_polled(summaries: list[PollSummary]) -> None:
+        ticks.append(summaries)
+        stop.set()  # one tick is enough; run_forever returns
+
+    await asyncio.wait_for(Poller(db, client, POLICY).run_forever(stop, on_polled=on_polled), 30)
+
+    assert [[(s.source, s.ok, s.items_new) for s in tick] for tick in ticks] == [
+        [("site", True, 1)]
+    ]
+    row = ticks[0][0].as_json()  # a `frontier poll --once --json` row, keys in today's order
+    assert list(row) == ["source", "url", "ok", "error", "items_seen", "items_new", "outcome"]
+    assert row == {
+        "source": "site",
+        "url": local_site.url("/feed.xml"),
+        "ok": True,
+        "error": None,
+        "items_seen": 1,
+        "items_new": 1,
+        "outcome": "ok",
+    }
+
+
+async def test_run_forever_reports_a_failed_tick_and_keeps_going(
+    db: Database, client: SafeClient
+) -> None:
+    poller = Poller(db, client, PollPolicy(tick_s=0.01))  # the loop's interval, not a wait
+    stop = asyncio.Event()
+    failures: list[Exception] = []
+
+    async def broken(*, now: datetime | None = None) -> list[PollSummary]:
+        raise RuntimeError("bad statement")
+
+    def on_failed(exc: Exception) -> None:
+        failures.append(exc)
+        if len(failures) == 2:
+            stop.set()
+
+    poller.run_once = broken  # type: ignore[method-assign]  # a tick that always fails
+    await asyncio.wait_for(poller.run_forever(stop, on_failed=on_failed), 30)
+
+    assert [str(exc) for exc in failures] == ["bad statement", "bad statement"]

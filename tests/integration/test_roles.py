@@ -208,8 +208,8 @@ async def test_poller_role_seeds_and_polls_and_cannot_complete_urls(
     assert seeded.added and not seeded.errors, seeded
     names = {r["name"] for r in await db.fetch("SELECT name FROM sources")}
     assert set(seeded.added) <= names
-    site = [s for s in summaries if s["source"] == "site"]
-    assert [(s["ok"], s["items_new"]) for s in site] == [(True, 2)], summaries
+    site = [s for s in summaries if s.source == "site"]
+    assert [(s.ok, s.items_new) for s in site] == [(True, 2)], summaries
     urls = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
     assert urls == {local_site.url("/p/1"), local_site.url("/p/2")}
 

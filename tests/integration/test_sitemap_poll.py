@@ -78,13 +78,13 @@ async def test_robots_discovery_follows_the_index_and_filters_by_lastmod(
 
     summaries = await Poller(db, client, policy).run_once(now=T0)
 
-    assert summaries[0]["ok"], summaries
+    assert summaries[0].ok, summaries
     urls = {
         r["url"] for r in await db.fetch("SELECT url FROM url_frontier WHERE origin = 'sitemap'")
     }
     # sitemap-02.xml is missing from the corpus (404): its siblings are still read.
     assert urls == {local_site.url(f"/page-0{i}") for i in (1, 4, 5, 6)}
-    assert "sitemap-02.xml: HTTP 404" in summaries[0]["error"]
+    assert "sitemap-02.xml: HTTP 404" in summaries[0].error
     state = await db.fetchrow("SELECT * FROM feed_state WHERE source_id = $1", source.id)
     assert state is not None and state["sitemap_location"] == local_site.url("/sitemapindex-1.xml")
     assert state["sitemap_next_poll_at"] >= T0 + timedelta(hours=3)  # phase-aligned, >= half
@@ -116,5 +116,37 @@ async def test_lastmod_window_and_conditional_get(
     state = await db.fetchrow("SELECT * FROM feed_state WHERE source_id = $1", source.id)
     assert state is not None
     summaries = await poller.run_once(now=state["sitemap_next_poll_at"] + timedelta(seconds=1))
-    assert [s["outcome"] for s in summaries if s["source"] == "sm"] == ["not_modified"]
+    assert [s.outcome for s in summaries if s.source == "sm"] == ["not_modified"]
     assert local_site.hits("/sm.xml")[-1].headers["If-None-Match"] == '"s1"'
+
+
+async def test_a_rate_limited_or_missing_sitemap_is_logged_as_such_and_backs_off(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """The same response decision as feeds: 429 honours Retry-After, 404 is not_found
+    (before, a sitemap logged both as `failed` and ignored Retry-After)."""
+    local_site.serve("/busy.xml", "slow down", status=429, headers={"Retry-After": "172800"})
+    local_site.serve("/missing.xml", "no", status=404)
+    repo = SourceRepository(db)
+    busy = await repo.add("busy", sitemap_url=local_site.url("/busy.xml"))
+    missing = await repo.add("missing", sitemap_url=local_site.url("/missing.xml"))
+    policy = PollPolicy()
+
+    summaries = await Poller(db, client, policy).run_once(now=T0)
+
+    by_name = {s.source: s for s in summaries}
+    assert by_name["busy"].ok is False and "answered HTTP 429" in by_name["busy"].error
+    assert by_name["missing"].ok is False and "answered HTTP 404" in by_name["missing"].error
+    logged = await db.fetch("SELECT url, outcome FROM fetch_log")
+    outcomes = {r["url"]: r["outcome"] for r in logged}
+    assert outcomes == {
+        local_site.url("/busy.xml"): "rate_limited",
+        local_site.url("/missing.xml"): "not_found",
+    }
+    states = {
+        r["source_id"]: r
+        for r in await db.fetch("SELECT source_id, sitemap_next_poll_at FROM feed_state")
+    }
+    # Two days asked for, far beyond the sitemap interval's first backoff step.
+    assert states[busy.id]["sitemap_next_poll_at"] >= T0 + timedelta(seconds=172800)
+    assert states[missing.id]["sitemap_next_poll_at"] < T0 + timedelta(seconds=172800)

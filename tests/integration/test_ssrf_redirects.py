@@ -53,7 +53,7 @@ async def test_the_poller_refuses_a_feed_redirecting_to_a_private_address(
         summaries = await Poller(db, client, policy).run_once(now=T0)
 
     assert len(summaries) == 3
-    assert all(not s["ok"] and "not a public address" in s["error"] for s in summaries)
+    assert all(not s.ok and "not a public address" in s.error for s in summaries)
     assert private_site.requests == []
     assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0
 

@@ -121,22 +121,3 @@ def feed_floor_s(ttl_minutes: object, headers: Mapping[str, str]) -> int | None:
     if match:
         floors.append(min(int(match.group(1)), int(ADAPTIVE_MAX_S)))
     return max(floors) if floors else None
-
-
-def parse_retry_after(value: str | None, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent
-    or unparseable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    from email.utils import parsedate_to_datetime
-
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - now).total_seconds())
