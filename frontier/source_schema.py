@@ -204,9 +204,10 @@ class SourceConfig(BaseModel):
         description="Queue links to unknown hosts under the 'discovered' source.",
     )
     spider_listing_urls: list[Url] = Field(
-        default_factory=list, max_length=MAX_PATTERNS,
+        default_factory=list,
+        max_length=MAX_PATTERNS,
         description="Listing pages the spider starts from besides base_url.",
-    )  # fmt: skip
+    )
 
     def values(self) -> dict[str, Any]:
         """Every field as a JSON value (what the repository stores)."""
