@@ -211,27 +211,71 @@ def sources_add(
     feed_url: Optional[str] = typer.Option(None, "--feed-url"),  # noqa: UP045
     sitemap_url: Optional[str] = typer.Option(None, "--sitemap-url"),  # noqa: UP045
     base_url: Optional[str] = typer.Option(None, "--base-url"),  # noqa: UP045
-    mode: str = typer.Option("feed", "--mode", help="feed, spider or both"),
-    priority: int = typer.Option(5, "--priority", help="1..10"),
-    interval: int = typer.Option(15, "--interval", help="Feed poll interval in minutes."),
+    mode: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--mode", help="feed, spider or both (default feed)."
+    ),
+    priority: Optional[int] = typer.Option(None, "--priority", help="1..10 (default 5)."),  # noqa: UP045
+    interval: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--interval", help="Feed poll interval in minutes (default 15)."
+    ),
     rate_limit_ms: Optional[int] = typer.Option(None, "--rate-limit-ms"),  # noqa: UP045
     article_pattern: Optional[list[str]] = typer.Option(  # noqa: UP045
         None, "--article-pattern", help="Regex of article URLs (repeatable)."
     ),
+    url_filters: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--url-filters", help='JSON object, e.g. \'{"exclude": ["/sponsored/"]}\'.'
+    ),
+    selectors: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--selectors", help='JSON object of CSS selectors, e.g. \'{"title": "h1"}\'.'
+    ),
+    min_published_at: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--min-published-at", help="ISO 8601 date or datetime (naive: UTC)."
+    ),
+    fetchprotection: Optional[int] = typer.Option(None, "--fetchprotection", help="0, 1 or 2."),  # noqa: UP045
+    keep_trailing_slash: Optional[bool] = typer.Option(  # noqa: UP045
+        None, "--keep-trailing-slash/--drop-trailing-slash"
+    ),
+    enabled: Optional[bool] = typer.Option(None, "--enabled/--disabled"),  # noqa: UP045
+    adaptive_interval: Optional[bool] = typer.Option(  # noqa: UP045
+        None, "--adaptive-interval/--fixed-interval",
+        help="Adapt the feed poll interval to how often the feed changes (default fixed).",
+    ),
+    spider_interval_minutes: Optional[int] = typer.Option(  # noqa: UP045
+        None, "--spider-interval-minutes", help="How often the spider crawls it (default 1440)."
+    ),
+    spider_allow_external: Optional[bool] = typer.Option(  # noqa: UP045
+        None, "--spider-allow-external/--spider-no-external",
+        help="Queue links to unknown hosts under the 'discovered' source (default no).",
+    ),
+    spider_listing_url: Optional[list[str]] = typer.Option(  # noqa: UP045
+        None, "--spider-listing-url", help="A listing page the spider starts from (repeatable)."
+    ),
 ) -> None:
-    """Add a source."""
-    from frontier.sources import InvalidSource, SourceRepository
-    from frontier.states import IngestionMode
+    """Add a source (validated by the same schema as the API and `sources import`)."""
+    from frontier.source_schema import InvalidSource, parse_config
+    from frontier.sources import SourceRepository
 
-    try:
-        ingestion_mode = IngestionMode(mode)
-    except ValueError:
-        raise InvalidSource(f"mode: {mode!r} is not one of feed, spider, both") from None
-    source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).add(
-        name, feed_url=feed_url, sitemap_url=sitemap_url, base_url=base_url,
-        mode=ingestion_mode, priority=priority, interval_minutes=interval,
-        rate_limit_ms=rate_limit_ms, article_patterns=article_pattern,
-    ))  # fmt: skip
+    def json_option(flag: str, text: str | None) -> Any:
+        try:
+            return None if text is None else json.loads(text)
+        except ValueError as exc:
+            raise InvalidSource(f"{flag}: not valid JSON ({exc})") from None
+
+    given = {
+        "name": name, "feed_url": feed_url, "sitemap_url": sitemap_url, "base_url": base_url,
+        "ingestion_mode": mode, "priority": priority, "feed_poll_interval_minutes": interval,
+        "rate_limit_ms": rate_limit_ms, "article_url_patterns": article_pattern,
+        "url_filters": json_option("url_filters", url_filters),
+        "selectors": json_option("selectors", selectors),
+        "min_published_at": min_published_at, "fetchprotection": fetchprotection,
+        "keep_trailing_slash": keep_trailing_slash, "enabled": enabled,
+        "adaptive_interval": adaptive_interval,
+        "spider_interval_minutes": spider_interval_minutes,
+        "spider_allow_external": spider_allow_external,
+        "spider_listing_urls": spider_listing_url,
+    }
+    config = parse_config({key: value for key, value in given.items() if value is not None})
+    source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))
     typer.echo(f"added source {source.name} ({source.id})")
 
 
@@ -321,6 +365,7 @@ def sources_import(
 ) -> None:
     """Import sources from a YAML feeds spec (`sources:` list) or OPML; per-entry errors."""
     from frontier.source_specs import UnusableSpec, import_specs, parse_specs
+    from frontier.sources import SourceRepository
 
     try:
         with open(file, "rb") as stream:
@@ -328,7 +373,9 @@ def sources_import(
     except OSError as exc:
         raise UnusableSpec(f"cannot read {file}: {exc.strerror}") from None
     parsed = parse_specs(data, file)
-    summary = run_with_database(settings_of(ctx), lambda db: import_specs(db, parsed))
+    summary = run_with_database(
+        settings_of(ctx), lambda db: import_specs(SourceRepository(db), parsed)
+    )
     if as_json:
         typer.echo(json.dumps(summary.as_json()))
     else:

@@ -1,10 +1,17 @@
 """Sources: where URLs come from. The built-in `manual` source receives imports and
-submissions that name no source. SQL is in `frontier/sql/sources.sql`."""
+submissions that name no source.
+
+`SourceRepository` is the one owner of every write to `sources` (SQL in
+`frontier/sql/sources.sql`): create and update from the one schema
+(`frontier.source_schema`), remove, and the poller's two writes (a feed URL that moved, a
+feed that is gone). It owns a source's whole configuration, including the options kept
+in the poller's and the spider's rows (`adaptive_interval`, the `spider_*` options); the
+poller and the spider own the state columns of those rows and write them themselves.
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,25 +22,35 @@ import asyncpg
 from frontier.db import Database
 from frontier.errors import FrontierError
 from frontier.queue import SourceRef
+from frontier.source_schema import (
+    InvalidSource,
+    PatchForm,
+    SourceConfig,
+    parse_config,
+)
 from frontier.sql import load
 from frontier.states import IngestionMode
-from frontier.urls import InvalidURL, normalize_url
 
 SQL = load("sources")
 
 MANUAL = "manual"
+
+__all__ = ["MANUAL", "InvalidSource", "Source", "SourceRepository", "UnknownSource"]
+
+# The schema's fields kept in spider_state (the rest: sources, and feed_state's
+# adaptive_interval). Written only when given, so a service without rights on
+# spider_state (the poller seeding its defaults) never touches it.
+SPIDER_OPTIONS = frozenset(name for name in SourceConfig.model_fields if name.startswith("spider_"))
 
 
 class UnknownSource(FrontierError):
     """No source has that name or id."""
 
 
-class InvalidSource(FrontierError, ValueError):
-    """A source definition that cannot be stored; the message says which field and why."""
-
-
 @dataclass(frozen=True, slots=True)
 class Source:
+    """A stored `sources` row (the read model; the rules are the schema's)."""
+
     id: UUID
     name: str
     base_url: str | None
@@ -70,18 +87,64 @@ class Source:
         }
 
 
-def _checked_url(field: str, value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        return normalize_url(value, keep_trailing_slash=True)
-    except InvalidURL as exc:
-        raise InvalidSource(f"{field}: {exc.reason}") from None
-
-
 class SourceRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
+
+    # -- reads ------------------------------------------------------------------------
+
+    async def get(self, name: str) -> Source:
+        record = await self._db.fetchrow(SQL["by_name"], name)
+        if record is None:
+            raise UnknownSource(f"no source named {name!r} (see `frontier sources list`)")
+        return Source.from_record(record)
+
+    async def get_by_id(self, source_id: UUID) -> Source:
+        record = await self._db.fetchrow(SQL["by_id"], source_id)
+        if record is None:
+            raise UnknownSource(f"no source with id {source_id}")
+        return Source.from_record(record)
+
+    async def get_many(self, source_ids: Sequence[UUID]) -> list[Source]:
+        """The sources among `source_ids` that exist (in no particular order)."""
+        records = await self._db.fetch(SQL["by_ids"], list(source_ids))
+        return [Source.from_record(r) for r in records]
+
+    async def list(self) -> list[Source]:
+        return [Source.from_record(r) for r in await self._db.fetch(SQL["list"])]
+
+    async def options(self, source_ids: Sequence[UUID]) -> dict[UUID, dict[str, Any]]:
+        """The options each source sets outside `sources` (adaptive_interval and the
+        spider_* options), the schema's defaults where none was stored yet."""
+        defaults = SourceConfig.model_construct().model_dump(
+            include=set(SPIDER_OPTIONS) | {"adaptive_interval"}
+        )
+        found: dict[UUID, dict[str, Any]] = {}
+        for record in await self._db.fetch(SQL["options"], list(source_ids)):
+            values = {k: v for k, v in dict(record).items() if k != "id" and v is not None}
+            found[record["id"]] = {**defaults, **values}
+        return found
+
+    # -- configuration ----------------------------------------------------------------
+
+    async def create(self, config: SourceConfig) -> Source:
+        """Store a new source from its create form (validated by the schema)."""
+        values = config.values()
+        spider = {k: v for k, v in values.items() if k in config.model_fields_set & SPIDER_OPTIONS}
+
+        async def work(tx: Database) -> Source:
+            try:
+                record = await tx.fetchrow(SQL["insert"], values)
+            except asyncpg.CheckViolationError as exc:
+                raise InvalidSource(f"{_constraint_field(exc)}: value out of range") from None
+            if record is None:
+                raise InvalidSource(f"name: a source named {config.name!r} already exists")
+            source = Source.from_record(record)
+            if spider:
+                await _set_spider_options(tx, source.id, spider)
+            return source
+
+        return await self._db.run_transaction(work)
 
     async def add(
         self,
@@ -94,85 +157,61 @@ class SourceRepository:
         priority: int = 5,
         interval_minutes: int = 15,
         rate_limit_ms: int | None = None,
-        article_patterns: list[str] | None = None,
+        article_patterns: Sequence[str] | None = None,
     ) -> Source:
-        name = name.strip()
-        if not 1 <= len(name) <= 200:
-            raise InvalidSource("name: must be 1 to 200 characters")
-        if not 1 <= priority <= 10:
-            raise InvalidSource("priority: must be between 1 and 10")
-        if not 1 <= interval_minutes <= 43_200:
-            raise InvalidSource("interval: must be between 1 and 43200 minutes")
-        if rate_limit_ms is not None and rate_limit_ms < 0:
-            raise InvalidSource("rate_limit_ms: must not be negative")
-        record = await self._db.fetchrow(
-            SQL["insert"], name, _checked_url("base_url", base_url),
-            _checked_url("feed_url", feed_url), _checked_url("sitemap_url", sitemap_url),
-            str(mode), interval_minutes, priority, rate_limit_ms, article_patterns,
-        )  # fmt: skip
-        if record is None:
-            raise InvalidSource(f"name: a source named {name!r} already exists")
-        return Source.from_record(record)
+        """`create` with keyword arguments for the common fields (validated the same)."""
+        return await self.create(
+            parse_config(
+                {
+                    "name": name,
+                    "base_url": base_url,
+                    "feed_url": feed_url,
+                    "sitemap_url": sitemap_url,
+                    "ingestion_mode": str(mode),
+                    "priority": priority,
+                    "feed_poll_interval_minutes": interval_minutes,
+                    "rate_limit_ms": rate_limit_ms,
+                    "article_url_patterns": None
+                    if article_patterns is None
+                    else [*article_patterns],
+                }
+            )
+        )
 
-    async def get(self, name: str) -> Source:
-        record = await self._db.fetchrow(SQL["by_name"], name)
-        if record is None:
-            raise UnknownSource(f"no source named {name!r} (see `frontier sources list`)")
-        return Source.from_record(record)
+    async def update(self, source_id: UUID, patch: PatchForm) -> Source:
+        """Change the fields `patch` was sent with; the others keep their value."""
+        values = patch.values()
+        spider = {k: v for k, v in values.items() if k in SPIDER_OPTIONS}
+        own = {k: v for k, v in values.items() if k not in SPIDER_OPTIONS}
 
-    async def list(self) -> list[Source]:
-        return [Source.from_record(r) for r in await self._db.fetch(SQL["list"])]
+        async def work(tx: Database) -> Source:
+            current = await SourceRepository(tx).get_by_id(source_id)
+            if current.name == MANUAL and own.get("name", MANUAL) != MANUAL:
+                raise InvalidSource("name: the built-in source 'manual' cannot be renamed")
+            if not own:  # only spider options: `sources` is not written
+                await _set_spider_options(tx, source_id, spider)
+                return current
+            try:
+                record = await tx.fetchrow(SQL["update_by_id"], source_id, own)
+            except asyncpg.UniqueViolationError:
+                raise InvalidSource(
+                    f"name: a source named {own.get('name')!r} already exists"
+                ) from None
+            except asyncpg.CheckViolationError as exc:
+                raise InvalidSource(f"{_constraint_field(exc)}: value out of range") from None
+            if record is None:
+                raise UnknownSource(f"no source with id {source_id}")
+            if spider:
+                await _set_spider_options(tx, source_id, spider)
+            return Source.from_record(record)
+
+        return await self._db.run_transaction(work)
 
     async def remove(self, name: str) -> None:
         if name == MANUAL:
             raise InvalidSource("the built-in source 'manual' cannot be removed")
         if await self._db.fetchrow(SQL["delete"], name) is None:
             raise UnknownSource(f"no source named {name!r}")
-
-    # -- by id, with every editable column (the HTTP API) ---------------------------------
-
-    async def get_by_id(self, source_id: UUID) -> Source:
-        record = await self._db.fetchrow(SQL["by_id"], source_id)
-        if record is None:
-            raise UnknownSource(f"no source with id {source_id}")
-        return Source.from_record(record)
-
-    async def create(self, fields: Mapping[str, Any]) -> Source:
-        """Insert a source from EDITABLE columns (missing ones take their defaults)."""
-        if "name" not in fields:
-            raise InvalidSource("name: required")
-        values = _validated(fields)
-        try:
-            record = await self._db.fetchrow(
-                SQL["insert_full"], *(values.get(column) for column in EDITABLE)
-            )
-        except asyncpg.CheckViolationError as exc:
-            raise InvalidSource(f"{_constraint_field(exc)}: value out of range") from None
-        if record is None:
-            raise InvalidSource(f"name: a source named {values['name']!r} already exists")
-        return Source.from_record(record)
-
-    async def update(self, source_id: UUID, changes: Mapping[str, Any]) -> Source:
-        """Set the EDITABLE columns named in `changes`; the others keep their value."""
-        values = _validated(changes)
-        if "name" in values:
-            current = await self.get_by_id(source_id)
-            if current.name == MANUAL and values["name"] != MANUAL:
-                raise InvalidSource("name: the built-in source 'manual' cannot be renamed")
-        try:
-            record = await self._db.fetchrow(
-                SQL["update_by_id"], source_id, list(values),
-                *(values.get(column) for column in EDITABLE),
-            )  # fmt: skip
-        except asyncpg.UniqueViolationError:
-            raise InvalidSource(
-                f"name: a source named {values.get('name')!r} already exists"
-            ) from None
-        except asyncpg.CheckViolationError as exc:
-            raise InvalidSource(f"{_constraint_field(exc)}: value out of range") from None
-        if record is None:
-            raise UnknownSource(f"no source with id {source_id}")
-        return Source.from_record(record)
 
     async def delete_by_id(self, source_id: UUID) -> None:
         """Delete a source; its URLs stay in the frontier without one."""
@@ -182,58 +221,20 @@ class SourceRepository:
         if await self._db.fetchrow(SQL["delete_by_id"], source_id) is None:
             raise UnknownSource(f"no source with id {source_id}")
 
+    # -- what a poll changes ----------------------------------------------------------
 
-# The columns `create` and `update` accept, in the parameter order of sources.sql.
-EDITABLE = (
-    "name", "base_url", "feed_url", "sitemap_url", "ingestion_mode",
-    "feed_poll_interval_minutes", "priority", "rate_limit_ms", "fetchprotection", "selectors",
-    "article_url_patterns", "url_filters", "min_published_at", "keep_trailing_slash", "enabled",
-)  # fmt: skip
-_RANGES = {
-    "feed_poll_interval_minutes": (1, 43_200),
-    "priority": (1, 10),
-    "rate_limit_ms": (0, 2**31 - 1),
-    "fetchprotection": (0, 2),
-}
+    async def set_feed_url(self, source_id: UUID, url: str) -> None:
+        """A feed URL found by discovery or moved by a permanent redirect."""
+        await self._db.execute(SQL["set_feed_url"], source_id, url)
+
+    async def disable(self, source_id: UUID, reason: str, *, now: datetime | None = None) -> None:
+        """The feed is gone (410): stop polling the source and record why."""
+        await self._db.execute(SQL["disable"], source_id, reason, now)
 
 
-def _validated(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """Check and normalise EDITABLE columns; InvalidSource names the first bad field."""
-    values: dict[str, Any] = {}
-    for column, value in fields.items():
-        if column not in EDITABLE:
-            raise InvalidSource(f"{column}: not a source column that can be set")
-        if column == "name":
-            if value is None or not 1 <= len(str(value).strip()) <= 200:
-                raise InvalidSource("name: must be 1 to 200 characters")
-            value = str(value).strip()
-        elif column in ("base_url", "feed_url", "sitemap_url"):
-            value = _checked_url(column, value)
-        elif column == "ingestion_mode" and value is not None:
-            try:
-                value = str(IngestionMode(value))
-            except ValueError:
-                raise InvalidSource(f"{column}: must be one of feed, spider, both") from None
-        elif column in _RANGES and value is not None:
-            low, high = _RANGES[column]
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise InvalidSource(f"{column}: must be an integer from {low} to {high}")
-        elif column == "article_url_patterns" and value is not None:
-            for pattern in value:
-                _check_regex(column, pattern)
-        elif column == "url_filters" and value is not None:
-            for key in ("include", "exclude"):
-                for pattern in value.get(key) or ():
-                    _check_regex(f"url_filters.{key}", pattern)
-        values[column] = value
-    return values
-
-
-def _check_regex(field: str, pattern: str) -> None:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise InvalidSource(f"{field}: {pattern!r} is not a valid regex ({exc})") from None
+async def _set_spider_options(tx: Database, source_id: UUID, options: dict[str, Any]) -> None:
+    await tx.execute(SQL["ensure_spider_state"], source_id)
+    await tx.execute(SQL["set_spider_options"], source_id, options)
 
 
 def _constraint_field(exc: asyncpg.CheckViolationError) -> str:

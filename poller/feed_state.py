@@ -12,7 +12,7 @@ from uuid import UUID
 import asyncpg
 
 from frontier.db import Database
-from frontier.sources import Source
+from frontier.sources import Source, SourceRepository
 from frontier.sql import load
 
 SQL = load("feeds")
@@ -43,7 +43,8 @@ class FeedState:
     sitemap_consecutive_errors: int = 0
     sitemap_last_error: str | None = None
     discovery_attempted_at: datetime | None = None
-    # Read-only here (written by their own statements):
+    # Read-only here: adaptive_interval is the source's configuration (SourceRepository);
+    # the others are written by their own statements.
     adaptive_interval: bool = False
     poll_lease_until: datetime | None = None
     poll_lease_owner: str | None = None
@@ -102,16 +103,15 @@ class FeedStateRepository:
         if not records:
             return []
         states = {r["source_id"]: FeedState.from_record(r) for r in records}
-        sources = await self._db.fetch(SQL["sources_by_id"], list(states))
-        by_id = {s["id"]: Source.from_record(s) for s in sources}
+        by_id = {s.id: s for s in await SourceRepository(self._db).get_many(list(states))}
         return [(by_id[i], state) for i, state in states.items() if i in by_id]
 
     async def get(self, source_id: UUID) -> tuple[Source, FeedState] | None:
-        sources = await self._db.fetch(SQL["sources_by_id"], [source_id])
+        sources = await SourceRepository(self._db).get_many([source_id])
         state = await self._db.fetchrow(SQL["state_by_source"], source_id)
         if not sources or state is None:
             return None
-        return Source.from_record(sources[0]), FeedState.from_record(state)
+        return sources[0], FeedState.from_record(state)
 
     async def complete(self, owner: str, states: Sequence[FeedState]) -> set[UUID]:
         """Write new states and free the leases still held by `owner`; returns the ids
@@ -141,26 +141,11 @@ class FeedStateRepository:
         return FireTicket(record["claimed"], record["last_fired_at"],
                           record["poll_lease_until"], record["now"])  # fmt: skip
 
+    # A poll's changes to its source go through the sources' one owner, on this
+    # repository's database (the poller's transaction, when it runs in one).
+
     async def set_feed_url(self, source_id: UUID, url: str) -> None:
-        await self._db.execute(SQL["set_feed_url"], source_id, url)
+        await SourceRepository(self._db).set_feed_url(source_id, url)
 
     async def disable(self, source_id: UUID, reason: str, *, now: datetime | None = None) -> None:
-        await self._db.execute(SQL["disable_source"], source_id, reason, now)
-
-    async def set_options(
-        self,
-        source_id: UUID,
-        *,
-        url_filters: dict[str, Any] | None = None,
-        min_published_at: datetime | None = None,
-        selectors: dict[str, Any] | None = None,
-        fetchprotection: int | None = None,
-        keep_trailing_slash: bool | None = None,
-        enabled: bool | None = None,
-        adaptive_interval: bool | None = None,
-    ) -> None:
-        await self._db.execute(
-            SQL["set_options"], source_id,
-            url_filters, min_published_at, selectors,
-            fetchprotection, keep_trailing_slash, enabled, adaptive_interval,
-        )  # fmt: skip
+        await SourceRepository(self._db).disable(source_id, reason, now=now)

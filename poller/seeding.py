@@ -9,6 +9,7 @@ from importlib import resources
 
 from frontier.db import Database
 from frontier.source_specs import ImportSummary, ParsedSpecs, import_specs, parse_yaml
+from frontier.sources import SourceRepository
 from frontier.sql import load
 
 SQL = load("seeded_sources")
@@ -29,6 +30,6 @@ async def seed_defaults(db: Database, specs: ParsedSpecs | None = None) -> Impor
     async def work(tx: Database) -> ImportSummary:
         fresh = await tx.fetch(SQL["claim_new"], list(keyed))
         chosen = ParsedSpecs(specs=[keyed[r["url"]] for r in fresh], errors=list(specs.errors))
-        return await import_specs(tx, chosen)
+        return await import_specs(SourceRepository(tx), chosen)
 
     return await db.run_transaction(work)

@@ -1,5 +1,7 @@
-"""The spider's repository: per-source schedule and options (`spider_state`) and the listing
-pages seen so far (`spider_pages`). SQL is in `frontier/sql/spider.sql`."""
+"""The spider's repository: per-source schedule and run state (`spider_state`) and the
+listing pages seen so far (`spider_pages`). SQL is in `frontier/sql/spider.sql`. A
+source's spider options (interval, external links, listing pages) are its configuration,
+written by `frontier.sources.SourceRepository`; they are read here."""
 
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ from typing import Any
 from uuid import UUID
 
 from frontier.db import Database
+from frontier.source_schema import parse_patch
+from frontier.sources import SourceRepository
 from frontier.sql import load
 
 SQL = load("spider")
@@ -85,11 +89,16 @@ class SpiderRepository:
         allow_external: bool | None = None,
         listing_urls: Sequence[str] | None = None,
     ) -> None:
-        await self.ensure([source_id])
-        await self._db.execute(
-            SQL["configure"], source_id, interval_minutes, allow_external,
-            list(listing_urls) if listing_urls is not None else None,
-        )  # fmt: skip
+        """Change a source's spider options (None: unchanged). They are part of the
+        source's configuration, so they are checked by its schema and written by its
+        repository; the spider owns only the run state of its rows."""
+        given = {
+            "spider_interval_minutes": interval_minutes,
+            "spider_allow_external": allow_external,
+            "spider_listing_urls": list(listing_urls) if listing_urls is not None else None,
+        }
+        patch = parse_patch({key: value for key, value in given.items() if value is not None})
+        await SourceRepository(self._db).update(source_id, patch)
 
     async def claim_due(self, limit: int = 1000, *, now: datetime | None = None) -> list[UUID]:
         """The due spider/both sources, each moved a full interval ahead as it is taken."""

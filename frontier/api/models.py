@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from frontier.states import IngestionMode
-
-MAX_PATTERNS = 200
-
-
-def _regexes(values: list[str]) -> list[str]:
-    for index, pattern in enumerate(values):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"item {index}: {pattern!r} is not a valid regex ({exc})") from None
-    return values
 
 
 class ErrorField(BaseModel):
@@ -40,76 +28,11 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-class Selectors(BaseModel):
-    """CSS selectors for the fields of an article page."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    title: str | None = Field(default=None, max_length=1000)
-    body: str | None = Field(default=None, max_length=1000)
-    author: str | None = Field(default=None, max_length=1000)
-    published: str | None = Field(default=None, max_length=1000)
-    image: str | None = Field(default=None, max_length=1000)
-
-
-class UrlFilters(BaseModel):
-    """Which discovered URLs a source keeps: regexes to include/exclude, and keywords."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    include: list[str] = Field(default_factory=list, max_length=MAX_PATTERNS)
-    exclude: list[str] = Field(default_factory=list, max_length=MAX_PATTERNS)
-    keywords: list[str] = Field(default_factory=list, max_length=MAX_PATTERNS)
-
-    _check_include = field_validator("include", "exclude")(_regexes)
-
-
-class SourceFields(BaseModel):
-    """Editable columns of a source; on PATCH, only the fields sent change. A non-nullable
-    column's `None` default means "not sent" (null itself is refused by its type)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = Field(default=None, max_length=4096)
-    feed_url: str | None = Field(default=None, max_length=4096)
-    sitemap_url: str | None = Field(default=None, max_length=4096)
-    ingestion_mode: IngestionMode = Field(default=None)  # type: ignore[assignment]
-    feed_poll_interval_minutes: int = Field(default=None, ge=1, le=43_200)  # type: ignore[assignment]
-    priority: int = Field(default=None, ge=1, le=10)  # type: ignore[assignment]
-    rate_limit_ms: int | None = Field(default=None, ge=0, le=2**31 - 1)
-    fetchprotection: int = Field(default=None, ge=0, le=2)  # type: ignore[assignment]
-    selectors: Selectors | None = None
-    article_url_patterns: list[str] | None = Field(default=None, max_length=MAX_PATTERNS)
-    url_filters: UrlFilters | None = None
-    min_published_at: datetime | None = None
-    keep_trailing_slash: bool = Field(default=None)  # type: ignore[assignment]
-    enabled: bool = Field(default=None)  # type: ignore[assignment]
-
-    @field_validator("article_url_patterns")
-    @classmethod
-    def _patterns(cls, value: list[str] | None) -> list[str] | None:
-        return None if value is None else _regexes(value)
-
-    def changes(self) -> dict[str, Any]:
-        """The fields the client sent, as column values."""
-        out = self.model_dump(exclude_unset=True, mode="python")
-        for key in ("selectors", "url_filters"):
-            if out.get(key) is not None:
-                out[key] = {k: v for k, v in out[key].items() if v not in (None, [])}
-        if out.get("ingestion_mode") is not None:
-            out["ingestion_mode"] = str(out["ingestion_mode"])
-        return out
-
-
-class SourceCreate(SourceFields):
-    name: str = Field(min_length=1, max_length=200)
-
-
-class SourcePatch(SourceFields):
-    name: str = Field(default=None, min_length=1, max_length=200)  # type: ignore[assignment]
-
-
 class SourceOut(BaseModel):
+    """A stored source: its `sources` row and the options it sets in the poller's and the
+    spider's rows. (What may be sent is `SourceConfig` / `SourcePatch`, in
+    frontier/source_schema.py.)"""
+
     id: UUID
     name: str
     base_url: str | None
@@ -126,6 +49,10 @@ class SourceOut(BaseModel):
     min_published_at: datetime | None
     keep_trailing_slash: bool
     enabled: bool
+    adaptive_interval: bool
+    spider_interval_minutes: int
+    spider_allow_external: bool
+    spider_listing_urls: list[str]
     created_at: datetime
     updated_at: datetime
 

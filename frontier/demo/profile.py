@@ -18,7 +18,9 @@ from typing import Any
 from frontier.db import Database
 from frontier.demo import DemoBusy
 from frontier.settings import Settings
-from frontier.source_specs import ImportSummary, ParsedSpecs, import_specs, spec_from_mapping
+from frontier.source_schema import parse_config
+from frontier.source_specs import ImportSummary, ParsedSpecs, import_specs
+from frontier.sources import SourceRepository
 
 DEMO_DIR = "demo"
 
@@ -73,6 +75,5 @@ def reset_home(home: Path) -> None:
 
 async def register(db: Database, sources: Sequence[dict[str, Any]]) -> ImportSummary:
     """Add the demo sites as sources, through the same path as `frontier sources import`."""
-    parsed = ParsedSpecs(specs=[(n, spec_from_mapping(raw))
-                                for n, raw in enumerate(sources, start=1)])  # fmt: skip
-    return await import_specs(db, parsed)
+    parsed = ParsedSpecs(specs=[(n, parse_config(raw)) for n, raw in enumerate(sources, start=1)])
+    return await import_specs(SourceRepository(db), parsed)

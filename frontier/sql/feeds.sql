@@ -1,4 +1,6 @@
 -- feed_state: the poller's per-source polling state, its due-source claim and leases.
+-- Nothing here writes `sources` (nor a source's configured adaptive_interval): that is
+-- SourceRepository's, in sources.sql.
 
 -- name: claim_due
 -- Lease up to $2 due sources to $1 for $4 seconds at time $3 (NULL: now()). At most $5
@@ -54,9 +56,6 @@ RETURNING f.*;
 -- name: claim_lock
 -- Serialises claims (held to the end of the claim's transaction).
 SELECT pg_advisory_xact_lock(hashtext('frontier.poller.claim_due'));
-
--- name: sources_by_id
-SELECT * FROM sources WHERE id = ANY($1::uuid[]);
 
 -- name: state_by_source
 SELECT * FROM feed_state WHERE source_id = $1;
@@ -121,33 +120,3 @@ SELECT f.last_fired_at, f.poll_lease_until, c.now,
        EXISTS (SELECT 1 FROM claimed) AS claimed
 FROM feed_state f CROSS JOIN clock c
 WHERE f.source_id = $1;
-
--- name: set_feed_url
--- A feed URL found by discovery or moved by a permanent redirect.
-WITH state AS (UPDATE feed_state SET feed_url = $2 WHERE source_id = $1)
-UPDATE sources SET feed_url = $2, updated_at = now() WHERE id = $1;
-
--- name: disable_source
--- The feed is gone (410): stop polling the source and record why.
-WITH state AS (
-    UPDATE feed_state
-    SET disabled_reason = $2, disabled_at = coalesce($3::timestamptz, now())
-    WHERE source_id = $1
-)
-UPDATE sources SET enabled = false, updated_at = now() WHERE id = $1;
-
--- name: set_options
--- Options a source spec may carry beyond `SourceRepository.add`'s arguments.
-WITH state AS (
-    UPDATE feed_state SET adaptive_interval = coalesce($8, adaptive_interval)
-    WHERE source_id = $1
-)
-UPDATE sources
-SET url_filters = coalesce($2, url_filters),
-    min_published_at = coalesce($3, min_published_at),
-    selectors = coalesce($4, selectors),
-    fetchprotection = coalesce($5, fetchprotection),
-    keep_trailing_slash = coalesce($6, keep_trailing_slash),
-    enabled = coalesce($7, enabled),
-    updated_at = now()
-WHERE id = $1;

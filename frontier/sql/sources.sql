@@ -1,87 +1,148 @@
--- Sources and their polling state rows.
+-- Sources: every write to `sources` is here, made by frontier.sources.SourceRepository.
+-- The repository owns a source's configuration: the `sources` columns, and the options a
+-- source sets in the poller's and the spider's rows (feed_state.adaptive_interval,
+-- spider_state's interval_minutes, allow_external, listing_urls). The poller and the
+-- spider own the rest of those rows, their state, and write it in feeds.sql / spider.sql.
+--
+-- A configuration arrives as one JSON object keyed by the schema's field names
+-- (frontier/source_schema.py); jsonb_populate_record turns it into a `sources` row, so
+-- no column list is kept in Python.
 
 -- name: insert
-WITH source AS (
-    INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
-                         feed_poll_interval_minutes, priority, rate_limit_ms,
-                         article_url_patterns)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-    ON CONFLICT (name) DO NOTHING
-    RETURNING *
-),
-state AS (
-    INSERT INTO feed_state (source_id, feed_url)
-    SELECT id, feed_url FROM source
-)
-SELECT * FROM source;
-
--- name: by_name
-SELECT * FROM sources WHERE name = $1;
-
--- name: list
-SELECT * FROM sources ORDER BY name;
-
--- name: delete
-DELETE FROM sources WHERE name = $1 RETURNING id;
-
--- name: by_id
-SELECT * FROM sources WHERE id = $1;
-
--- name: insert_full
--- A source with every editable column ($1..$15, in the order of EDITABLE in sources.py);
--- NULL for a column with a default takes the default.
-WITH source AS (
+-- A source from a complete configuration $1 (every column given), with its feed_state
+-- row. No row: the name is taken.
+WITH config AS (SELECT * FROM jsonb_populate_record(NULL::sources, $1::jsonb)),
+source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
                          keep_trailing_slash, enabled)
-    VALUES ($1, $2, $3, $4, coalesce($5, 'feed'), coalesce($6, 15), coalesce($7, 5), $8,
-            coalesce($9, 2), $10::jsonb, $11, $12::jsonb, $13, coalesce($14, false),
-            coalesce($15, true))
+    SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
+           priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
+           url_filters, min_published_at, keep_trailing_slash, enabled
+    FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
 ),
 state AS (
-    INSERT INTO feed_state (source_id, feed_url)
-    SELECT id, feed_url FROM source
+    INSERT INTO feed_state (source_id, feed_url, adaptive_interval)
+    SELECT id, feed_url, coalesce(($1::jsonb ->> 'adaptive_interval')::boolean, false)
+    FROM source
 )
 SELECT * FROM source;
 
 -- name: update_by_id
--- Change the columns of source $1 named in $2 to the values $3..$17 (EDITABLE order);
--- the others keep their value. No row: no such source.
-WITH source AS (
-    UPDATE sources SET
-        name = CASE WHEN 'name' = ANY ($2::text[]) THEN $3 ELSE name END,
-        base_url = CASE WHEN 'base_url' = ANY ($2) THEN $4 ELSE base_url END,
-        feed_url = CASE WHEN 'feed_url' = ANY ($2) THEN $5 ELSE feed_url END,
-        sitemap_url = CASE WHEN 'sitemap_url' = ANY ($2) THEN $6 ELSE sitemap_url END,
-        ingestion_mode = CASE WHEN 'ingestion_mode' = ANY ($2) THEN $7 ELSE ingestion_mode END,
-        feed_poll_interval_minutes = CASE WHEN 'feed_poll_interval_minutes' = ANY ($2)
-                                          THEN $8 ELSE feed_poll_interval_minutes END,
-        priority = CASE WHEN 'priority' = ANY ($2) THEN $9 ELSE priority END,
-        rate_limit_ms = CASE WHEN 'rate_limit_ms' = ANY ($2) THEN $10 ELSE rate_limit_ms END,
-        fetchprotection = CASE WHEN 'fetchprotection' = ANY ($2)
-                               THEN $11 ELSE fetchprotection END,
-        selectors = CASE WHEN 'selectors' = ANY ($2) THEN $12::jsonb ELSE selectors END,
-        article_url_patterns = CASE WHEN 'article_url_patterns' = ANY ($2)
-                                    THEN $13 ELSE article_url_patterns END,
-        url_filters = CASE WHEN 'url_filters' = ANY ($2) THEN $14::jsonb ELSE url_filters END,
-        min_published_at = CASE WHEN 'min_published_at' = ANY ($2)
-                                THEN $15 ELSE min_published_at END,
-        keep_trailing_slash = CASE WHEN 'keep_trailing_slash' = ANY ($2)
-                                   THEN $16 ELSE keep_trailing_slash END,
-        enabled = CASE WHEN 'enabled' = ANY ($2) THEN $17 ELSE enabled END,
+-- Change source $1's configuration: only the keys present in $2 change (a key with null
+-- sets NULL). No row: no such source.
+WITH config AS (SELECT * FROM jsonb_populate_record(NULL::sources, $2::jsonb)),
+source AS (
+    UPDATE sources s SET
+        name = CASE WHEN $2::jsonb ? 'name' THEN c.name ELSE s.name END,
+        base_url = CASE WHEN $2 ? 'base_url' THEN c.base_url ELSE s.base_url END,
+        feed_url = CASE WHEN $2 ? 'feed_url' THEN c.feed_url ELSE s.feed_url END,
+        sitemap_url = CASE WHEN $2 ? 'sitemap_url' THEN c.sitemap_url ELSE s.sitemap_url END,
+        ingestion_mode = CASE WHEN $2 ? 'ingestion_mode' THEN c.ingestion_mode
+                         ELSE s.ingestion_mode END,
+        feed_poll_interval_minutes = CASE WHEN $2 ? 'feed_poll_interval_minutes'
+                                     THEN c.feed_poll_interval_minutes
+                                     ELSE s.feed_poll_interval_minutes END,
+        priority = CASE WHEN $2 ? 'priority' THEN c.priority ELSE s.priority END,
+        rate_limit_ms = CASE WHEN $2 ? 'rate_limit_ms' THEN c.rate_limit_ms
+                        ELSE s.rate_limit_ms END,
+        fetchprotection = CASE WHEN $2 ? 'fetchprotection' THEN c.fetchprotection
+                          ELSE s.fetchprotection END,
+        selectors = CASE WHEN $2 ? 'selectors' THEN c.selectors ELSE s.selectors END,
+        article_url_patterns = CASE WHEN $2 ? 'article_url_patterns'
+                               THEN c.article_url_patterns ELSE s.article_url_patterns END,
+        url_filters = CASE WHEN $2 ? 'url_filters' THEN c.url_filters ELSE s.url_filters END,
+        min_published_at = CASE WHEN $2 ? 'min_published_at' THEN c.min_published_at
+                           ELSE s.min_published_at END,
+        keep_trailing_slash = CASE WHEN $2 ? 'keep_trailing_slash' THEN c.keep_trailing_slash
+                              ELSE s.keep_trailing_slash END,
+        enabled = CASE WHEN $2 ? 'enabled' THEN c.enabled ELSE s.enabled END,
         updated_at = now()
-    WHERE id = $1
-    RETURNING *
+    FROM config c
+    WHERE s.id = $1
+    RETURNING s.*
 ),
 state AS (
-    UPDATE feed_state f SET feed_url = s.feed_url
+    UPDATE feed_state f
+    SET feed_url = CASE WHEN $2 ? 'feed_url' THEN s.feed_url ELSE f.feed_url END,
+        adaptive_interval = CASE WHEN $2 ? 'adaptive_interval'
+                            THEN ($2 ->> 'adaptive_interval')::boolean
+                            ELSE f.adaptive_interval END
     FROM source s
-    WHERE f.source_id = s.id AND 'feed_url' = ANY ($2)
+    WHERE f.source_id = s.id
 )
 SELECT * FROM source;
 
+-- name: ensure_spider_state
+-- Give source $1 its spider_state row (the spider's defaults) if it has none yet.
+INSERT INTO spider_state (source_id) VALUES ($1) ON CONFLICT (source_id) DO NOTHING;
+
+-- name: set_spider_options
+-- Change source $1's spider options: only the keys present in $2 change. A shorter
+-- interval brings the next run forward to one interval after the last.
+WITH options AS (
+    SELECT ($2::jsonb ->> 'spider_interval_minutes')::int AS interval_minutes,
+           ($2::jsonb ->> 'spider_allow_external')::boolean AS allow_external,
+           ARRAY(SELECT jsonb_array_elements_text($2::jsonb -> 'spider_listing_urls'))
+               AS listing_urls
+)
+UPDATE spider_state st SET
+    interval_minutes = CASE WHEN $2 ? 'spider_interval_minutes' THEN o.interval_minutes
+                       ELSE st.interval_minutes END,
+    allow_external = CASE WHEN $2 ? 'spider_allow_external' THEN o.allow_external
+                     ELSE st.allow_external END,
+    listing_urls = CASE WHEN $2 ? 'spider_listing_urls' THEN o.listing_urls
+                   ELSE st.listing_urls END,
+    spider_next_run_at = CASE WHEN $2 ? 'spider_interval_minutes'
+                         THEN least(st.spider_next_run_at,
+                                    coalesce(st.last_run_at, '-infinity')
+                                        + make_interval(mins => o.interval_minutes))
+                         ELSE st.spider_next_run_at END,
+    updated_at = now()
+FROM options o
+WHERE st.source_id = $1;
+
+-- name: set_feed_url
+-- A feed URL found by discovery or moved by a permanent redirect (the poller's write).
+WITH state AS (UPDATE feed_state SET feed_url = $2 WHERE source_id = $1)
+UPDATE sources SET feed_url = $2, updated_at = now() WHERE id = $1;
+
+-- name: disable
+-- The feed is gone (410): stop polling the source and record why, at $3 (NULL: now()).
+WITH state AS (
+    UPDATE feed_state
+    SET disabled_reason = $2, disabled_at = coalesce($3::timestamptz, now())
+    WHERE source_id = $1
+)
+UPDATE sources SET enabled = false, updated_at = now() WHERE id = $1;
+
+-- name: delete
+DELETE FROM sources WHERE name = $1 RETURNING id;
+
 -- name: delete_by_id
 DELETE FROM sources WHERE id = $1 RETURNING id;
+
+-- name: by_name
+SELECT * FROM sources WHERE name = $1;
+
+-- name: by_id
+SELECT * FROM sources WHERE id = $1;
+
+-- name: by_ids
+SELECT * FROM sources WHERE id = ANY($1::uuid[]);
+
+-- name: list
+SELECT * FROM sources ORDER BY name;
+
+-- name: options
+-- The options sources $1 set in the poller's and the spider's rows (NULL where a source
+-- has no such row yet: the defaults apply).
+SELECT s.id, f.adaptive_interval, st.interval_minutes AS spider_interval_minutes,
+       st.allow_external AS spider_allow_external, st.listing_urls AS spider_listing_urls
+FROM sources s
+LEFT JOIN feed_state f ON f.source_id = s.id
+LEFT JOIN spider_state st ON st.source_id = s.id
+WHERE s.id = ANY($1::uuid[]);

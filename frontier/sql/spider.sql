@@ -1,6 +1,7 @@
--- The discovery spider's state: per-source schedule and options (spider_state) and the
--- listing pages it has seen (spider_pages). Time-dependent statements take `now`; NULL
--- means the database's clock.
+-- The discovery spider's state: per-source schedule and run state (spider_state) and the
+-- listing pages it has seen (spider_pages). A source's spider options (interval_minutes,
+-- allow_external, listing_urls) are its configuration, written by sources.sql.
+-- Time-dependent statements take `now`; NULL means the database's clock.
 
 -- name: ensure_states
 -- Create the state rows of sources $1 that have none yet.
@@ -20,19 +21,6 @@ ON CONFLICT (source_id) DO NOTHING;
 SELECT source_id, interval_minutes, allow_external, listing_urls, spider_next_run_at,
        last_run_at, last_outcome, last_summary
 FROM spider_state WHERE source_id = $1;
-
--- name: configure
--- Change a source's spider options; NULL leaves an option as it is.
-UPDATE spider_state
-SET interval_minutes = coalesce($2, interval_minutes),
-    allow_external = coalesce($3, allow_external),
-    listing_urls = coalesce($4, listing_urls),
-    spider_next_run_at = CASE WHEN $2::int IS NULL THEN spider_next_run_at
-                         ELSE least(spider_next_run_at,
-                                    coalesce(last_run_at, '-infinity') + make_interval(mins => $2))
-                         END,
-    updated_at = now()
-WHERE source_id = $1;
 
 -- name: claim_due
 -- Take up to $2 enabled spider/both sources whose next run is due; their next run moves

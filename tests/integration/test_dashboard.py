@@ -18,6 +18,7 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.queue import Candidate, Outcome, OutcomeKind, QueueRepository, SourceRef
 from frontier.settings import Settings
+from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
 
@@ -31,9 +32,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 async def seed(db: Database) -> None:
     sources = SourceRepository(db)
-    news = await sources.create({"name": "City News", "feed_url": "https://news.example/rss",
-                                 "priority": 6})  # fmt: skip
-    await sources.create({"name": "Quiet Blog", "feed_url": "https://blog.example/feed"})
+    news = await sources.create(parse_config({"name": "City News", "priority": 6,
+                                              "feed_url": "https://news.example/rss"}))  # fmt: skip
+    await sources.create(parse_config({"name": "Quiet Blog", "feed_url": "https://blog.example/feed"}))
     await db.execute(
         "UPDATE feed_state SET last_outcome = 'failed', last_error = 'HTTP 503 from feed', "
         "consecutive_errors = 3, last_polled_at = now() WHERE source_id = $1", news.id,

@@ -483,4 +483,4 @@ def test_an_owner_without_createrole_is_told_which_roles_to_create(
                 sql.SQL(rename).format(sql.Identifier(hidden), sql.Identifier("frontier_api"))
             )
     migrate.upgrade(unprivileged_owner)  # once the role exists, simply run it again
-    assert revision(unprivileged_owner) == "0006"
+    assert revision(unprivileged_owner) == "0007"  # the head

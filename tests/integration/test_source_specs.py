@@ -46,7 +46,7 @@ OPML = b"""<?xml version="1.0"?>
 
 
 async def test_yaml_import_reports_per_entry_errors(db: Database) -> None:
-    summary = await import_specs(db, parse_specs(YAML, "feeds.yaml"))
+    summary = await import_specs(SourceRepository(db), parse_specs(YAML, "feeds.yaml"))
 
     assert summary.added == ["Good", "Site only"]
     assert [(e.entry, e.name) for e in summary.errors] == [
@@ -63,7 +63,7 @@ async def test_yaml_import_reports_per_entry_errors(db: Database) -> None:
 
 
 async def test_opml_import(db: Database) -> None:
-    summary = await import_specs(db, parse_specs(OPML, "subs.opml"))
+    summary = await import_specs(SourceRepository(db), parse_specs(OPML, "subs.opml"))
     assert summary.added == ["One", "Two"]
     assert [e.name for e in summary.errors] == ["Broken"]
     one = await SourceRepository(db).get("One")

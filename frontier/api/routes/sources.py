@@ -11,7 +11,8 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from frontier.api.auth import require_read, require_write
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError, FieldInvalid, RateLimited
-from frontier.api.models import ErrorBody, SourceCreate, SourceOut, SourcePatch
+from frontier.api.models import ErrorBody, SourceOut
+from frontier.source_schema import SourceConfig, SourcePatch
 from frontier.sources import Source, SourceRepository
 
 router = APIRouter(prefix="/api/v1/sources", tags=["sources"])
@@ -21,13 +22,19 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _out(source: Source) -> dict[str, Any]:
-    return {name: getattr(source, name) for name in Source.__slots__}
+async def _shown(repository: SourceRepository, sources: list[Source]) -> list[dict[str, Any]]:
+    """Sources as SourceOut: each row with the options it sets outside `sources`."""
+    options = await repository.options([s.id for s in sources])
+    return [
+        {**{name: getattr(s, name) for name in Source.__slots__}, **options.get(s.id, {})}
+        for s in sources
+    ]
 
 
 @router.get("", response_model=list[SourceOut], dependencies=[Depends(require_read)])
 async def list_sources(request: Request) -> list[dict[str, Any]]:
-    return [_out(s) for s in await SourceRepository(context_of(request).db).list()]
+    repository = SourceRepository(context_of(request).db)
+    return await _shown(repository, await repository.list())
 
 
 @router.get(
@@ -35,15 +42,17 @@ async def list_sources(request: Request) -> list[dict[str, Any]]:
     dependencies=[Depends(require_read)],
 )  # fmt: skip
 async def get_source(request: Request, source_id: UUID) -> dict[str, Any]:
-    return _out(await SourceRepository(context_of(request).db).get_by_id(source_id))
+    repository = SourceRepository(context_of(request).db)
+    return (await _shown(repository, [await repository.get_by_id(source_id)]))[0]
 
 
 @router.post(
     "", response_model=SourceOut, status_code=201, responses=_ERRORS,
     dependencies=[Depends(require_write)],
 )  # fmt: skip
-async def create_source(request: Request, body: SourceCreate) -> dict[str, Any]:
-    return _out(await SourceRepository(context_of(request).db).create(body.changes()))
+async def create_source(request: Request, body: SourceConfig) -> dict[str, Any]:
+    repository = SourceRepository(context_of(request).db)
+    return (await _shown(repository, [await repository.create(body)]))[0]
 
 
 @router.patch(
@@ -51,7 +60,8 @@ async def create_source(request: Request, body: SourceCreate) -> dict[str, Any]:
     dependencies=[Depends(require_write)],
 )  # fmt: skip
 async def update_source(request: Request, source_id: UUID, body: SourcePatch) -> dict[str, Any]:
-    return _out(await SourceRepository(context_of(request).db).update(source_id, body.changes()))
+    repository = SourceRepository(context_of(request).db)
+    return (await _shown(repository, [await repository.update(source_id, body)]))[0]
 
 
 @router.delete(
