@@ -1,3 +1,3 @@
-from frontier.cli import main
+from frontier.cli.app import main
 
 main()

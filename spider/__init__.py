@@ -3,9 +3,9 @@ submits the article URLs it finds to the frontier. It never extracts content: fe
 
 How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
 
-    CLI (frontier.cli) -> spider.runner         parent: no Scrapy, no reactor
+    CLI (frontier.cli) -> spider.service         parent: no Scrapy, no reactor
         claims due sources (spider_state), starts one child per source:
-        python -m spider.run  < CrawlJob JSON   child: the reactor starts once per process
+        python -m spider.crawl_process  < CrawlJob JSON   child: the reactor starts once per process
             1. spider.plan.load_plan             source, start pages, classifier, delay,
                                                  listing pages seen before (asyncio)
             2. Scrapy on the asyncio reactor     spider.discovery.DiscoverySpider

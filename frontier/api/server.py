@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from frontier.database import open_database
+from frontier.connect import open_database
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from frontier.api.app import create_app
-from frontier.api.views import ApiViews, FrontierFilter
+from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.imports import MAX_LINE_BYTES
@@ -303,7 +303,7 @@ async def test_frontier_keyset_pagination(api: httpx.AsyncClient, db: Database) 
 
 async def test_sparse_filters_walk_a_bounded_range_and_continue(db: Database) -> None:
     await seed_urls(db, 300)
-    views = ApiViews(db)
+    views = ApiQueries(db)
     where = FrontierFilter(host="h2.example")
     found: list[str] = []
     after: str | None = None

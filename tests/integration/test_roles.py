@@ -33,7 +33,7 @@ from frontier.urls import normalize_url
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
-from spider.runner import configure, crawl_in_child, due_sources, job_for
+from spider.service import configure, crawl_in_child, due_sources, job_for
 from tests.conftest import PostgresServer
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite

@@ -15,7 +15,7 @@ from frontier.fetch_log import FetchLogRepository
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, IngestionMode
-from spider.runner import configure, crawl_in_child, due_sources, job_for
+from spider.service import configure, crawl_in_child, due_sources, job_for
 from spider.state import SpiderRepository
 from tests.local_site import LocalSite, running_site
 

@@ -1,4 +1,4 @@
-"""The parent side: run each crawl in a child process (`python -m spider.run`), for one
+"""The parent side: run each crawl in a child process (`python -m spider.crawl_process`), for one
 source or for every source whose spider interval has elapsed (`--due`), and the CLI's
 entry points. The parent never imports Scrapy or starts a reactor, so it can run any number
 of crawls, one after another, from a CLI or a test."""
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frontier.database import database_dsn, open_database
+from frontier.connect import database_dsn, open_database
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
@@ -41,7 +41,7 @@ async def crawl_in_child(job: CrawlJob, *, stop: asyncio.Event | None = None) ->
     terminal's Ctrl-C reaches only the service; once `stop` is set it is sent one SIGTERM
     (Scrapy then closes the crawl and records it) and killed after STOP_GRACE_S."""
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "spider.run",
+        sys.executable, "-m", "spider.crawl_process",
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         start_new_session=stop is not None,
     )  # fmt: skip

@@ -16,7 +16,7 @@ from typing import Any, Optional, TypeVar
 
 import typer
 
-from frontier.database import database_dsn, open_database
+from frontier.connect import database_dsn, open_database
 from frontier.db import Database
 from frontier.errors import FrontierError
 from frontier.settings import Settings
@@ -277,7 +277,7 @@ def poll(
     ),
 ) -> None:
     """Run the feed and sitemap poller (exit 1 if any source failed with --once)."""
-    from poller.cli_runs import fire_once, poll_forever, poll_once
+    from poller.service import fire_once, poll_forever, poll_once
 
     settings = settings_of(ctx)
     if dry_run and not source:
@@ -392,7 +392,7 @@ def spider_command(
 ) -> None:
     """Run the Scrapy discovery spider for a source (or every due one) and submit the
     article URLs it finds to the frontier."""
-    from spider.runner import render, run_command
+    from spider.service import render, run_command
 
     results, code = run_command(
         settings_of(ctx), source, due=due, max_pages=max_pages, max_depth=max_depth,
@@ -423,7 +423,7 @@ def up(
 ) -> None:
     """Everything in one process: database (embedded if no DSN), migrations, default
     sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly."""
-    from frontier.platform import UpOptions, run_up
+    from frontier.cli.up import UpOptions, run_up
 
     code = run_up(settings_of(ctx), UpOptions(host=host, port=port, demo=demo))
     if code:

@@ -39,7 +39,7 @@ class Page:
     scanned: int
 
 
-class ApiViews:
+class ApiQueries:
     def __init__(self, db: Database) -> None:
         self._db = db
 

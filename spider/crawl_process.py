@@ -1,4 +1,4 @@
-"""`python -m spider.run`: one crawl in a process of its own (the Twisted reactor starts
+"""`python -m spider.crawl_process`: one crawl in a process of its own (the Twisted reactor starts
 once per process), fed a `CrawlJob` on standard input. It prints the run summary as one JSON
 line, the last line on standard output, and exits 0 (clean), 1 (errors during the run) or
 2 (the source cannot be crawled as configured).

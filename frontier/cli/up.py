@@ -15,7 +15,7 @@ line and one "database reachable again" line (see `frontier.reconnect`); meanwhi
 loops back off, the API answers 503, and nothing stops.
 
 Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
-`frontier.demo.DemoError`.
+`frontier.cli.demo.DemoError`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 import uvicorn
 
-from frontier.database import database_dsn, open_database
+from frontier.connect import database_dsn, open_database
 from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.settings import Settings
@@ -119,7 +119,7 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
     """Run until SIGINT/SIGTERM; 0 after a clean stop, 1 if a part of it crashed."""
     console = Console(stream or sys.stderr, settings.up_progress_s)
     if options.demo:
-        from frontier.demo.profile import demo_settings, reset_home
+        from frontier.cli.demo.profile import demo_settings, reset_home
 
         if settings.database_url or settings.elasticsearch_url:
             console.event("demo: FRONTIER_DATABASE_URL and FRONTIER_ELASTICSEARCH_URL are "
@@ -198,8 +198,8 @@ class Platform:
             self.console.event(f"sources: default {error.name!r} not seeded: {error.reason}")
 
     async def _start_demo(self, db: Database) -> Any:
-        from frontier.demo.profile import register
-        from frontier.demo.sites import DemoSites
+        from frontier.cli.demo.profile import register
+        from frontier.cli.demo.sites import DemoSites
 
         sites = await DemoSites.start()
         try:
@@ -293,7 +293,7 @@ class Platform:
                                f"{len(summaries) - len(ok)} failed, {new} new URLs")  # fmt: skip
 
     async def _spider_loop(self, db: Database) -> None:
-        from spider.runner import due_sources, job_for
+        from spider.service import due_sources, job_for
 
         while not self.stop.is_set():
             try:
@@ -317,7 +317,7 @@ class Platform:
         """One crawl in a child process, as `frontier spider` runs it, stopped with us.
         Returns the child's JSON summary, or an error summary."""
         from spider.errors import CrawlFailed
-        from spider.runner import crawl_in_child
+        from spider.service import crawl_in_child
 
         try:
             result = await crawl_in_child(job, stop=self.stop)

@@ -1,0 +1,3 @@
+from frontier.cli.app import app, main
+
+__all__ = ["app", "main"]
