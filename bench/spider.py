@@ -109,7 +109,7 @@ async def _crawl(settings: Settings, dsn: str, pages: int, *, with_pipeline: boo
     job = job_for(settings, dsn, "bench", max_pages=pages, max_depth=10,
                   with_pipeline=with_pipeline, record=with_pipeline)  # fmt: skip
     result = await crawl_in_child(job)
-    summary = result.summary
+    summary = result.as_json()
     if summary.get("error") or summary["pages_crawled"] != pages:
         raise SystemExit(f"the crawl went wrong: {summary}")
     return summary

@@ -1,3 +1,3 @@
-from frontier.cli.app import main
+from frontier.cli import main
 
 main()

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+import poller.service
 from frontier.api.app import create_app
 from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.db import Database
@@ -30,8 +31,10 @@ def make_settings(dsn: str, home: Path, **overrides: Any) -> Settings:
     return Settings.load(**values, _env_file=None)
 
 
-async def client_for(settings: Settings, db: Database) -> httpx.AsyncClient:
-    app = create_app(settings, db)
+async def client_for(
+    settings: Settings, db: Database, *, with_fire: bool = True
+) -> httpx.AsyncClient:
+    app = create_app(settings, db, fire=poller.service.fire if with_fire else None)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
 
@@ -398,3 +401,18 @@ async def test_fire_dry_run_then_real_then_rate_limited(
         missing = "00000000-0000-0000-0000-000000000000"
         assert_error(await client.post(f"/api/v1/sources/{missing}/fire", headers=AUTH),
                      404, "not_found")  # fmt: skip
+
+
+async def test_fire_without_a_fire_function_answers_501(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    settings = make_settings(fresh_dsn, tmp_path)
+    async with await client_for(settings, db, with_fire=False) as client:
+        created = await client.post("/api/v1/sources", headers=AUTH, json={
+            "name": "local", "feed_url": "http://a.example/feed.xml"})  # fmt: skip
+        sid = created.json()["id"]
+        error = assert_error(
+            await client.post(f"/api/v1/sources/{sid}/fire", headers=AUTH), 501, "not_implemented"
+        )
+        assert "cannot fire sources" in error["message"]
+        assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0
