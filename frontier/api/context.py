@@ -29,9 +29,14 @@ class FireSource(Protocol):
     `frontier.errors.RetryLater` when a real fire comes too soon."""
 
     async def __call__(
-        self, settings: Settings, db: Database, source_id: UUID, *, dry_run: bool,
+        self,
+        settings: Settings,
+        db: Database,
+        source_id: UUID,
+        *,
+        dry_run: bool,
         client: SafeClient,
-    ) -> FireAnswer: ...  # fmt: skip
+    ) -> FireAnswer: ...
 
 
 @dataclass(slots=True)
