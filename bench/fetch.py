@@ -110,7 +110,7 @@ async def serve_site(hosts: int) -> None:
 
 def run_worker(dsn: str, concurrency: int, extract: bool) -> None:
     from fetcher.service import run_fetcher
-    from frontier.database import open_database
+    from frontier.connect import open_database
     from frontier.settings import Settings
 
     settings = Settings.load(database_url=dsn, allow_private_networks=True,

@@ -7,7 +7,7 @@ and to ten dated article URLs, so a crawl of 10,000 pages (1,000 with ``--quick`
 100,000 article URLs (10,000). The host delay is 0 (the source's rate limit), one request
 at a time, as the spider always crawls a host.
 
-Each round runs the real crawl process (``python -m spider.run``, as `frontier spider`
+Each round runs the real crawl process (``python -m spider.crawl_process``, as `frontier spider`
 does) twice on one throwaway embedded server (see `bench.server`):
 
 1. without the pipeline: the same spider, same classification, items dropped;
@@ -38,7 +38,7 @@ from frontier.db import Database
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
-from spider.runner import crawl_in_child, job_for
+from spider.service import crawl_in_child, job_for
 
 FANOUT = 10  # children per listing page
 ARTICLES_PER_PAGE = 10
@@ -109,7 +109,7 @@ async def _crawl(settings: Settings, dsn: str, pages: int, *, with_pipeline: boo
     job = job_for(settings, dsn, "bench", max_pages=pages, max_depth=10,
                   with_pipeline=with_pipeline, record=with_pipeline)  # fmt: skip
     result = await crawl_in_child(job)
-    summary = result.summary
+    summary = result.as_json()
     if summary.get("error") or summary["pages_crawled"] != pages:
         raise SystemExit(f"the crawl went wrong: {summary}")
     return summary

@@ -1,4 +1,5 @@
-"""Apply or roll back the Alembic revisions in `migrations/` against a DSN."""
+"""Apply or roll back the Alembic revisions in `migrations/` against a DSN, and make a
+database ready for a command (`make_ready`)."""
 
 from __future__ import annotations
 
@@ -89,3 +90,13 @@ def upgrade(dsn: str, revision: str = "head") -> None:
 
 def downgrade(dsn: str, revision: str = "base") -> None:
     _run(dsn, "downgrade", revision)
+
+
+def make_ready(dsn: str, *, embedded: bool) -> None:
+    """Before a command uses the database: the embedded one is ours, so it is migrated;
+    a configured one is the operator's and must already be current (`SchemaOutdated`
+    otherwise: `frontier db upgrade` migrates it)."""
+    if embedded:
+        upgrade(dsn)
+    else:
+        check_current(dsn)

@@ -20,6 +20,7 @@ Modules, each the owner of one concern:
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results
 - `fire`          `fire_source`: poll one source now (rate limited) or dry-run it
 - `seeding`       the default source list shipped in `default_sources.yaml`
+- `service`       the one entry point of the edge: poll once, run until stopped, fire
 
 Errors (all `PollerError`, a `FrontierError`); a poll never raises them to the scheduler,
 it records them on the source and in `fetch_log`:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frontier.errors import FrontierError
+from frontier.errors import FrontierError, RetryLater
 
 
 class PollerError(FrontierError):
@@ -25,12 +25,8 @@ class FeedUnavailable(PollerError):
         self.retry_after_s = retry_after_s
 
 
-class FireRateLimited(PollerError):
+class FireRateLimited(PollerError, RetryLater):
     """A real fire of this source happened less than the rate limit ago."""
-
-    def __init__(self, message: str, *, retry_after_s: float) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 class SourceBusy(FireRateLimited):

@@ -3,9 +3,10 @@ submits the article URLs it finds to the frontier. It never extracts content: fe
 
 How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
 
-    CLI (frontier.cli) -> spider.runner         parent: no Scrapy, no reactor
+    edge (frontier.cli) -> spider.service        parent: no Scrapy, no reactor
         claims due sources (spider_state), starts one child per source:
-        python -m spider.run  < CrawlJob JSON   child: the reactor starts once per process
+        python -m spider.crawl_process < CrawlJob JSON
+                                                 child: the reactor starts once per process
             1. spider.plan.load_plan             source, start pages, classifier, delay,
                                                  listing pages seen before (asyncio)
             2. Scrapy on the asyncio reactor     spider.discovery.DiscoverySpider
@@ -14,22 +15,23 @@ How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
                  -> spider.pipeline              batched submits, page states (asyncpg on
                                                  the reactor's loop), flushed on close
             3. record the run                    fetch_log (kind spider), spider_state
-        <- one JSON summary line (spider.summary.RunSummary)
+        <- one JSON summary line (spider.summary.CrawlSummary)
 
 Modules: `links` (classification and the article heuristic), `plan` (what a crawl needs),
 `discovery` (the spider), `pipeline` (the frontier pipeline), `middlewares` (the SSRF
 guard: DNS resolver and downloader middleware), `crawl_settings` (Scrapy settings from
-ours), `state` (the repository of `spider_state` / `spider_pages`), `summary`, `job`,
-`run` (the child) and `runner` (the parent and the CLI's entry point).
+ours), `state` (the repository of `spider_state` / `spider_pages`), `summary` (a crawl's
+`CrawlSummary`), `job`, `crawl_process` (the child) and `service` (the parent: the one entry
+point of `frontier spider` and `frontier up`).
 
 Errors:
 
     FrontierError
     └── SpiderError
         ├── SpiderConfigError  permanent: the source cannot be crawled as configured
-        ├── BlockedAddress     permanent: the SSRF guard refused an address
         └── CrawlFailed        retryable: the crawl process gave no summary; next run retries
 
-Errors during a crawl (HTTP errors, timeouts, a failed database write) never stop it: they
-are counted in the summary, and the run exits 1.
+An address the SSRF guard refuses raises `frontier.safe_http.BlockedAddress`, the safe
+client's own. Errors during a crawl (HTTP errors, timeouts, a failed database write,
+refused addresses) never stop it: they are counted in the summary, and the run exits 1.
 """

@@ -33,7 +33,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
-from spider.errors import BlockedAddress
+from frontier.safe_http import BlockedAddress
 from spider.items import ArticleLink
 from spider.links import LinkKind, looks_like_article
 from spider.middlewares import BlockedRequest, refused_by_resolver

@@ -1,4 +1,5 @@
-"""The spider's exceptions (the tree is drawn in `spider/__init__.py`)."""
+"""The spider's exceptions (the tree is drawn in `spider/__init__.py`). An address the
+SSRF guard refuses raises the safe client's own `frontier.safe_http.BlockedAddress`."""
 
 from frontier.errors import FrontierError
 
@@ -14,8 +15,3 @@ class SpiderConfigError(SpiderError, ValueError):
 
 class CrawlFailed(SpiderError):
     """Retryable: the crawl process died or answered nothing usable; the next run retries."""
-
-
-class BlockedAddress(SpiderError):
-    """Permanent: the SSRF guard refused a request to a private, loopback, link-local or
-    metadata address (after DNS resolution, or an IP literal in the URL or a redirect)."""

@@ -25,8 +25,7 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from frontier.safe_http import address_is_public
-from spider.errors import BlockedAddress
+from frontier.safe_http import BlockedAddress, address_is_public
 
 logger = logging.getLogger(__name__)
 

@@ -1,16 +1,17 @@
-"""A run's summary: what one spider run did, printed by the CLI (and as JSON with
-`--json`), stored in `spider_state.last_summary` and in the fetch log."""
+"""A crawl's summary: what one spider run did, printed by the CLI (and as JSON with
+`--json`), stored in `spider_state.last_summary` and in the fetch log. The crawl process
+prints it as one JSON line (`as_json`); the parent reads it back (`from_json`)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from frontier.states import LogOutcome
 
 
 @dataclass(slots=True)
-class RunSummary:
+class CrawlSummary:
     source: str
     pages_crawled: int = 0  # requests answered (304s included)
     articles_found: int = 0  # distinct URLs submitted to the frontier
@@ -33,7 +34,7 @@ class RunSummary:
     error: str | None = None  # why the run did not happen or stopped
 
     @classmethod
-    def from_stats(cls, source: str, stats: dict[str, Any], heuristic: bool) -> RunSummary:
+    def from_stats(cls, source: str, stats: dict[str, Any], heuristic: bool) -> CrawlSummary:
         def n(key: str) -> int:
             return int(stats.get(f"frontier/{key}", 0))
 
@@ -63,6 +64,12 @@ class RunSummary:
             http_statuses=statuses,
         )
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CrawlSummary:
+        """The summary `as_json` printed (its derived `outcome` and unknown keys ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
     @property
     def outcome(self) -> LogOutcome:
         if self.error is not None or (self.pages_crawled == 0 and self.errors):
@@ -85,11 +92,13 @@ class RunSummary:
             f"{self.errors} errors, {self.elapsed_s:.1f} s",
         ]
         extra = [
-            f"{self.pages_unchanged} unchanged", f"{self.pages_skipped} skipped (unchanged)",
-            f"{self.robots_blocked} disallowed by robots.txt", f"{self.blocked} blocked",
+            f"{self.pages_unchanged} unchanged",
+            f"{self.pages_skipped} skipped (unchanged)",
+            f"{self.robots_blocked} disallowed by robots.txt",
+            f"{self.blocked} blocked",
             f"{self.known_source_links} to other sources",
             f"{self.external_queued} external queued",
-        ]  # fmt: skip
+        ]
         lines.append("  " + ", ".join(extra))
         if self.classification == "heuristic":
             lines.append("  no article_url_patterns: articles recognised by the heuristic")

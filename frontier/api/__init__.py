@@ -1,7 +1,10 @@
 """The HTTP API and dashboard (`frontier serve`): FastAPI routers under `/api/v1`, the bulk
 import endpoint, Prometheus metrics at `/metrics` and a server-rendered page at `/`.
 
-`create_app(settings, db)` builds the app around a `Database` its caller owns. Errors
+`create_app(settings, db, fire=...)` builds the app around a `Database` its caller owns;
+the edge gives it the poller's `poller.service.fire` for the manual fire (the API imports
+no service; without one, the fire endpoint answers 501). Read queries are in
+`frontier.api.queries`, the routes in `frontier.api.routes`. Errors
 leave as one JSON shape, `{"error": {"code", "message", "fields": [{"field", "message"}]}}`
 (see `frontier.api.errors`). Exceptions raised on purpose:
 
@@ -9,8 +12,10 @@ leave as one JSON shape, `{"error": {"code", "message", "fields": [{"field", "me
     └── ApiError                 (frontier.api.errors) a request the API refuses
         ├── BadBody              400: a body that cannot be parsed (invalid JSON, ...)
         ├── RequestTooLarge      413: over FRONTIER_API_IMPORT_MAX_BYTES
-        └── UnsupportedMediaType 415: a Content-Type the import does not read
+        ├── UnsupportedMediaType 415: a Content-Type the import does not read
+        └── FireUnavailable      501: the app was built without a fire function
 
 All are permanent for the request that caused them; the database being down
-(`frontier.errors.DatabaseUnavailable`) is the retryable case and answers 503.
+(`frontier.errors.DatabaseUnavailable`) is the retryable case and answers 503, and a
+fire that comes too soon (`frontier.errors.RetryLater`) answers 429 with Retry-After.
 """

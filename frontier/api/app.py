@@ -1,5 +1,6 @@
-"""The FastAPI app factory: `create_app(settings, db)` wires the routers, the error
-handlers and a per-app Prometheus registry around a `Database` the caller owns."""
+"""The FastAPI app factory: `create_app(settings, db, fire=...)` wires the routers, the
+error handlers and a per-app Prometheus registry around a `Database` the caller owns, with
+the manual fire the caller gives it (the edge passes `poller.service.fire`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from frontier.api.context import ApiContext
+from frontier.api.context import ApiContext, FireSource
 from frontier.api.errors import install_error_handlers
 from frontier.api.metrics import DatabaseCollector
 from frontier.api.routes import dashboard, imports, sources, views
@@ -22,10 +23,20 @@ FRONTIER_API_READ_AUTH is on. Every error answers
 `{"error": {"code": ..., "message": ..., "fields": [{"field": ..., "message": ...}]}}`."""
 
 
-def create_app(settings: Settings, db: Database, *, client: SafeClient | None = None) -> FastAPI:
-    """The API over `db`. `client` (optional) is the safe HTTP client for manual fires;
-    without one, the app makes its own on first use and closes it on shutdown."""
-    context = ApiContext(settings=settings, db=db, collector=DatabaseCollector(), client=client)
+def create_app(
+    settings: Settings,
+    db: Database,
+    *,
+    fire: FireSource | None = None,
+    client: SafeClient | None = None,
+) -> FastAPI:
+    """The API over `db`. `fire` polls one source now (`POST /api/v1/sources/{id}/fire`);
+    without it that endpoint answers 501. `client` (optional) is the safe HTTP client for
+    manual fires; without one, the app makes its own on first use and closes it on
+    shutdown."""
+    context = ApiContext(
+        settings=settings, db=db, collector=DatabaseCollector(), fire=fire, client=client
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -1,12 +1,14 @@
 """What every request handler may use, built once per app and kept on `app.state`:
-settings, the database, the app's own Prometheus registry, and (made on first use) the
-safe HTTP client the manual fire needs."""
+settings, the database, the app's own Prometheus registry, the manual fire the edge gave
+the app (the poller's `poller.service.fire`; the API never imports a service) and (made on
+first use) the safe HTTP client it needs."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
+from uuid import UUID
 
 from fastapi import Request
 
@@ -18,11 +20,31 @@ if TYPE_CHECKING:
     from frontier.safe_http import SafeClient
 
 
+class FireAnswer(Protocol):
+    def as_json(self) -> dict[str, Any]: ...
+
+
+class FireSource(Protocol):
+    """Poll one source now (a dry run only reports what it would submit); raises
+    `frontier.errors.RetryLater` when a real fire comes too soon."""
+
+    async def __call__(
+        self,
+        settings: Settings,
+        db: Database,
+        source_id: UUID,
+        *,
+        dry_run: bool,
+        client: SafeClient,
+    ) -> FireAnswer: ...
+
+
 @dataclass(slots=True)
 class ApiContext:
     settings: Settings
     db: Database
     collector: DatabaseCollector
+    fire: FireSource | None = None  # None: this app cannot fire sources
     client: SafeClient | None = None  # for the manual fire; closed with the app
     owns_client: bool = False
     client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)

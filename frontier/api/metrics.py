@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from frontier.api.views import ApiViews
+from frontier.api.queries import ApiQueries
 from frontier.db import Database
 from frontier.states import FetchKind, Origin, UrlStatus
 
@@ -83,7 +83,7 @@ class DatabaseCollector:
 
 
 async def read_snapshot(db: Database) -> Snapshot:
-    views = ApiViews(db)
+    views = ApiQueries(db)
     snap = Snapshot()
     for row in await views.event_totals():
         if row["event"] == "claim":

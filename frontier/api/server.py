@@ -1,4 +1,5 @@
-"""`frontier serve`: open the database, build the app and run it under uvicorn."""
+"""`frontier serve`: open the database, build the app (with the fire function the edge
+gives it) and run it under uvicorn."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from frontier.database import open_database
+from frontier.api.app import create_app
+from frontier.api.context import FireSource
+from frontier.connect import open_database
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -34,11 +37,11 @@ class _StoppableServer(uvicorn.Server):
                 loop.remove_signal_handler(signum)
 
 
-async def serve(settings: Settings, dsn: str, host: str, port: int) -> None:
-    from frontier.api.app import create_app
-
+async def serve(
+    settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None
+) -> None:
     async with open_database(dsn, settings) as db:
-        app = create_app(settings, db)
+        app = create_app(settings, db, fire=fire)
         config = uvicorn.Config(
             app, host=host, port=port, log_level="warning", access_log=False,
             lifespan="on", server_header=False,
@@ -49,5 +52,5 @@ async def serve(settings: Settings, dsn: str, host: str, port: int) -> None:
         await server.serve()
 
 
-def run(settings: Settings, dsn: str, host: str, port: int) -> None:
-    asyncio.run(serve(settings, dsn, host, port))
+def run(settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None) -> None:
+    asyncio.run(serve(settings, dsn, host, port, fire=fire))

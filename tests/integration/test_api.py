@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
+import poller.service
 from frontier.api.app import create_app
-from frontier.api.views import ApiViews, FrontierFilter
+from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.imports import MAX_LINE_BYTES
@@ -30,8 +31,10 @@ def make_settings(dsn: str, home: Path, **overrides: Any) -> Settings:
     return Settings.load(**values, _env_file=None)
 
 
-async def client_for(settings: Settings, db: Database) -> httpx.AsyncClient:
-    app = create_app(settings, db)
+async def client_for(
+    settings: Settings, db: Database, *, with_fire: bool = True
+) -> httpx.AsyncClient:
+    app = create_app(settings, db, fire=poller.service.fire if with_fire else None)
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
 
@@ -303,7 +306,7 @@ async def test_frontier_keyset_pagination(api: httpx.AsyncClient, db: Database) 
 
 async def test_sparse_filters_walk_a_bounded_range_and_continue(db: Database) -> None:
     await seed_urls(db, 300)
-    views = ApiViews(db)
+    views = ApiQueries(db)
     where = FrontierFilter(host="h2.example")
     found: list[str] = []
     after: str | None = None
@@ -398,3 +401,18 @@ async def test_fire_dry_run_then_real_then_rate_limited(
         missing = "00000000-0000-0000-0000-000000000000"
         assert_error(await client.post(f"/api/v1/sources/{missing}/fire", headers=AUTH),
                      404, "not_found")  # fmt: skip
+
+
+async def test_fire_without_a_fire_function_answers_501(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    settings = make_settings(fresh_dsn, tmp_path)
+    async with await client_for(settings, db, with_fire=False) as client:
+        created = await client.post("/api/v1/sources", headers=AUTH, json={
+            "name": "local", "feed_url": "http://a.example/feed.xml"})  # fmt: skip
+        sid = created.json()["id"]
+        error = assert_error(
+            await client.post(f"/api/v1/sources/{sid}/fire", headers=AUTH), 501, "not_implemented"
+        )
+        assert "cannot fire sources" in error["message"]
+        assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0

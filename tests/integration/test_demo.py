@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from frontier.demo.sites import build
+from frontier.cli.demo.sites import build
 from frontier.embedded import EmbeddedPostgres
 from tests.conditions import wait_until
 from tests.processes import free_port

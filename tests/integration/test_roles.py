@@ -30,10 +30,11 @@ from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
 from frontier.urls import normalize_url
+from poller import service as poller_service
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
-from spider.runner import configure, crawl_in_child, due_sources, job_for
+from spider.service import configure, crawl_in_child, due_sources, job_for
 from tests.conftest import PostgresServer
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
@@ -240,7 +241,7 @@ async def test_spider_role_crawls_and_submits(
         assert await due_sources(spider_db) == ["news"]
     result = await crawl_in_child(job_for(settings, spider_dsn, "news", max_depth=0))
 
-    assert result.exit_code == 0 and result.summary["new_urls"] == 1, result.summary
+    assert result.exit_code == 0 and result.summary.new_urls == 1, result.summary
     row = await frontier_row(db, local_site.url("/2024/01/01/alpha"))
     assert row["origin"] == "spider"
     state = await db.fetchrow("SELECT last_outcome FROM spider_state")
@@ -266,7 +267,7 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
         migrate.check_current(users["api"])
         limits = HttpLimits.from_settings(settings)
         async with SafeClient(limits) as client:
-            app = create_app(settings, api_db, client=client)
+            app = create_app(settings, api_db, fire=poller_service.fire, client=client)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as api:
                 created = await api.post("/api/v1/sources", headers=AUTH, json={

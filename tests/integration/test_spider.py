@@ -15,7 +15,7 @@ from frontier.fetch_log import FetchLogRepository
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, IngestionMode
-from spider.runner import configure, crawl_in_child, due_sources, job_for
+from spider.service import configure, crawl_in_child, due_sources, job_for
 from spider.state import SpiderRepository
 from tests.local_site import LocalSite, running_site
 
@@ -108,13 +108,13 @@ async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_n
     }
     summary = first.summary
     assert first.exit_code == 1, summary  # the 404 is an error of this run
-    assert summary["pages_crawled"] == 6  # /, /page/2, /page/3, world, old-section, missing
-    assert summary["articles_found"] == 6 and summary["new_urls"] == 6
-    assert summary["external_links"] == 3  # partner /about, other story, other home
-    assert summary["known_source_links"] == 1
-    assert summary["robots_blocked"] == 1 and summary["errors"] == 1
-    assert summary["http_statuses"] == {"404": 1}
-    assert summary["classification"] == "patterns"
+    assert summary.pages_crawled == 6  # /, /page/2, /page/3, world, old-section, missing
+    assert summary.articles_found == 6 and summary.new_urls == 6
+    assert summary.external_links == 3  # partner /about, other story, other home
+    assert summary.known_source_links == 1
+    assert summary.robots_blocked == 1 and summary.errors == 1
+    assert summary.http_statuses == {"404": 1}
+    assert summary.classification == "patterns"
     assert not local_site.hits("/members/")  # robots.txt disallows it
     assert not partner_site.requests and not other_site.requests  # never crawled
     log = await FetchLogRepository(db).recent(kind=FetchKind.SPIDER)
@@ -122,12 +122,12 @@ async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_n
 
     second = await crawl_in_child(job)
 
-    assert second.summary["new_urls"] == 0, second.summary
+    assert second.summary.new_urls == 0, second.summary
     assert len(await frontier_rows(db)) == 6
     # Pages with an ETag answered 304 (tech through the redirect); page 3 was refetched
     # and found unchanged.
     assert set(pages.not_modified) == {"/", "/page/2", "/section/world", "/section/tech"}
-    assert second.summary["pages_unchanged"] == 5
+    assert second.summary.pages_unchanged == 5
     assert len(local_site.hits("/page/3")) == 2
 
 
@@ -145,8 +145,8 @@ async def test_external_links_go_to_discovered_only_when_allowed(
     story = other_site.url("/2024/06/06/other-story")
     assert (story, 1, "spider", "discovered", local_site.url("/"), 1) in rows
     assert other_site.url("/") not in {row[0] for row in rows}  # not an article
-    assert result.summary["external_queued"] == 1
-    assert result.summary["pages_crawled"] == 1  # depth 0: the start page only
+    assert result.summary.external_queued == 1
+    assert result.summary.pages_crawled == 1  # depth 0: the start page only
 
 
 async def test_ssrf_guard_refuses_loopback_unless_private_networks_are_allowed(
@@ -159,13 +159,13 @@ async def test_ssrf_guard_refuses_loopback_unless_private_networks_are_allowed(
 
     result = await crawl_in_child(job_for(guarded, fresh_dsn, "news"))
 
-    assert result.summary["blocked"] >= 1 and result.summary["pages_crawled"] == 0
+    assert result.summary.blocked >= 1 and result.summary.pages_crawled == 0
     assert result.exit_code == 1
     # A name resolving to loopback is refused by the resolver, before any connection.
     await SourceRepository(db).add("by-name", base_url=f"http://localhost:{local_site.port}/",
                                    mode=IngestionMode.SPIDER, rate_limit_ms=0)  # fmt: skip
     by_name = await crawl_in_child(job_for(guarded, fresh_dsn, "by-name"))
-    assert by_name.summary["blocked"] >= 1 and by_name.summary["pages_crawled"] == 0
+    assert by_name.summary.blocked >= 1 and by_name.summary.pages_crawled == 0
     assert local_site.requests == []  # not even robots.txt
     assert await frontier_rows(db) == set()
 
@@ -195,8 +195,8 @@ async def test_heuristic_classification_and_og_type_article(
         (u("/2023/11/elections-today"), 2),
         (u("/weekly"), 2),
     }
-    assert result.summary["classification"] == "heuristic"
-    assert result.summary["pages_not_html"] == 1  # /about is text/plain
+    assert result.summary.classification == "heuristic"
+    assert result.summary.pages_not_html == 1  # /about is text/plain
 
 
 async def test_due_sources_are_claimed_once_per_interval(
@@ -251,7 +251,7 @@ async def test_a_dropped_database_connection_mid_crawl_is_ridden_out(
     result = await asyncio.wait_for(crawl, 120)
 
     assert result.exit_code == 0, result.summary
-    assert result.summary["submit_errors"] == 0
+    assert result.summary.submit_errors == 0
     assert {row[0] for row in await frontier_rows(db)} == {
         local_site.url("/2024/01/01/first-story"),
         local_site.url("/2024/02/02/held-story"),

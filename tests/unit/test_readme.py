@@ -1,5 +1,6 @@
 """The README's configuration table cannot drift from the settings model."""
 
+import re
 from pathlib import Path
 
 from frontier.settings import Settings
@@ -16,3 +17,14 @@ def test_every_setting_is_documented_in_the_readme() -> None:
 def test_readme_opens_with_the_two_setup_commands() -> None:
     head = "\n".join(README.read_text().splitlines()[:30])
     assert "make run" in head and "make test" in head
+
+
+def test_every_path_in_the_layout_table_exists() -> None:
+    """The first column's folders and every `package/module.py` the table names."""
+    lines = README.read_text().splitlines()
+    rows = [line for line in lines if line.startswith("| `") and line.split("`")[1].endswith("/")]
+    paths = {row.split("`")[1] for row in rows}
+    paths |= {name for row in rows for name in re.findall(r"`([a-z_]+/[a-z_/]+\.py)`", row)}
+    assert {"frontier/cli/", "poller/service.py", "spider/service.py"} <= paths
+    for path in paths:
+        assert (README.parent / path).exists(), path

@@ -13,7 +13,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from frontier.api import charts
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
-from frontier.api.views import ApiViews
+from frontier.api.queries import ApiQueries
 from frontier.clock import utcnow
 from frontier.fetch_log import FetchLogRepository
 from frontier.states import UrlStatus
@@ -55,7 +55,7 @@ async def dashboard(request: Request) -> HTMLResponse:
     stats = await repository.stats(now=now, top_hosts=10)
     throughput = await repository.throughput(now=now)
     error_hosts = await repository.top_error_hosts(10)
-    source_total, sources = await ApiViews(db).sources_overview(30)
+    source_total, sources = await ApiQueries(db).sources_overview(30)
     log_rows = await FetchLogRepository(db).recent(25)
     statuses = [(str(s), stats["by_status"][str(s)]) for s in UrlStatus]
     labels = [datetime.fromisoformat(b["minute"]).strftime("%H:%M") for b in throughput]

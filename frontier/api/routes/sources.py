@@ -12,6 +12,7 @@ from frontier.api.auth import require_read, require_write
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError, FieldInvalid, RateLimited
 from frontier.api.models import ErrorBody, SourceOut
+from frontier.errors import RetryLater
 from frontier.source_schema import SourceConfig, SourcePatch
 from frontier.sources import Source, SourceRepository
 
@@ -72,13 +73,19 @@ async def delete_source(request: Request, source_id: UUID) -> Response:
     return Response(status_code=204)
 
 
-class PollerMissing(ApiError):
+class FireUnavailable(ApiError):
+    """The app was built without a fire function (`create_app(..., fire=None)`)."""
+
     status, code = 501, "not_implemented"
 
 
 @router.post(
     "/{source_id}/fire",
-    responses={**_ERRORS, 429: {"model": ErrorBody, "description": "Retry-After says when"}},
+    responses={
+        **_ERRORS,
+        429: {"model": ErrorBody, "description": "Retry-After says when"},
+        501: {"model": ErrorBody, "description": "this server cannot fire sources"},
+    },
     dependencies=[Depends(require_write)],
 )
 async def fire_source(
@@ -87,13 +94,9 @@ async def fire_source(
     dry_run: Annotated[bool, Query(description="Only report what it would submit.")] = False,
 ) -> dict[str, Any]:
     """Poll one source now (feed and sitemap), rate-limited per source in the database."""
-    try:
-        from poller.fire import FireRateLimited
-        from poller.fire import fire_source as fire
-        from poller.policy import PollPolicy
-    except ImportError:  # the poller package is not installed in this deployment
-        raise PollerMissing("the poller is not installed, so sources cannot be fired") from None
     context = context_of(request)
+    if context.fire is None:
+        raise FireUnavailable("this server was started without the poller: it cannot fire sources")
     source = await SourceRepository(context.db).get_by_id(source_id)  # 404 before any request
     if not (source.feed_url or source.base_url or source.sitemap_url):
         raise FieldInvalid.of(
@@ -102,11 +105,11 @@ async def fire_source(
             "set its feed_url, base_url or sitemap_url",
         )
     try:
-        result = await fire(
-            context.db, await context.http_client(), source_id, dry_run=dry_run,
-            policy=PollPolicy.from_settings(context.settings),
+        result = await context.fire(
+            context.settings, context.db, source_id, dry_run=dry_run,
+            client=await context.http_client(),
         )  # fmt: skip
-    except FireRateLimited as exc:  # SourceBusy (a poll holds the source) is one too
+    except RetryLater as exc:  # the poller's FireRateLimited (and SourceBusy, a poll holds it)
         wait = max(1, math.ceil(exc.retry_after_s))
         raise RateLimited(str(exc), headers={"Retry-After": str(wait)}) from None
     answer: dict[str, Any] = result.as_json()

@@ -12,7 +12,7 @@ from frontier.api.auth import require_read
 from frontier.api.context import context_of
 from frontier.api.errors import FieldInvalid
 from frontier.api.models import ErrorBody, FetchLogPage, FrontierPage, Health, Stats
-from frontier.api.views import ApiViews, FrontierFilter
+from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.fetch_log import FetchLogRepository
 from frontier.states import FetchKind, UrlStatus
 from frontier.stats import StatsRepository
@@ -88,7 +88,7 @@ async def frontier_rows(
         host=_host(host) if host else None,
         source_id=source_id,
     )
-    page = await ApiViews(db).frontier_page(where, after=after, limit=limit)
+    page = await ApiQueries(db).frontier_page(where, after=after, limit=limit)
     return {"items": page.items, "next": page.next, "scanned": page.scanned}
 
 

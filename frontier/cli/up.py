@@ -5,17 +5,18 @@
       -> Ctrl-C / SIGTERM: stop taking work, finish or release what is in flight,
          report what is left `fetching` (nothing), close the pool, stop the database
 
-Each part is the service's own entry point run as a task on one event loop: the poller's
-`Poller.run_once()` every tick, the spider's due sources crawled in child processes, the
-fetcher's `run_fetcher`, the API's `create_app` under uvicorn. A failing poll is reported
-and retried on the poller's schedule; it never stops the process.
+Each part is the service's own entry point run as a task on one event loop, until the one
+stop event: `poller.service.run_poller`, `spider.service.run_spider` (due sources crawled in
+child processes), `fetcher.service.run_fetcher`, and the API's `create_app` (given
+`poller.service.fire`) under uvicorn. A failing poll is reported and retried on the
+poller's schedule; it never stops the process.
 
 All parts share one `Database`, so a PostgreSQL restart leaves one "database unavailable"
 line and one "database reachable again" line (see `frontier.reconnect`); meanwhile the
 loops back off, the API answers 503, and nothing stops.
 
 Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
-`frontier.demo.DemoError`.
+`frontier.cli.demo.DemoError`.
 """
 
 from __future__ import annotations
@@ -29,18 +30,27 @@ import sys
 import time
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+import typer
 import uvicorn
 
-from frontier.database import database_dsn, open_database
+from fetcher.service import run_fetcher
+from frontier import migrate
+from frontier.api.app import create_app
+from frontier.cli.app import app, settings_of
+from frontier.cli.demo.profile import demo_settings, register, reset_home
+from frontier.cli.demo.sites import DemoSites
+from frontier.connect import database_dsn, open_database
 from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
+from frontier.loops import run_every
 from frontier.settings import Settings
 from frontier.stats import StatsRepository
-
-if TYPE_CHECKING:
-    from poller.poll_summary import PollSummary
+from poller import service as poller_service
+from poller.poll_summary import PollSummary
+from spider import service as spider_service
+from spider.summary import CrawlSummary
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +98,11 @@ class Console:
 
 def progress_line(stats: dict[str, Any]) -> str:
     by_status = stats["by_status"]
-    return (f"discovered {stats['total']} | fetched {by_status['fetched']} | "
-            f"failed {by_status['failed']} | dead {by_status['dead']} | "
-            f"pending {by_status['pending']} | in flight {by_status['fetching']}")  # fmt: skip
+    return (
+        f"discovered {stats['total']} | fetched {by_status['fetched']} | "
+        f"failed {by_status['failed']} | dead {by_status['dead']} | "
+        f"pending {by_status['pending']} | in flight {by_status['fetching']}"
+    )
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -118,30 +130,43 @@ class _ApiServer(uvicorn.Server):
         yield  # `frontier up` owns SIGINT/SIGTERM and stops the server itself
 
 
+@app.command()
+def up(
+    ctx: typer.Context,
+    demo: bool = typer.Option(
+        False, "--demo", help="Serve bundled demo sites on loopback and crawl only them."
+    ),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address of the API and dashboard."),
+    port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+) -> None:
+    """Everything in one process: database (embedded if no DSN), migrations, default
+    sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly."""
+    code = run_up(settings_of(ctx), UpOptions(host=host, port=port, demo=demo))
+    if code:
+        raise typer.Exit(code)
+
+
 def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = None) -> int:
     """Run until SIGINT/SIGTERM; 0 after a clean stop, 1 if a part of it crashed."""
     console = Console(stream or sys.stderr, settings.up_progress_s)
     if options.demo:
-        from frontier.demo.profile import demo_settings, reset_home
-
         if settings.database_url or settings.elasticsearch_url:
-            console.event("demo: FRONTIER_DATABASE_URL and FRONTIER_ELASTICSEARCH_URL are "
-                          "ignored; the demo uses its own embedded database")  # fmt: skip
+            console.event(
+                "demo: FRONTIER_DATABASE_URL and FRONTIER_ELASTICSEARCH_URL are "
+                "ignored; the demo uses its own embedded database"
+            )
         settings = demo_settings(settings)
         reset_home(settings.home)
-    from frontier import migrate
-
     with bind(options.host, options.port) as sock:
         if settings.database_url:
             console.event(f"database: {describe_dsn(settings.database_url)}")
         else:
-            console.event(f"database: starting the embedded PostgreSQL in "
-                          f"{(settings.home / 'pgdata').resolve()}")  # fmt: skip
+            console.event(
+                f"database: starting the embedded PostgreSQL in "
+                f"{(settings.home / 'pgdata').resolve()}"
+            )
         with database_dsn(settings) as dsn:
-            if settings.database_url:
-                migrate.check_current(dsn)
-            else:
-                migrate.upgrade(dsn)
+            migrate.make_ready(dsn, embedded=not settings.database_url)
             console.event("database: schema up to date")
             platform = Platform(settings, dsn, sock, options, console)
             code = asyncio.run(platform.run())
@@ -152,8 +177,14 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
 
 
 class Platform:
-    def __init__(self, settings: Settings, dsn: str, sock: socket.socket, options: UpOptions,
-                 console: Console) -> None:  # fmt: skip
+    def __init__(
+        self,
+        settings: Settings,
+        dsn: str,
+        sock: socket.socket,
+        options: UpOptions,
+        console: Console,
+    ) -> None:
         self.settings = settings
         self.dsn = dsn
         self.sock = sock
@@ -190,20 +221,15 @@ class Platform:
         self.stop.set()
 
     async def _seed(self, db: Database) -> None:
-        if not self.settings.seed_default_sources:
+        seeded = await poller_service.seed(self.settings, db)
+        if seeded is None:
             return
-        from poller.seeding import seed_defaults
-
-        seeded = await seed_defaults(db)
         if seeded.added:
             self.console.event(f"sources: seeded {len(seeded.added)} default sources")
         for error in seeded.errors:
             self.console.event(f"sources: default {error.name!r} not seeded: {error.reason}")
 
-    async def _start_demo(self, db: Database) -> Any:
-        from frontier.demo.profile import register
-        from frontier.demo.sites import DemoSites
-
+    async def _start_demo(self, db: Database) -> DemoSites:
         sites = await DemoSites.start()
         try:
             summary = await register(db, sites.sources)
@@ -214,38 +240,60 @@ class Platform:
             self.console.event(f"demo: source {error.name!r} not registered: {error.reason}")
         for site in sites.sites.values():
             self.console.event(f"demo: site {site.key} serving on {site.origin}/")
-        self.console.event(f"demo: registered {len(summary.added)} sources "
-                           f"({', '.join(summary.added)})")  # fmt: skip
+        self.console.event(
+            f"demo: registered {len(summary.added)} sources ({', '.join(summary.added)})"
+        )
         return sites
 
     async def _serve(self, db: Database) -> None:
-        from frontier.api.app import create_app
-
         config = uvicorn.Config(
-            create_app(self.settings, db), log_level="warning", access_log=False,
-            lifespan="on", server_header=False,
-        )  # fmt: skip
+            create_app(self.settings, db, fire=poller_service.fire),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            server_header=False,
+        )
         server = _ApiServer(config)
         host, port = self.sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        self.console.event(f"dashboard: http://{shown}:{port}/  (API /api/v1, "
-                           f"OpenAPI /openapi.json, metrics /metrics)")  # fmt: skip
+        self.console.event(
+            f"dashboard: http://{shown}:{port}/  (API /api/v1, "
+            f"OpenAPI /openapi.json, metrics /metrics)"
+        )
         concurrency = self.settings.fetch_concurrency
-        self.console.event(f"running: poller every {self.settings.poll_tick_s:g} s, spider "
-                           f"checks every {self.settings.up_spider_tick_s:g} s, "
-                           f"{concurrency} fetch workers; Ctrl-C stops")  # fmt: skip
+        self.console.event(
+            f"running: poller every {self.settings.poll_tick_s:g} s, spider "
+            f"checks every {self.settings.up_spider_tick_s:g} s, "
+            f"{concurrency} fetch workers; Ctrl-C stops"
+        )
         parts: dict[str, Awaitable[Any]] = {
             "api": server.serve(sockets=[self.sock]),
-            "poller": self._poll_loop(db),
-            "spider": self._spider_loop(db),
+            "poller": poller_service.run_poller(
+                self.settings,
+                db,
+                stop=self.stop,
+                on_polled=self._report_polls,
+                on_failed=self._report_poll_tick_failed,
+            ),
+            "spider": spider_service.run_spider(
+                self.settings,
+                db,
+                self.dsn,
+                stop=self.stop,
+                on_crawling=self._report_crawling,
+                on_crawled=self._report_crawl,
+                on_failed=self._report_spider_tick_failed,
+            ),
             "fetcher": self._fetch(db),
             "progress": self._progress_loop(db),
         }
-        tasks = {asyncio.ensure_future(self._guard(name, part)): name
-                 for name, part in parts.items()}  # fmt: skip
+        tasks = {
+            asyncio.ensure_future(self._guard(name, part)): name for name, part in parts.items()
+        }
         await self.stop.wait()
-        self.console.event(f"stopping: in-flight fetches get "
-                           f"{self.settings.fetch_shutdown_s:g} s to finish")  # fmt: skip
+        self.console.event(
+            f"stopping: in-flight fetches get {self.settings.fetch_shutdown_s:g} s to finish"
+        )
         server.should_exit = True
         await asyncio.gather(*tasks)
 
@@ -261,26 +309,6 @@ class Platform:
             if not self.stop.is_set() and name != "progress":
                 self.stop.set()
 
-    async def _wait(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.stop.wait(), timeout=seconds)
-
-    async def _poll_loop(self, db: Database) -> None:
-        from frontier.queue import QueuePolicy
-        from frontier.safe_http import HttpLimits, SafeClient
-        from poller.policy import PollPolicy
-        from poller.scheduler import Poller
-
-        policy = PollPolicy.from_settings(self.settings)
-        limits = HttpLimits.from_settings(
-            self.settings, max_connections=max(100, policy.concurrency * 2),
-            max_connections_per_host=policy.per_host, max_body_bytes=policy.max_sitemap_bytes,
-        )  # fmt: skip
-        async with SafeClient(limits) as client:
-            poller = Poller(db, client, policy, QueuePolicy.from_settings(self.settings))
-            await poller.run_forever(self.stop, on_polled=self._report_polls,
-                                     on_failed=self._report_poll_tick_failed)  # fmt: skip
-
     def _report_poll_tick_failed(self, exc: Exception) -> None:
         log.debug("poller tick failed", exc_info=exc)
         self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
@@ -295,64 +323,45 @@ class Platform:
             self.console.event(f"poller: polled {len(summaries)} sources, "
                                f"{len(summaries) - len(ok)} failed, {new} new URLs")  # fmt: skip
 
-    async def _spider_loop(self, db: Database) -> None:
-        from spider.runner import due_sources, job_for
+    def _report_spider_tick_failed(self, exc: Exception) -> None:
+        log.debug("spider tick failed", exc_info=exc)
+        self.console.event(f"spider: check failed ({type(exc).__name__}: {exc})")
 
-        while not self.stop.is_set():
-            try:
-                names = await due_sources(db)
-            except DatabaseUnavailable as exc:  # logged once per outage
-                db.outage.report(exc, self.settings.up_spider_tick_s)
-                names = []
-            except Exception as exc:
-                log.debug("spider check failed", exc_info=True)
-                self.console.event(f"spider: check failed ({type(exc).__name__}: {exc})")
-                names = []
-            for name in names:
-                if self.stop.is_set():
-                    break
-                self.console.event(f"spider: crawling {name}")
-                summary = await self._crawl(job_for(self.settings, self.dsn, name))
-                self._report_crawl(name, summary)
-            await self._wait(self.settings.up_spider_tick_s)
+    def _report_crawling(self, name: str) -> None:
+        self.console.event(f"spider: crawling {name}")
 
-    async def _crawl(self, job: Any) -> dict[str, Any]:
-        """One crawl in a child process, as `frontier spider` runs it, stopped with us.
-        Returns the child's JSON summary, or an error summary."""
-        from spider.errors import CrawlFailed
-        from spider.runner import crawl_in_child
-
-        try:
-            result = await crawl_in_child(job, stop=self.stop)
-        except CrawlFailed as exc:
-            return {"source": job.source, "error": str(exc)}
-        return result.summary
-
-    def _report_crawl(self, name: str, summary: dict[str, Any]) -> None:
-        if summary.get("error"):
-            self.console.event(f"spider FAILED {name}: {summary['error']}")
+    def _report_crawl(self, name: str, summary: CrawlSummary) -> None:
+        if summary.error:
+            self.console.event(f"spider FAILED {name}: {summary.error}")
             return
-        self.console.event(f"spider: {name}: {summary.get('outcome', '?')}, "
-                           f"{summary.get('pages_crawled', 0)} pages, "
-                           f"{summary.get('articles_found', 0)} articles found, "
-                           f"{summary.get('new_urls', 0)} new URLs")  # fmt: skip
+        self.console.event(
+            f"spider: {name}: {summary.outcome}, {summary.pages_crawled} pages, "
+            f"{summary.articles_found} articles found, {summary.new_urls} new URLs"
+        )
 
     async def _fetch(self, db: Database) -> None:
-        from fetcher.service import run_fetcher
-
         summary = await run_fetcher(self.settings, db, stop=self.stop)
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
-        self.console.event(f"fetcher: stopped after {summary.pages} pages "
-                           f"({counts or 'none'}); {summary.released} released")  # fmt: skip
+        self.console.event(
+            f"fetcher: stopped after {summary.pages} pages "
+            f"({counts or 'none'}); {summary.released} released"
+        )
 
     async def _progress_loop(self, db: Database) -> None:
         stats = StatsRepository(db)
-        while not self.stop.is_set():
-            try:
-                self.console.progress(progress_line(await stats.stats()))
-            except DatabaseUnavailable as exc:  # logged once per outage
-                db.outage.report(exc, self.console.every_s)
-            except Exception as exc:
-                log.debug("progress failed", exc_info=True)
-                self.console.event(f"progress: cannot read counts ({type(exc).__name__})")
-            await self._wait(self.console.every_s)
+
+        async def draw() -> None:
+            self.console.progress(progress_line(await stats.stats()))
+
+        await run_every(
+            self.stop,
+            draw,
+            self.console.every_s,
+            db.outage,
+            name="progress",
+            on_error=self._report_progress_failed,
+        )
+
+    def _report_progress_failed(self, exc: Exception) -> None:
+        log.debug("progress failed", exc_info=exc)
+        self.console.event(f"progress: cannot read counts ({type(exc).__name__})")

@@ -1,6 +1,6 @@
-"""Read-only views the API and dashboard need beyond `frontier.stats`: keyset pages of the
-frontier, sources with their poll state, and the event counters behind /metrics.
-SQL is in `frontier/sql/api.sql`."""
+"""The API's read queries, what the routes and the dashboard need beyond `frontier.stats`:
+keyset pages of the frontier, sources with their poll state, and the event counters behind
+/metrics. SQL is in `frontier/sql/api.sql`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class Page:
     scanned: int
 
 
-class ApiViews:
+class ApiQueries:
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -1,4 +1,4 @@
-"""`python -m spider.run`: one crawl in a process of its own (the Twisted reactor starts
+"""`python -m spider.crawl_process`: one crawl in a process of its own (the Twisted reactor starts
 once per process), fed a `CrawlJob` on standard input. It prints the run summary as one JSON
 line, the last line on standard output, and exits 0 (clean), 1 (errors during the run) or
 2 (the source cannot be crawled as configured).
@@ -31,7 +31,7 @@ from spider.errors import SpiderConfigError
 from spider.job import CrawlJob
 from spider.plan import CrawlPlan, load_plan
 from spider.state import SpiderRepository
-from spider.summary import RunSummary
+from spider.summary import CrawlSummary
 
 EXIT_OK, EXIT_PARTIAL, EXIT_CONFIG = 0, 1, 2
 
@@ -47,7 +47,7 @@ async def _prepare(job: CrawlJob, settings: Settings, started_at: datetime) -> C
         await db.close()
 
 
-async def _record(job: CrawlJob, plan: CrawlPlan, summary: RunSummary) -> None:
+async def _record(job: CrawlJob, plan: CrawlPlan, summary: CrawlSummary) -> None:
     assert plan.started_at is not None
     db = await Database.connect(job.dsn, max_size=2)
     try:
@@ -64,16 +64,16 @@ async def _record(job: CrawlJob, plan: CrawlPlan, summary: RunSummary) -> None:
         await db.close()
 
 
-def crawl(job: CrawlJob) -> tuple[RunSummary, int]:
+def crawl(job: CrawlJob) -> tuple[CrawlSummary, int]:
     """Run one job to the end; every failure becomes a summary with an `error`."""
     started = time.monotonic()
     settings = Settings.load(**job.settings, _env_file=None)
     try:
         plan = asyncio.run(_prepare(job, settings, utcnow()))
     except (SpiderConfigError, UnknownSource, InvalidSource) as exc:
-        return RunSummary(job.source, error=str(exc)), EXIT_CONFIG
+        return CrawlSummary(job.source, error=str(exc)), EXIT_CONFIG
     except FrontierError as exc:
-        return RunSummary(job.source, error=str(exc)), EXIT_PARTIAL
+        return CrawlSummary(job.source, error=str(exc)), EXIT_PARTIAL
     process = AsyncCrawlerProcess(
         scrapy_settings(settings, plan, job.dsn, with_pipeline=job.with_pipeline,
                         log_level=job.log_level),
@@ -82,7 +82,7 @@ def crawl(job: CrawlJob) -> tuple[RunSummary, int]:
     process.crawl(crawler, plan=plan)
     process.start(install_signal_handlers=True)
     assert crawler.stats is not None
-    summary = RunSummary.from_stats(plan.source_name, crawler.stats.get_stats(),
+    summary = CrawlSummary.from_stats(plan.source_name, crawler.stats.get_stats(),
                                     plan.uses_heuristic)  # fmt: skip
     summary.elapsed_s = round(time.monotonic() - started, 3)
     if job.record:

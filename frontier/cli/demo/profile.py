@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from frontier.cli.demo import DemoBusy
 from frontier.db import Database
-from frontier.demo import DemoBusy
 from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.source_specs import ImportSummary, ParsedSpecs, import_specs

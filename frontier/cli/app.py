@@ -1,0 +1,64 @@
+"""The `frontier` command's root: the typer app, the settings (read here, once, and passed
+down) and the way every command opens its database.
+
+Exit codes: 0 success, 1 partial failure (a summary says what failed), 2 bad usage, bad
+input or an unusable database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import typer
+
+from frontier import migrate
+from frontier.connect import database_dsn, open_database
+from frontier.db import Database
+from frontier.settings import Settings
+
+T = TypeVar("T")
+
+EXIT_PARTIAL = 1
+EXIT_USAGE = 2
+
+app = typer.Typer(
+    help="frontier: a PostgreSQL-backed URL frontier for news and blog ingestion.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    settings: Settings = ctx.find_root().obj
+    return settings
+
+
+def run_with_database(settings: Settings, work: Callable[[Database], Awaitable[T]]) -> T:
+    """Open the database (embedded if no DSN), run `work`, close everything.
+
+    The embedded database is ours, so it is migrated on the way; a configured one must
+    already be at the current schema (`frontier db upgrade`)."""
+    with database_dsn(settings) as dsn:
+        migrate.make_ready(dsn, embedded=not settings.database_url)
+
+        async def main() -> T:
+            async with open_database(dsn, settings) as db:
+                return await work(db)
+
+        return asyncio.run(main())
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at debug level."),
+) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ctx.obj = Settings.load()

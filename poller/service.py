@@ -1,0 +1,116 @@
+"""The poller as a service: the one entry point the edge calls (`frontier poll`,
+`frontier up`, the API's manual fire). Each function builds what the poller needs from
+`Settings` and an open `Database` (the policy, the safe client, the `Poller`), as
+`fetcher.service` does for a fetch process:
+
+    poll_once(settings, db)            poll every source due now, once
+    run_poller(settings, db, stop=)    tick until `stop` (without one: SIGTERM/SIGINT)
+    poll_forever(settings, db)         seed the default sources, then `run_poller`
+    seed(settings, db)                 the default sources, unless seeding is off
+    fire(settings, db, id, client=)    poll one source now (what the API is given)
+    fire_once(settings, db, name)      the same by name, with a client of its own (CLI)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Callable
+from uuid import UUID
+
+from frontier.db import Database
+from frontier.queue import QueuePolicy
+from frontier.safe_http import HttpLimits, SafeClient
+from frontier.settings import Settings
+from frontier.source_specs import ImportSummary
+from frontier.sources import SourceRepository
+from poller.fire import FireResult, fire_source
+from poller.policy import PollPolicy
+from poller.poll_summary import PollSummary
+from poller.scheduler import Poller
+from poller.seeding import seed_defaults
+
+log = logging.getLogger(__name__)
+
+
+def poll_client(settings: Settings, policy: PollPolicy) -> SafeClient:
+    """The poller's safe client: connections sized to its concurrency, bodies capped at
+    the largest sitemap it reads."""
+    limits = HttpLimits.from_settings(
+        settings,
+        max_connections=max(100, policy.concurrency * 2),
+        max_connections_per_host=policy.per_host,
+        max_body_bytes=policy.max_sitemap_bytes,
+    )
+    return SafeClient(limits)
+
+
+async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
+    """Poll every source due now; one summary per source polled."""
+    policy = PollPolicy.from_settings(settings)
+    async with poll_client(settings, policy) as client:
+        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
+        return await poller.run_once()
+
+
+async def run_poller(
+    settings: Settings,
+    db: Database,
+    *,
+    stop: asyncio.Event | None = None,
+    on_polled: Callable[[list[PollSummary]], None] | None = None,
+    on_failed: Callable[[Exception], None] | None = None,
+) -> None:
+    """Poll what is due every tick until `stop` is set. Given a `stop`, the caller owns
+    SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
+    `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
+    signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+    policy = PollPolicy.from_settings(settings)
+    try:
+        async with poll_client(settings, policy) as client:
+            poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
+            await poller.run_forever(stop, on_polled=on_polled, on_failed=on_failed)
+    finally:
+        for signum in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+
+
+async def seed(settings: Settings, db: Database) -> ImportSummary | None:
+    """Add the default sources not seeded before; None when FRONTIER_SEED_DEFAULT_SOURCES
+    is off."""
+    if not settings.seed_default_sources:
+        return None
+    return await seed_defaults(db)
+
+
+async def poll_forever(settings: Settings, db: Database) -> None:
+    """`frontier poll`: seed the default sources, then poll until SIGTERM/SIGINT."""
+    seeded = await seed(settings, db)
+    if seeded is not None and seeded.added:
+        log.warning("seeded %d default sources", len(seeded.added))
+    await run_poller(settings, db)
+
+
+async def fire(
+    settings: Settings, db: Database, source_id: UUID, *, dry_run: bool, client: SafeClient
+) -> FireResult:
+    """Poll source `source_id` now (a dry run only reports what it would submit). A real
+    fire is rate limited per source: `FireRateLimited` (a `RetryLater`) if it comes too
+    soon or a poll holds the source."""
+    policy = PollPolicy.from_settings(settings)
+    return await fire_source(db, client, source_id, dry_run=dry_run, policy=policy)
+
+
+async def fire_once(settings: Settings, db: Database, name: str, dry_run: bool) -> FireResult:
+    """`frontier poll --source NAME`: `fire` by name, with a client of its own."""
+    source = await SourceRepository(db).get(name)
+    async with poll_client(settings, PollPolicy.from_settings(settings)) as client:
+        return await fire(settings, db, source.id, dry_run=dry_run, client=client)

@@ -1,0 +1,93 @@
+"""The layout DESIGN.md draws, checked from the imports themselves (every `import`, also
+those inside functions): the core imports no service, the services import no other service
+and no edge, and no module imports itself back through others."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("frontier", "poller", "fetcher", "spider")
+SERVICES = ("poller", "fetcher", "spider")
+EDGE = ("frontier.__main__", "frontier.cli", "frontier.api", "frontier.demo")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports."""
+    modules = {
+        _module_name(path): path
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                candidates = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            targets.update(c for c in candidates if c in modules and c != name)
+        graph[name] = targets
+    return graph
+
+
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in prefixes)
+
+
+def _package(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_core_imports_no_service_and_no_edge() -> None:
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in _imports().items()
+        if _package(module) == "frontier" and not _within(module, EDGE)
+        for target in targets
+        if _within(target, SERVICES) or _within(target, EDGE)
+    )
+    assert wrong == []
+
+
+def test_services_import_only_the_core() -> None:
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in _imports().items()
+        if _within(module, SERVICES)
+        for target in targets
+        if _package(target) != _package(module)
+        and (_package(target) != "frontier" or _within(target, EDGE))
+    )
+    assert wrong == []
+
+
+def test_no_import_cycle() -> None:
+    graph = _imports()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []
