@@ -119,6 +119,8 @@ def _ndjson_line(number: int, text: str) -> Line:
 
 @dataclass(slots=True)
 class ImportSummary:
+    """What a URL import did: counts per verdict and the first rejections by line."""
+
     lines: int = 0
     accepted: int = 0
     duplicate: int = 0

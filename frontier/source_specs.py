@@ -127,7 +127,9 @@ def _host(url: str) -> str:
 
 
 @dataclass(slots=True)
-class ImportSummary:
+class SpecImportSummary:
+    """What importing a sources spec did: the names added, the entries refused."""
+
     added: list[str] = field(default_factory=list)
     errors: list[SpecError] = field(default_factory=list)
 
@@ -139,9 +141,9 @@ class ImportSummary:
         }
 
 
-async def import_specs(repository: SourceRepository, parsed: ParsedSpecs) -> ImportSummary:
+async def import_specs(repository: SourceRepository, parsed: ParsedSpecs) -> SpecImportSummary:
     """Add each spec as a source; a spec that cannot be stored becomes a per-entry error."""
-    summary = ImportSummary(errors=list(parsed.errors))
+    summary = SpecImportSummary(errors=list(parsed.errors))
     for number, spec in parsed.specs:
         try:
             await repository.create(spec)

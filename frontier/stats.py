@@ -3,6 +3,7 @@ come from maintained counters and `host_state`, never from scanning `url_frontie
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,14 +18,42 @@ SQL = load("stats")
 KEEP_DELTAS = timedelta(minutes=5)
 
 
+@dataclass(frozen=True, slots=True)
+class HostCounts:
+    known: int
+    ready_now: int
+    top_pending: list[dict[str, Any]]  # {"host", "pending"}, most pending first
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierStats:
+    """The documented shape of `frontier status --json` and `GET /api/v1/stats` (see
+    `as_json`): counts by status, origin and source, due work, hosts, recent errors."""
+
+    total: int
+    by_status: dict[str, int]
+    by_origin: dict[str, int]
+    by_source: dict[str, int]
+    due_now: int
+    oldest_due_at: datetime | None
+    claims_last_minute: int
+    hosts: HostCounts
+    recent_errors: list[dict[str, Any]]  # fetch-log rows: at (ISO), kind, url, error ...
+
+    def as_json(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["oldest_due_at"] = self.oldest_due_at.isoformat() if self.oldest_due_at else None
+        return values
+
+
 class StatsRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def stats(
         self, *, now: datetime | None = None, top_hosts: int = 10, recent_errors: int = 10
-    ) -> dict[str, Any]:
-        """The documented shape of `frontier status --json` and `GET /api/v1/stats`."""
+    ) -> FrontierStats:
+        """Counts from the maintained counters and `host_state`, at `now`."""
         now = now or utcnow()
         by_status = dict.fromkeys(UrlStatus, 0)
         by_origin = dict.fromkeys(Origin, 0)
@@ -39,24 +68,17 @@ class StatsRepository:
         top = await self._db.fetch(SQL["top_hosts"], top_hosts)
         claims = await self._db.fetchval(SQL["claims_since"], now - timedelta(minutes=1))
         errors = await self._db.fetch(SQL["recent_errors"], recent_errors)
-        oldest = hosts["oldest_due_at"]
-        return {
-            "total": sum(by_status.values()),
-            "by_status": {str(k): v for k, v in by_status.items()},
-            "by_origin": {str(k): v for k, v in by_origin.items()},
-            "by_source": dict(sorted(by_source.items())),
-            "due_now": hosts["due_now"],
-            "oldest_due_at": oldest.isoformat() if oldest else None,
-            "claims_last_minute": claims,
-            "hosts": {
-                "known": hosts["known"],
-                "ready_now": hosts["ready_now"],
-                "top_pending": [dict(row) for row in top],
-            },
-            "recent_errors": [
-                {**dict(row), "at": row["at"].isoformat()} for row in errors
-            ],
-        }
+        return FrontierStats(
+            total=sum(by_status.values()),
+            by_status={str(k): v for k, v in by_status.items()},
+            by_origin={str(k): v for k, v in by_origin.items()},
+            by_source=dict(sorted(by_source.items())),
+            due_now=hosts["due_now"],
+            oldest_due_at=hosts["oldest_due_at"],
+            claims_last_minute=claims,
+            hosts=HostCounts(hosts["known"], hosts["ready_now"], [dict(row) for row in top]),
+            recent_errors=[{**dict(row), "at": row["at"].isoformat()} for row in errors],
+        )
 
     async def compact(self, *, now: datetime | None = None) -> None:
         """Fold counter deltas older than KEEP_DELTAS; the services run this periodically."""

@@ -24,7 +24,7 @@ from frontier.db import Database
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
-from frontier.source_specs import ImportSummary
+from frontier.source_specs import SpecImportSummary
 from frontier.sources import SourceRepository
 from poller.fire import FireResult, fire_source
 from poller.policy import PollPolicy
@@ -83,7 +83,7 @@ async def run_poller(
                 loop.remove_signal_handler(signum)
 
 
-async def seed(settings: Settings, db: Database) -> ImportSummary | None:
+async def seed(settings: Settings, db: Database) -> SpecImportSummary | None:
     """Add the default sources not seeded before; None when FRONTIER_SEED_DEFAULT_SOURCES
     is off."""
     if not settings.seed_default_sources:

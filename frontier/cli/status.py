@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import typer
 
 from frontier.cli.app import app, run_with_database, settings_of
-from frontier.stats import StatsRepository
+from frontier.stats import FrontierStats, StatsRepository
 
 
 @app.command()
@@ -19,30 +18,29 @@ def status(
     """Counts by status, origin, source and host; due work; recent claims."""
     stats = run_with_database(settings_of(ctx), lambda db: StatsRepository(db).stats())
     if as_json:
-        typer.echo(json.dumps(stats, indent=2))
+        typer.echo(json.dumps(stats.as_json(), indent=2))
         return
     typer.echo(render_status(stats))
 
 
-def render_status(stats: dict[str, Any]) -> str:
-    lines = [f"URLs in the frontier: {stats['total']}  (due now: {stats['due_now']})"]
-    for title, key in (
-        ("by status", "by_status"),
-        ("by origin", "by_origin"),
-        ("by source", "by_source"),
+def render_status(stats: FrontierStats) -> str:
+    lines = [f"URLs in the frontier: {stats.total}  (due now: {stats.due_now})"]
+    for title, counts in (
+        ("by status", stats.by_status),
+        ("by origin", stats.by_origin),
+        ("by source", stats.by_source),
     ):
-        counts = stats[key]
         lines.append(f"{title}:" + ("" if counts else " none"))
         lines.extend(f"  {name:<24} {n:>12}" for name, n in counts.items())
-    hosts = stats["hosts"]
-    lines.append(f"hosts: {hosts['known']} known, {hosts['ready_now']} ready now")
-    lines.extend(f"  {h['host']:<40} {h['pending']:>10} pending" for h in hosts["top_pending"])
-    lines.append(f"claims in the last minute: {stats['claims_last_minute']}")
-    if stats["oldest_due_at"]:
-        lines.append(f"oldest due URL waiting since: {stats['oldest_due_at']}")
-    if stats["recent_errors"]:
+    hosts = stats.hosts
+    lines.append(f"hosts: {hosts.known} known, {hosts.ready_now} ready now")
+    lines.extend(f"  {h['host']:<40} {h['pending']:>10} pending" for h in hosts.top_pending)
+    lines.append(f"claims in the last minute: {stats.claims_last_minute}")
+    if stats.oldest_due_at:
+        lines.append(f"oldest due URL waiting since: {stats.oldest_due_at.isoformat()}")
+    if stats.recent_errors:
         lines.append("recent errors:")
         lines.extend(
-            f"  {e['at']} {e['kind']} {e['url']}: {e['error']}" for e in stats["recent_errors"]
+            f"  {e['at']} {e['kind']} {e['url']}: {e['error']}" for e in stats.recent_errors
         )
     return "\n".join(lines)

@@ -46,7 +46,7 @@ from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.loops import run_every
 from frontier.settings import Settings
-from frontier.stats import StatsRepository
+from frontier.stats import FrontierStats, StatsRepository
 from poller import service as poller_service
 from poller.poll_summary import PollSummary
 from spider import service as spider_service
@@ -96,10 +96,10 @@ class Console:
             self._drawn = False
 
 
-def progress_line(stats: dict[str, Any]) -> str:
-    by_status = stats["by_status"]
+def progress_line(stats: FrontierStats) -> str:
+    by_status = stats.by_status
     return (
-        f"discovered {stats['total']} | fetched {by_status['fetched']} | "
+        f"discovered {stats.total} | fetched {by_status['fetched']} | "
         f"failed {by_status['failed']} | dead {by_status['dead']} | "
         f"pending {by_status['pending']} | in flight {by_status['fetching']}"
     )
@@ -206,7 +206,7 @@ class Platform:
                     await self._seed(db)
                 await self._serve(db)
                 try:
-                    left = (await StatsRepository(db).stats())["by_status"]["fetching"]
+                    left = (await StatsRepository(db).stats()).by_status["fetching"]
                     self.console.event(f"stopped: {left} URLs left fetching")
                 except DatabaseUnavailable as exc:
                     self.console.event(f"stopped: cannot count URLs left fetching ({exc})")

@@ -400,15 +400,15 @@ async def test_stats_follow_the_queue(
     claims = await queue.claim("w1", 2)
     await queue.complete("w1", [Outcome(claims[0], OutcomeKind.GONE)])
     stats = await StatsRepository(db).stats()
-    assert stats["total"] == 5
-    assert stats["by_status"] == {"pending": 3, "fetching": 1, "fetched": 0, "failed": 0,
+    assert stats.total == 5
+    assert stats.by_status == {"pending": 3, "fetching": 1, "fetched": 0, "failed": 0,
                                   "dead": 1}  # fmt: skip
-    assert stats["by_origin"]["manual"] == 5 and stats["by_source"] == {"manual": 5}
-    assert stats["claims_last_minute"] == 2
-    assert stats["due_now"] == 3
-    assert stats["hosts"]["known"] == 5
+    assert stats.by_origin["manual"] == 5 and stats.by_source == {"manual": 5}
+    assert stats.claims_last_minute == 2
+    assert stats.due_now == 3
+    assert stats.hosts.known == 5
     await StatsRepository(db).compact(now=datetime.now(UTC) + timedelta(hours=1))
-    assert (await StatsRepository(db).stats())["by_status"] == stats["by_status"]
+    assert (await StatsRepository(db).stats()).by_status == stats.by_status
     assert await db.fetchval("SELECT count(*) FROM frontier_counts") == 3  # one per status
 
 

@@ -57,7 +57,7 @@ async def dashboard(request: Request) -> HTMLResponse:
     error_hosts = await repository.top_error_hosts(10)
     source_total, sources = await ApiQueries(db).sources_overview(30)
     log_rows = await FetchLogRepository(db).recent(25)
-    statuses = [(str(s), stats["by_status"][str(s)]) for s in UrlStatus]
+    statuses = [(str(s), stats.by_status[str(s)]) for s in UrlStatus]
     labels = [datetime.fromisoformat(b["minute"]).strftime("%H:%M") for b in throughput]
     hour = {name: sum(b[name] for b in throughput) for name in SERIES}
     page = TEMPLATES.get_template("dashboard.html").render(
@@ -71,7 +71,7 @@ async def dashboard(request: Request) -> HTMLResponse:
         hour=hour,
         series=SERIES,
         pending_hosts=charts.bar_rows(
-            [(h["host"], h["pending"]) for h in stats["hosts"]["top_pending"]]
+            [(h["host"], h["pending"]) for h in stats.hosts.top_pending]
         ),
         error_hosts=error_hosts,
         error_host_bars=charts.bar_rows(

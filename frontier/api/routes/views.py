@@ -37,7 +37,7 @@ async def healthz(request: Request) -> dict[str, str]:
 async def stats(request: Request) -> dict[str, Any]:
     """Totals by status, origin, source and host; due now; throughput over the last hour."""
     repository = StatsRepository(context_of(request).db)
-    out = await repository.stats()
+    out = (await repository.stats()).as_json()
     out["throughput_last_hour"] = await repository.throughput()
     out["top_error_hosts"] = [
         {**row, "backoff_until": row["backoff_until"].isoformat() if row["backoff_until"] else None}

@@ -19,7 +19,7 @@ from frontier.cli.demo import DemoBusy
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.source_schema import parse_config
-from frontier.source_specs import ImportSummary, ParsedSpecs, import_specs
+from frontier.source_specs import ParsedSpecs, SpecImportSummary, import_specs
 from frontier.sources import SourceRepository
 
 DEMO_DIR = "demo"
@@ -73,7 +73,7 @@ def reset_home(home: Path) -> None:
     shutil.rmtree(pgdata, ignore_errors=True)
 
 
-async def register(db: Database, sources: Sequence[dict[str, Any]]) -> ImportSummary:
+async def register(db: Database, sources: Sequence[dict[str, Any]]) -> SpecImportSummary:
     """Add the demo sites as sources, through the same path as `frontier sources import`."""
     parsed = ParsedSpecs(specs=[(n, parse_config(raw)) for n, raw in enumerate(sources, start=1)])
     return await import_specs(SourceRepository(db), parsed)
