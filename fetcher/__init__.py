@@ -1,2 +1,23 @@
-"""The fetcher worker pool: the claim loop, robots.txt, per-host politeness, response
-handling and article extraction, writing documents to a content sink."""
+"""The fetcher worker pool: claim URLs host-first, settle robots.txt, keep per-host
+politeness, fetch, decide each response's outcome, extract the article and write it to a
+content sink.
+
+Modules, each the owner of one concern:
+
+- `config`        `FetcherConfig`: the fetcher's settings, read once at the edge
+- `service`       `run_fetcher`: a fetch process from settings (client, sink, signals)
+- `worker`        `Fetcher`: `run_once(now=...)` claims, processes and completes one
+                  batch; `run()` wires the loops; `renew_once` / `maintain_once` are the
+                  ticks of the timer loops (`frontier.loops.run_every`)
+- `claim_loop`    the event-driven loops: claiming while slots are free, LISTEN, stop
+- `pipeline`      `BatchPipeline`: claims -> pages fetched and decided -> stored
+- `page`          `Page`: one claim on its way through a batch; its fetch_log outcome
+- `robots_step`   the robots.txt step of a batch: host leases, fetch, store, apply
+- `robots`        robots.txt per RFC 9309 as pure functions (interpret, match)
+- `politeness`    a request starts only inside the slot its claim reserved
+- `decisions`     `decide()`: what an HTTP response means (pure)
+- `extract`       article extraction (selectors, generic, feed metadata)
+- `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
+- `source_cache`  per-source settings the fetcher needs, cached briefly
+- `summary`       `FetchSummary`: what a batch or a whole run did
+"""

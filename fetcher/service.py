@@ -8,7 +8,8 @@ import contextlib
 import signal
 
 from fetcher.config import FetcherConfig
-from fetcher.worker import Fetcher, RunSummary
+from fetcher.summary import FetchSummary
+from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
@@ -36,7 +37,7 @@ async def run_fetcher(
     until_idle: bool = False,
     stop: asyncio.Event | None = None,
     extract: bool = True,
-) -> RunSummary:
+) -> FetchSummary:
     overrides: dict[str, object] = {"extract": extract}
     if concurrency:
         overrides["concurrency"] = concurrency

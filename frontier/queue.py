@@ -344,10 +344,12 @@ class QueueRepository:
             )))  # fmt: skip
         return checked, targets
 
-    async def release(self, worker_id: str, claims: Sequence[Claim]) -> CompleteResult:
+    async def release(
+        self, worker_id: str, claims: Sequence[Claim], *, now: datetime | None = None
+    ) -> CompleteResult:
         """Give claims back untried (shutting down): pending again, no attempt counted."""
         return await self.complete(
-            worker_id, [Outcome(claim, OutcomeKind.DEFERRED) for claim in claims]
+            worker_id, [Outcome(claim, OutcomeKind.DEFERRED) for claim in claims], now=now
         )
 
     async def renew(

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any
 
 from fetcher.config import FetcherConfig
 from fetcher.worker import Fetcher
+from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
 from frontier.safe_http import HttpLimits, SafeClient
@@ -37,6 +39,12 @@ async def fetcher_for(
     values.update(config)
     async with SafeClient(limits) as client:
         yield Fetcher(db, client, sink or PostgresSink(db), FetcherConfig(**values), policy)
+
+
+def after(seconds: float) -> datetime:
+    """A moment `seconds` from now: `run_once(now=after(...))` claims what falls due by
+    then, in place of rewinding `next_fetch_at` and `next_allowed_at` in the rows."""
+    return utcnow() + timedelta(seconds=seconds)
 
 
 async def manual_ref(db: Database, rate_limit_ms: int | None = None) -> SourceRef:

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.urls import normalize_url, url_hash
-from tests.fetch_harness import article, fetcher_for, frontier_row, host_row, submit
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
 from tests.local_site import LocalSite
 
 
@@ -18,7 +18,7 @@ async def test_200_is_extracted_stored_and_fetched(db: Database, local_site: Loc
     local_site.serve("/a", article("Alpha story"), headers={"ETag": '"e1"'})
     await submit(db, local_site.url("/a"), meta={"published": "2026-01-02T03:04:05Z"})
     async with fetcher_for(db) as fetcher:
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once()).claimed == 1
     row = await frontier_row(db, local_site.url("/a"))
     assert (row["status"], row["http_status"], row["etag"]) == ("fetched", 200, '"e1"')
     doc = await db.fetchrow("SELECT * FROM raw_content WHERE url_hash = $1", row["url_hash"])
@@ -42,7 +42,7 @@ async def test_304_keeps_the_document_and_sends_validators(
         await db.execute("UPDATE host_state SET pending_count = 1, pending_priority = 5, "
                          "pending_due_at = now()")  # fmt: skip
         local_site.serve("/a", b"", status=304)
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once()).claimed == 1
     assert local_site.hits("/a")[-1].headers["If-None-Match"] == '"e1"'
     row = await frontier_row(db, local_site.url("/a"))
     assert (row["status"], row["http_status"], row["etag"]) == ("fetched", 304, '"e1"')
@@ -61,7 +61,7 @@ async def test_redirect_is_not_followed_but_submitted(db: Database, local_site: 
         assert row["final_url"] == normalize_url(local_site.url("/new"))
         target = await frontier_row(db, local_site.url("/new"))
         assert target["discovery_meta"]["redirect_hops"] == 1
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once()).claimed == 1
     assert (await frontier_row(db, local_site.url("/new")))["status"] == "fetched"
 
 
@@ -73,7 +73,7 @@ async def test_404_and_410_are_dead(db: Database, local_site: LocalSite) -> None
         other.serve("/gone", "bye", status=410)
         await submit(db, other.url("/gone"))
         async with fetcher_for(db) as fetcher:
-            assert await fetcher.run_once() == 2
+            assert (await fetcher.run_once()).claimed == 2
     finally:
         await other.stop()
     missing = await frontier_row(db, local_site.url("/missing"))
@@ -104,9 +104,7 @@ async def test_5xx_and_timeouts_retry_then_die(db: Database, local_site: LocalSi
         await fetcher.run_once()
         row = await frontier_row(db, local_site.url("/err"))
         assert (row["status"], row["retry_count"], row["http_status"]) == ("pending", 1, 500)
-        await db.execute("UPDATE url_frontier SET next_fetch_at = now()")
-        await db.execute("UPDATE host_state SET pending_due_at = now(), backoff_until = NULL")
-        await fetcher.run_once()
+        await fetcher.run_once(now=after(3600))  # past the retry's backoff
     row = await frontier_row(db, local_site.url("/err"))
     assert (row["status"], row["dead_reason"]) == ("dead", "max_retries")
 
@@ -114,7 +112,7 @@ async def test_5xx_and_timeouts_retry_then_die(db: Database, local_site: LocalSi
 async def test_connection_refused_is_retried(db: Database) -> None:
     await submit(db, "http://127.0.0.9:9/nothing-listens")
     async with fetcher_for(db) as fetcher:
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once()).claimed == 1
     row = await frontier_row(db, "http://127.0.0.9:9/nothing-listens")
     # robots.txt unreachable: disallowed for now, retried later; the page is not attempted
     assert (row["status"], row["retry_count"]) == ("pending", 0)
@@ -287,10 +285,7 @@ async def test_a_completion_refused_after_the_lease_was_lost_is_not_logged(
         assert sink.reaped == 1
         assert (await frontier_row(db, local_site.url("/a")))["status"] == "pending"
         assert await db.fetchval("SELECT count(*) FROM fetch_log WHERE kind = 'page'") == 0
-        await db.execute("UPDATE host_state SET lease_owner = NULL, lease_until = NULL, "
-                         "pending_due_at = now()")  # fmt: skip
-        await db.execute("UPDATE url_frontier SET next_fetch_at = now()")
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once(now=after(600))).claimed == 1  # past the host lease
     assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
     rows = await db.fetch("SELECT outcome FROM fetch_log WHERE kind = 'page'")
     assert [r["outcome"] for r in rows] == ["ok"]

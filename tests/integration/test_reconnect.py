@@ -120,7 +120,7 @@ async def test_a_fetched_page_waits_for_the_database_instead_of_being_lost(
     await submit(db, local_site.url("/held"))
     sink = LosesTheDatabaseTwice(db)
     async with fetcher_for(db, sink=sink) as fetcher:
-        assert await fetcher.run_once() == 1
+        assert (await fetcher.run_once()).claimed == 1
     assert sink.failures == 2
     row = await frontier_row(db, local_site.url("/held"))
     assert (row["status"], row["retry_count"], row["fetch_count"]) == ("fetched", 0, 1)

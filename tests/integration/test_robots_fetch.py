@@ -9,7 +9,7 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.hosts import HostRepository
-from tests.fetch_harness import article, fetcher_for, frontier_row, host_row, submit
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
 from tests.local_site import LocalSite
 
 ROBOTS = (
@@ -37,10 +37,9 @@ async def test_2xx_is_parsed_with_our_product_token(db: Database, local_site: Lo
     }
     assert (await frontier_row(db, local_site.url("/open")))["status"] == "fetched"
     # cached: a second URL does not fetch robots.txt again
-    await db.execute("UPDATE host_state SET next_allowed_at = now()")
     await submit(db, local_site.url("/secret/1"))
     async with fetcher_for(db) as fetcher:
-        await fetcher.run_once()
+        await fetcher.run_once(now=after(10))  # past the 2 s crawl delay
     assert len(local_site.hits("/robots.txt")) == 1
     assert (await frontier_row(db, local_site.url("/secret/1")))["dead_reason"] == "robots_blocked"
 
@@ -80,10 +79,7 @@ async def test_5xx_disallows_for_now_and_is_retried_later(
         assert local_site.hits("/a") == []
         # later, robots.txt answers: it is fetched again and the page goes through
         local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
-        await db.execute("UPDATE host_state SET robots_retry_at = now(), next_allowed_at = now(),"
-                         " pending_due_at = now()")  # fmt: skip
-        await db.execute("UPDATE url_frontier SET next_fetch_at = now()")
-        await fetcher.run_once()
+        await fetcher.run_once(now=after(3600))  # past the robots.txt retry
     host = await host_row(db, host_of(local_site))
     assert (host["robots_status"], host["robots_failures"]) == ("ok", 0)
     assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"

@@ -1,0 +1,48 @@
+"""`Page`: one claim on its way through a batch, and how its outcome is logged."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from fetcher.source_cache import SourceInfo
+from frontier.queue import Claim, Outcome, OutcomeKind
+from frontier.sinks import RawDocument
+from frontier.states import LogOutcome
+
+LOG_OUTCOMES = {
+    OutcomeKind.FETCHED: LogOutcome.OK,
+    OutcomeKind.NOT_MODIFIED: LogOutcome.NOT_MODIFIED,
+    OutcomeKind.REDIRECT: LogOutcome.REDIRECT,
+    OutcomeKind.NOT_FOUND: LogOutcome.NOT_FOUND,
+    OutcomeKind.GONE: LogOutcome.GONE,
+    OutcomeKind.ROBOTS_BLOCKED: LogOutcome.BLOCKED,
+    OutcomeKind.DUPLICATE_CONTENT: LogOutcome.DUPLICATE,
+    OutcomeKind.UNSUPPORTED_CONTENT: LogOutcome.UNSUPPORTED,
+    OutcomeKind.BLOCKED_BY_POLICY: LogOutcome.REFUSED,
+    OutcomeKind.RETRY: LogOutcome.FAILED,
+    OutcomeKind.RATE_LIMITED: LogOutcome.RATE_LIMITED,
+    OutcomeKind.DEFERRED: LogOutcome.DEFERRED,
+    OutcomeKind.FAILED: LogOutcome.FAILED,
+}
+
+
+@dataclass(slots=True)
+class Page:
+    """One claim on its way through the batch: its outcome once decided, and the document
+    to store for a page fetched."""
+
+    claim: Claim
+    source: SourceInfo
+    outcome: Outcome | None = None
+    elapsed_ms: int | None = None
+    document: RawDocument | None = None
+
+    def end(self, kind: OutcomeKind, **values: object) -> None:
+        """Decide the page's outcome."""
+        self.outcome = Outcome(self.claim, kind, **values)  # type: ignore[arg-type]
+
+
+def ms_since(started: float) -> int:
+    """Milliseconds since `started` (a `time.monotonic()` reading)."""
+    return max(int((time.monotonic() - started) * 1000), 0)

@@ -1,0 +1,286 @@
+"""The batch pipeline: from claimed URLs to pages with an outcome and, for those fetched,
+a stored document.
+
+`fetch(claims)`: source settings (fetchprotection), the robots.txt step, the politeness
+check, the requests, the decision on each response and the extraction.
+`store(pages)`: drop pages whose content is already indexed under another URL, write the
+rest to the sink; while the sink is down, the pages wait (`SinkBackoff`).
+Completing the claims and logging them is the worker's (`fetcher.worker`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from fetcher.config import FetcherConfig
+from fetcher.decisions import Action, decide, decode_html
+from fetcher.extract import Extracted, extract
+from fetcher.page import Page, ms_since
+from fetcher.politeness import Politeness
+from fetcher.robots_step import RobotsStep
+from fetcher.sink_backoff import SinkBackoff
+from fetcher.source_cache import UNKNOWN, SourceCache
+from frontier.clock import utcnow
+from frontier.errors import DatabaseUnavailable
+from frontier.hosts import HostContext, HostRepository
+from frontier.queue import Claim, OutcomeKind
+from frontier.safe_http import (
+    BlockedAddress,
+    BodyTooLarge,
+    FetchFailed,
+    HttpError,
+    PolicyBlocked,
+    Refused,
+    SafeClient,
+)
+from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
+from frontier.sinks.duplicates import DuplicateContent
+
+log = logging.getLogger(__name__)
+
+
+class BatchPipeline:
+    def __init__(
+        self,
+        *,
+        client: SafeClient,
+        sink: ContentSink,
+        config: FetcherConfig,
+        hosts: HostRepository,
+        sources: SourceCache,
+        duplicates: DuplicateContent,
+        robots: RobotsStep,
+        politeness: Politeness,
+        sink_backoff: SinkBackoff,
+    ) -> None:
+        self.client = client
+        self.sink = sink
+        self.config = config
+        self.hosts = hosts
+        self.sources = sources
+        self.duplicates = duplicates
+        self.robots = robots
+        self.politeness = politeness
+        self.sink_backoff = sink_backoff
+
+    # -- fetch ----------------------------------------------------------------------------
+
+    async def fetch(self, claims: Sequence[Claim], *, now: datetime | None = None) -> list[Page]:
+        """A page per claim; each either has its outcome or was fetched."""
+        hosts = sorted({c.host for c in claims})
+        context = await self.hosts.context(hosts, now=now)
+        infos = await self.sources.get_many(c.source_id for c in claims)
+        pages = [
+            Page(c, infos.get(c.source_id, UNKNOWN) if c.source_id else UNKNOWN) for c in claims
+        ]
+        for page in pages:
+            if page.source.fetchprotection <= 0:
+                page.end(OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0")
+        waiting = [p for p in pages if p.outcome is None]
+        not_before = await self.robots.check(waiting, context, now=now)
+        to_fetch = [p for p in waiting if p.outcome is None]
+        fresh = [p for p in to_fetch if p.claim.host not in not_before]
+        after_robots = [p for p in to_fetch if p.claim.host in not_before]
+        await asyncio.gather(
+            self._fetch_group(fresh, context, leased=False, now=now),
+            self._fetch_group(
+                after_robots,
+                context,
+                leased=True,
+                wait_until=max((not_before[p.claim.host] for p in after_robots), default=0.0),
+                now=now,
+            ),
+        )
+        return pages
+
+    async def _fetch_group(
+        self,
+        pages: Sequence[Page],
+        context: Mapping[str, HostContext],
+        *,
+        leased: bool,
+        wait_until: float = 0.0,
+        now: datetime | None = None,
+    ) -> None:
+        if not pages:
+            return
+        pause = wait_until - time.monotonic()
+        if pause > 0:
+            await asyncio.sleep(pause)  # the robots.txt request counts against the delay
+        ready = await self.politeness.admit(pages, context, leased=leased, now=now)
+        await asyncio.gather(*(self._fetch_page(page) for page in ready))
+
+    async def _fetch_page(self, page: Page) -> None:
+        claim = page.claim
+        started = time.monotonic()
+        try:
+            response = await self.client.get(
+                claim.url,
+                fetchprotection=page.source.fetchprotection,
+                etag=claim.etag,
+                last_modified=claim.last_modified,
+                follow_redirects=False,
+            )
+        except BodyTooLarge as exc:
+            page.end(OutcomeKind.UNSUPPORTED_CONTENT, error=str(exc))
+        except (BlockedAddress, PolicyBlocked) as exc:
+            page.end(OutcomeKind.BLOCKED_BY_POLICY, error=str(exc))
+        except Refused as exc:
+            page.end(OutcomeKind.RETRY, error=str(exc))
+        except (FetchFailed, HttpError) as exc:
+            page.end(OutcomeKind.RETRY, error=str(exc))
+        else:
+            page.elapsed_ms = response.elapsed_ms
+            await self._on_response(page, response.status, response.headers, response.body)
+        if page.elapsed_ms is None:
+            page.elapsed_ms = ms_since(started)
+
+    async def _on_response(
+        self, page: Page, status: int, headers: Mapping[str, str], body: bytes
+    ) -> None:
+        decision = decide(status, headers, body)
+        if decision.action is Action.FINISH:
+            page.end(
+                decision.kind,
+                http_status=status,
+                error=decision.error,
+                retry_after_s=decision.retry_after_s,
+                redirect_to=decision.redirect_to,
+            )
+            return
+        get = headers.get
+        content_type = get("Content-Type")
+        claim = page.claim
+        if self.config.extract:
+            try:
+                extracted = await asyncio.to_thread(
+                    _extract,
+                    body,
+                    content_type,
+                    claim.url,
+                    page.source.selectors,
+                    claim.discovery_meta,
+                )
+            except Exception as exc:  # extraction must never lose the claim
+                log.exception("extraction failed for %s", claim.url)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+        else:
+            extracted = Extracted()
+        page.document = RawDocument(
+            url_hash=claim.url_hash,
+            url=claim.url,
+            final_url=None,
+            source_id=claim.source_id,
+            source_name=page.source.name,
+            host=claim.host,
+            origin=str(claim.origin),
+            title=extracted.title,
+            body=extracted.body,
+            summary=extracted.summary,
+            author=extracted.author,
+            published_at=extracted.published_at,
+            image_url=extracted.image_url,
+            language=extracted.language,
+            content_hash=extracted.content_hash,
+            word_count=extracted.word_count,
+            extractor=extracted.extractor,
+            http_status=status,
+            fetched_at=utcnow(),
+        )
+        page.end(
+            OutcomeKind.FETCHED,
+            http_status=status,
+            content_hash=extracted.content_hash,
+            etag=get("ETag"),
+            last_modified=get("Last-Modified"),
+        )
+
+    # -- store ----------------------------------------------------------------------------
+
+    async def store(self, pages: list[Page]) -> None:
+        """Store the documents of the pages fetched; safe to repeat (the sink is
+        idempotent). Raises DatabaseUnavailable when the database is down."""
+        stored = [p for p in pages if p.document is not None]
+        await self._drop_duplicates(stored)
+        stored = [p for p in stored if p.document is not None]
+        if stored:
+            await self._write(stored)
+
+    async def _drop_duplicates(self, pages: list[Page]) -> None:
+        seen: dict[str, str] = {}
+        pairs = []
+        for page in pages:
+            assert page.document is not None
+            digest = page.document.content_hash
+            if digest is None:
+                continue
+            if digest in seen:
+                _duplicate(page, seen[digest])
+                continue
+            seen[digest] = page.claim.url
+            pairs.append((page.claim.url_hash, digest))
+        originals = await self.duplicates.indexed_elsewhere(pairs)
+        for page in pages:
+            if page.document is not None and page.claim.url_hash in originals:
+                _duplicate(page, originals[page.claim.url_hash])
+
+    async def _write(self, pages: list[Page]) -> None:
+        documents = [p.document for p in pages if p.document is not None]
+        try:
+            await self.sink.write(documents)
+        except DatabaseUnavailable:
+            raise  # the PostgreSQL sink's database is down: the worker holds the pages
+        except DocumentRejected as exc:
+            refused = set(exc.url_hashes)
+            for page in pages:
+                if page.claim.url_hash in refused:
+                    assert page.outcome is not None
+                    page.outcome = replace(
+                        page.outcome,
+                        kind=OutcomeKind.FAILED,
+                        error=f"sink refused the document: {exc}",
+                    )
+        except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
+            # (a permission refused, a sink bug): no attempt is counted (the page is fine)
+            # and the URLs wait with backoff, instead of being released due at once and
+            # claimed again in a hot loop.
+            wait = self.sink_backoff.failed(time.monotonic())
+            what = "unavailable" if isinstance(exc, SinkUnavailable) else "failed"
+            log.error(
+                "sink %s %s (%s); %d URLs back to pending and claiming paused for %.0fs",
+                self.sink.name,
+                what,
+                exc,
+                len(pages),
+                wait,
+                exc_info=what == "failed",
+            )
+            for page in pages:
+                page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
+            return
+        self.sink_backoff.stored()
+
+
+def _duplicate(page: Page, original: str) -> None:
+    assert page.outcome is not None
+    page.outcome = replace(
+        page.outcome, kind=OutcomeKind.DUPLICATE_CONTENT, error=f"same content as {original}"
+    )
+    page.document = None
+
+
+def _extract(
+    body: bytes,
+    content_type: str | None,
+    url: str,
+    selectors: dict[str, object] | None,
+    meta: dict[str, object] | None,
+) -> Extracted:
+    html, _encoding = decode_html(body, content_type)
+    return extract(html, url, selectors=selectors, discovery_meta=meta)

@@ -1,0 +1,87 @@
+"""Per-host politeness across processes: a request starts only inside the slot its claim
+reserved.
+
+The claim moves the host's `next_allowed_at` to claim time + delay, which reserves the
+slot [claim time, claim time + delay) for this worker. A request may only start inside
+that slot (or while this worker holds the host's lease, taken while it fetches the host's
+robots.txt): right before sending, one batched statement (`HostRepository.begin_requests`)
+checks that and moves `next_allowed_at` to the actual start + delay + a small margin. A
+worker that is late (its slot has passed, so another worker may have claimed the host
+since) does not send; the URL goes back to pending untried. So the gap between two
+requests to a host, as the server sees them, never falls below its delay, however late a
+worker starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+from fetcher.page import Page
+from frontier.hosts import HostContext, HostRepository
+from frontier.queue import OutcomeKind
+
+
+def margin_ms(delay_ms: int, cap_ms: int) -> int:
+    """The margin kept on top of a host's delay: a tenth of it, at most `cap_ms`."""
+    return min(delay_ms // 10, cap_ms)
+
+
+def first_request_at(robots_started: float, delay_ms: int, cap_ms: int) -> float:
+    """The monotonic time before which the first page request to a host must not start,
+    when its robots.txt request started at `robots_started`: that request counts against
+    the host's delay."""
+    return robots_started + (delay_ms + margin_ms(delay_ms, cap_ms)) / 1000
+
+
+def slot_ends(
+    pages: Sequence[Page], context: Mapping[str, HostContext], *, lease_s: float, leased: bool
+) -> list[tuple[str, datetime]]:
+    """(host, end of the slot its claim reserved) for the pages that have a slot to check:
+    a host without a delay has none, unless its robots.txt lease is held."""
+    slots: list[tuple[str, datetime]] = []
+    for page in pages:
+        ctx = context[page.claim.host]
+        if ctx.delay_ms == 0 and not leased:
+            continue  # no delay to keep: no slot to check
+        claimed_at = page.claim.lease_until - timedelta(seconds=lease_s)
+        end = min(ctx.next_allowed_at, claimed_at + timedelta(milliseconds=ctx.delay_ms))
+        slots.append((page.claim.host, end))
+    return slots
+
+
+class Politeness:
+    """Admits the pages of a batch whose slot has not passed; defers the others."""
+
+    def __init__(
+        self, hosts: HostRepository, worker_id: str, *, lease_s: float, margin_cap_ms: int
+    ) -> None:
+        self.hosts = hosts
+        self.worker_id = worker_id
+        self.lease_s = lease_s
+        self.margin_cap_ms = margin_cap_ms
+
+    async def admit(
+        self,
+        pages: Sequence[Page],
+        context: Mapping[str, HostContext],
+        *,
+        leased: bool,
+        now: datetime | None = None,
+    ) -> list[Page]:
+        """The pages whose request may start now; the late ones are deferred untried."""
+        slots = slot_ends(pages, context, lease_s=self.lease_s, leased=leased)
+        go = await self.hosts.begin_requests(
+            slots, self.worker_id, margin_ms=self.margin_cap_ms, now=now
+        )
+        ready = []
+        for page in pages:
+            if go.get(page.claim.host, True):
+                ready.append(page)
+            else:
+                page.end(
+                    OutcomeKind.DEFERRED,
+                    retry_after_s=0.0,
+                    error="started after its politeness slot; not sent",
+                )
+        return ready

@@ -1,0 +1,227 @@
+"""The robots.txt step of a batch: fetch robots.txt for the hosts that need it (under a
+host lease, so one worker fetches it per host per TTL), store it, and decide which pages
+robots.txt lets through. What a robots.txt answer means is `fetcher.robots` (pure)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from fetcher.config import FetcherConfig
+from fetcher.page import Page, ms_since
+from fetcher.politeness import first_request_at
+from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_token
+from frontier.fetch_log import FetchLogRepository, LogEntry
+from frontier.hosts import HostContext, HostRepository, RobotsRecord
+from frontier.queue import OutcomeKind
+from frontier.safe_http import BlockedAddress, HttpError, SafeClient, TooManyRedirects
+from frontier.states import FetchKind, LogOutcome, RobotsStatus
+
+log = logging.getLogger(__name__)
+
+LEASE_BUSY_RETRY_S = 5.0  # another worker is fetching the host's robots.txt
+ROBOTS_CACHE_HOSTS = 10_000
+
+
+class RobotsStep:
+    def __init__(
+        self,
+        hosts: HostRepository,
+        client: SafeClient,
+        fetch_log: FetchLogRepository,
+        config: FetcherConfig,
+    ) -> None:
+        self.hosts = hosts
+        self.client = client
+        self.fetch_log = fetch_log
+        self.config = config
+        self.worker_id = config.worker_id
+        self.token = product_token(config.user_agent)
+        # Parsed rules per host, valid while the stored robots.txt is the same.
+        self._rules: dict[str, tuple[datetime | None, RobotsRules]] = {}
+
+    async def check(
+        self,
+        pages: Sequence[Page],
+        context: dict[str, HostContext],
+        *,
+        now: datetime | None = None,
+    ) -> dict[str, float]:
+        """Settle robots.txt for the hosts of `pages` (those without an outcome yet) and end
+        the pages it does not let through. `context` is updated with what was fetched.
+        Returns, per host whose robots.txt was fetched and that still has a page to fetch,
+        the monotonic time before which its first page request must not start; those
+        hosts' leases are still held (the caller's requests run under them)."""
+        hosts = {p.claim.host for p in pages if context[p.claim.host].robots_needed()}
+        not_before = await self._settle(pages, context, hosts, now)
+        for page in pages:
+            if page.outcome is None:
+                self._apply(page, context[page.claim.host])
+        # Leases taken for robots.txt on hosts that will get no page request now.
+        to_fetch = {p.claim.host for p in pages if p.outcome is None}
+        idle = {h for h in not_before if h not in to_fetch}
+        await self.hosts.release_leases(sorted(idle), self.worker_id)
+        return {h: t for h, t in not_before.items() if h not in idle}
+
+    async def _settle(
+        self,
+        pages: Sequence[Page],
+        context: dict[str, HostContext],
+        hosts: set[str],
+        now: datetime | None,
+    ) -> dict[str, float]:
+        """Fetch robots.txt for `hosts` under a host lease; returns, per host fetched, the
+        monotonic time before which its first page request must not start."""
+        if not hosts:
+            return {}
+        leased = await self.hosts.take_leases(
+            sorted(hosts), self.worker_id, self.config.robots_lease_s, now=now
+        )
+        for page in pages:
+            if page.claim.host in hosts and page.claim.host not in leased:
+                page.end(
+                    OutcomeKind.DEFERRED,
+                    retry_after_s=LEASE_BUSY_RETRY_S,
+                    error="robots.txt is being fetched by another worker",
+                )
+        schemes = {p.claim.host: p.claim.url.split("://", 1)[0] for p in pages}
+        started = {host: time.monotonic() for host in leased}
+        results = await asyncio.gather(
+            *(self._fetch(schemes[host], host) for host in sorted(leased))
+        )
+        records = [r for r, _ in results if r is not None]
+        blocked = {host for (r, _), host in zip(results, sorted(leased), strict=True) if r is None}
+        stored = await self.hosts.store_robots(
+            records,
+            ttl_hours=self.config.robots_ttl_hours,
+            retry_base_s=self.config.robots_retry_s,
+            now=now,
+        )
+        await self.fetch_log.record([entry for _, entry in results])
+        not_before: dict[str, float] = {}
+        for record in records:
+            ctx = context[record.host]
+            saved = stored.get(record.host)
+            db_now = saved.now if saved else ctx.now
+            context[record.host] = replace(
+                ctx,
+                robots_status=record.status,
+                robots_txt=record.robots_txt,
+                robots_fetched_at=db_now,
+                robots_retry_at=saved.retry_at if saved else None,
+                delay_ms=record.crawl_delay_ms
+                if record.crawl_delay_ms is not None
+                else ctx.delay_ms,
+                now=db_now,
+            )
+            not_before[record.host] = first_request_at(
+                started[record.host],
+                context[record.host].delay_ms,
+                self.config.politeness_margin_ms,
+            )
+        for page in pages:
+            if page.claim.host in blocked and page.outcome is None:
+                page.end(
+                    OutcomeKind.BLOCKED_BY_POLICY,
+                    error="robots.txt refused: the host's address is not public",
+                )
+        for host in blocked:
+            not_before[host] = 0.0  # lease to give back; no page request follows
+        return not_before
+
+    async def _fetch(self, scheme: str, host: str) -> tuple[RobotsRecord | None, LogEntry]:
+        url = f"{scheme}://{host}/robots.txt"
+        started = time.monotonic()
+        status: int | None = None
+        body: bytes | None = None
+        error: str | None = None
+        try:
+            response = await self.client.get(
+                url,
+                fetchprotection=1,
+                follow_redirects=True,
+                max_body_bytes=ROBOTS_MAX_BYTES,
+                truncate=True,
+            )
+            status, body = response.status, response.body
+        except BlockedAddress as exc:
+            entry = LogEntry(
+                FetchKind.ROBOTS,
+                None,
+                url,
+                LogOutcome.REFUSED,
+                error=str(exc),
+                elapsed_ms=ms_since(started),
+            )
+            return None, entry
+        except TooManyRedirects as exc:
+            status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
+        except HttpError as exc:
+            error = str(exc)
+        record = interpret(
+            host,
+            token=self.token,
+            http_status=status,
+            body=body,
+            error=error,
+            max_crawl_delay_ms=self.config.robots_max_crawl_delay_ms,
+        )
+        if status == 310:
+            record = replace(record, http_status=None)
+        outcome = (
+            LogOutcome.FAILED
+            if record.status is RobotsStatus.DISALLOW_ALL
+            else (LogOutcome.OK if record.status is RobotsStatus.OK else LogOutcome.NOT_FOUND)
+        )
+        entry = LogEntry(
+            FetchKind.ROBOTS,
+            None,
+            url,
+            outcome,
+            http_status=record.http_status,
+            elapsed_ms=ms_since(started),
+            error=record.error,
+        )
+        log.info("robots host=%s status=%s http=%s", host, record.status, record.http_status)
+        return record, entry
+
+    def _rules_for(self, ctx: HostContext) -> RobotsRules:
+        cached = self._rules.get(ctx.host)
+        if (
+            cached is not None
+            and cached[0] == ctx.robots_fetched_at
+            and cached[1].status is ctx.robots_status
+        ):
+            return cached[1]
+        rules = RobotsRules.of(ctx.robots_status, ctx.robots_txt)
+        if len(self._rules) >= ROBOTS_CACHE_HOSTS:
+            self._rules.pop(next(iter(self._rules)))
+        self._rules[ctx.host] = (ctx.robots_fetched_at, rules)
+        return rules
+
+    def _apply(self, page: Page, ctx: HostContext) -> None:
+        if ctx.robots_status is RobotsStatus.UNKNOWN:
+            page.end(
+                OutcomeKind.DEFERRED,
+                retry_after_s=LEASE_BUSY_RETRY_S,
+                error="robots.txt not fetched yet",
+            )
+            return
+        if ctx.robots_status is RobotsStatus.DISALLOW_ALL:
+            wait = (
+                (ctx.robots_retry_at - ctx.now).total_seconds()
+                if ctx.robots_retry_at
+                else self.config.robots_retry_s
+            )
+            page.end(
+                OutcomeKind.DEFERRED,
+                retry_after_s=max(wait, 1.0),
+                error="robots.txt unavailable (5xx or unreachable): disallowed for now",
+            )
+            return
+        if not self._rules_for(ctx).allows(page.claim.url, self.token):
+            page.end(OutcomeKind.ROBOTS_BLOCKED, error="disallowed by robots.txt")
