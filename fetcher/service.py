@@ -4,13 +4,12 @@ SIGTERM/SIGINT wired to a graceful stop. Used by `frontier fetch` (and `frontier
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 
 from fetcher.config import FetcherConfig
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
+from frontier.loops import stop_event
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
 from frontier.settings import Settings
@@ -42,21 +41,12 @@ async def run_fetcher(
     if concurrency:
         overrides["concurrency"] = concurrency
     config = FetcherConfig.from_settings(settings, **overrides)
-    # Given a `stop`, the caller owns SIGTERM/SIGINT (`frontier up`); else they stop us.
-    signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in signals:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, stop.set)
     raise_open_file_limit()
-    sink = await open_sink(settings, db)
-    try:
-        async with SafeClient(http_limits(settings, config.concurrency)) as client:
-            fetcher = Fetcher(db, client, sink, config, QueuePolicy.from_settings(settings))
-            return await fetcher.run(until_idle=until_idle, stop=stop)
-    finally:
-        await sink.close()
-        for signum in signals:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signum)
+    async with stop_event(stop) as stopping:
+        sink = await open_sink(settings, db)
+        try:
+            async with SafeClient(http_limits(settings, config.concurrency)) as client:
+                fetcher = Fetcher(db, client, sink, config, QueuePolicy.from_settings(settings))
+                return await fetcher.run(until_idle=until_idle, stop=stopping)
+        finally:
+            await sink.close()

@@ -8,6 +8,9 @@
   next tick comes as usual, so one failing statement never ends a service;
 - `stop` ends the loop at once, also in the middle of a wait.
 
+`stop_event(stop)` gives a service its stop event: the caller's (`frontier up` owns
+SIGTERM/SIGINT and stops every part itself), or a new one that those signals set.
+
 Services keep their work in a `run_once()` that tests call directly; this module is only
 the thin loop around it (STYLE.md, "background loops are thin").
 """
@@ -17,12 +20,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from frontier.errors import DatabaseUnavailable
 from frontier.reconnect import Outage
 
 log = logging.getLogger(__name__)
+
+
+@contextlib.asynccontextmanager
+async def stop_event(stop: asyncio.Event | None = None) -> AsyncIterator[asyncio.Event]:
+    """`stop` if given (its owner handles the signals); else a new event that SIGTERM and
+    SIGINT set while the block runs."""
+    if stop is not None:
+        yield stop
+        return
+    own = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in signals:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, own.set)
+    try:
+        yield own
+    finally:
+        for signum in signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
 
 
 async def wait_or_stop(stop: asyncio.Event, seconds: float | None) -> bool:

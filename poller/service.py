@@ -14,13 +14,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import signal
 from collections.abc import Callable
 from uuid import UUID
 
 from frontier.db import Database
+from frontier.loops import stop_event
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
@@ -66,21 +65,10 @@ async def run_poller(
     """Poll what is due every tick until `stop` is set. Given a `stop`, the caller owns
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
-    signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in signals:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signum, stop.set)
     policy = PollPolicy.from_settings(settings)
-    try:
-        async with poll_client(settings, policy) as client:
-            poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
-            await poller.run_forever(stop, on_polled=on_polled, on_failed=on_failed)
-    finally:
-        for signum in signals:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(signum)
+    async with stop_event(stop) as stopping, poll_client(settings, policy) as client:
+        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
+        await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
 
 async def seed(settings: Settings, db: Database) -> SpecImportSummary | None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 
 from frontier.errors import DatabaseUnavailable
-from frontier.loops import run_every, wait_or_stop
+from frontier.loops import run_every, stop_event, wait_or_stop
 from frontier.reconnect import Outage
 
 
@@ -44,3 +46,13 @@ async def test_wait_first_and_a_set_stop_mean_no_tick_at_all() -> None:
     assert ticks == []
     assert await wait_or_stop(stop, 3600) is True
     assert await wait_or_stop(asyncio.Event(), 0) is False
+
+
+async def test_a_service_without_a_stop_event_is_stopped_by_sigterm() -> None:
+    given = asyncio.Event()
+    async with stop_event(given) as stop:
+        assert stop is given  # its owner handles the signals
+    async with stop_event() as stop:
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert await wait_or_stop(stop, 10) is True
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
