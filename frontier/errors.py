@@ -1,15 +1,56 @@
-"""The root of frontier's exceptions. Each package keeps its own under this root:
+"""The root of frontier's exceptions, and the whole tree. Each package keeps its own
+under this root (one module each, named in brackets):
 
     FrontierError
-    ├── SettingsError        (frontier.settings; also a ValueError) bad FRONTIER_* value
-    ├── DatabaseUnavailable  (frontier.db) cannot reach or use PostgreSQL; retryable
-    ├── InvalidURL           (frontier.urls; also a ValueError) a URL unfit for the frontier
-    ├── UnknownSource        (frontier.sources) a source name or id that does not exist
-    └── RetryLater           refused for now, welcome again after `retry_after_s` (a manual
-                             fire too soon: poller.errors.FireRateLimited)
+    ├── DatabaseUnavailable      (here) PostgreSQL is unreachable or dropped us; retryable
+    ├── RetryLater               (here) refused for now, welcome after `retry_after_s`
+    │   └── FireRateLimited      (poller.errors; also a PollerError) a manual fire too soon
+    │       └── SourceBusy       the source is being polled right now
+    ├── SettingsError            (frontier.settings; also a ValueError) bad FRONTIER_* value
+    ├── InvalidURL               (frontier.urls; also a ValueError) unfit for the frontier
+    ├── InvalidSource            (frontier.source_schema; also a ValueError) a source
+    │                            definition that cannot be stored: "field: reason"
+    ├── UnknownSource            (frontier.sources) no source of that name or id
+    ├── UnusableSpec             (frontier.source_specs; also a ValueError) a sources file
+    │                            that is not a YAML spec or OPML
+    ├── UnusableInput            (frontier.imports) a URL import file that cannot be read
+    ├── MigrationFailed          (frontier.migrate) a revision the server refused
+    ├── SchemaOutdated           (frontier.migrate) the schema is not the code's
+    ├── HttpError                (frontier.safe_http) an outbound request
+    │   ├── Refused              permanent: not made, or its answer is unusable
+    │   │   ├── BlockedAddress   the SSRF guard: a non-public address
+    │   │   ├── PolicyBlocked    the source's fetchprotection forbids it
+    │   │   ├── BodyTooLarge     over the body or decompression cap
+    │   │   └── TooManyRedirects
+    │   └── FetchFailed          transient: timeout, DNS, connection; retry later
+    ├── SinkError                (frontier.sinks) storing documents
+    │   ├── SinkUnavailable      retryable: the sink cannot take documents now
+    │   └── DocumentRejected     permanent: the sink refused these documents
+    ├── ApiError                 (frontier.api.errors) a request the API refuses
+    │   ├── BadBody              400: a body that cannot be parsed
+    │   ├── Unauthorized         401: no or a wrong bearer token
+    │   ├── WritesDisabled       403: no FRONTIER_API_TOKEN is configured
+    │   ├── RequestTooLarge      413: over the body limit
+    │   ├── UnsupportedMediaType 415: a Content-Type the endpoint does not read
+    │   ├── FieldInvalid         422: a field with a bad value
+    │   ├── RateLimited          429: try again after Retry-After
+    │   └── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
+    ├── PlatformError            (frontier.cli.up) `frontier up` cannot start
+    ├── DemoError                (frontier.cli.demo)
+    │   └── DemoBusy             another demo runs on the same home
+    ├── PollerError              (poller.errors)
+    │   ├── FeedRefused          permanent for this document: hostile XML, not a feed
+    │   │   └── SitemapRefused
+    │   └── FeedUnavailable      transient: retried on the poller's backoff
+    └── SpiderError              (spider.errors)
+        ├── SpiderConfigError    (also a ValueError) a source the spider cannot crawl
+        └── CrawlFailed          a crawl that could not run or finish
 
-Retryable conditions (the database being down) are kept apart from permanent ones (bad
-input), so callers can back off on the first and report the second.
+Retryable conditions (DatabaseUnavailable, RetryLater, FetchFailed, SinkUnavailable,
+FeedUnavailable) are kept apart from permanent ones (bad input), so callers back off on the
+first and report the second. The CLI prints any FrontierError as one line and exits 2.
+(`poller.feed_fastpath.Unsupported` is not in the tree on purpose: it never leaves the
+poller; it sends a feed the lxml fast path cannot read to feedparser.)
 """
 
 
