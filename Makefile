@@ -5,13 +5,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint bench clean chromium
+.PHONY: install run test test-floors lock lint bench clean chromium
 
 install: $(STAMP)
 
+# With the pip that comes with Python (no upgrade first): what a user who runs
+# `python3 -m venv v && v/bin/pip install .` gets is what the tests run on.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -27,6 +28,27 @@ demo: $(STAMP)
 test: $(STAMP) chromium
 	$(PY) -m pytest
 
+# The unit and integration tests on the lowest versions pyproject.toml allows: every runtime
+# dependency pinned to its floor (.ci/floors.py), in a venv of its own (acceptance and browser
+# tests are left to `make test`).
+FLOORS_VENV := .venv-floors
+test-floors:
+	test -x $(FLOORS_VENV)/bin/python || $(PYTHON) -m venv $(FLOORS_VENV)
+	$(PYTHON) .ci/floors.py > $(FLOORS_VENV)/floors.txt
+	$(FLOORS_VENV)/bin/python -m pip install --quiet -c $(FLOORS_VENV)/floors.txt -e '.[dev]'
+	$(FLOORS_VENV)/bin/python -m pip check
+	$(FLOORS_VENV)/bin/python -m pytest tests/unit tests/integration -q \
+	  --deselect tests/integration/test_dashboard.py::test_dashboard_numbers_match_the_database
+
+# requirements.lock, which the image installs: the current resolution of the runtime
+# dependencies, from a fresh venv.
+lock:
+	rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
+	build/lock-venv/bin/python -m pip install --quiet .
+	{ sed -n '/^#/p' requirements.lock; build/lock-venv/bin/python -m pip freeze --exclude frontier; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock
+	rm -rf build/lock-venv
+
 # The dashboard's browser test drives Debian's chromium (headless, via Playwright).
 chromium:
 	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
@@ -40,4 +62,4 @@ bench: $(STAMP)
 	$(PY) -m pytest -m bench -q  # every benchmark's --quick run (tests/bench)
 
 clean:
-	rm -rf $(VENV) .frontier *.egg-info
+	rm -rf $(VENV) $(FLOORS_VENV) .frontier *.egg-info

@@ -2,11 +2,16 @@
 that speaks the few endpoints the Elasticsearch sink uses, and strictly validates them:
 
 - `HEAD /{index}`, `PUT /{index}`: the index must be created with exactly the definition
-  of deploy/elasticsearch/raw_content.json (settings and mappings);
+  of frontier/sinks/raw_content.json (settings and mappings);
 - `POST`/`PUT /_bulk`: NDJSON with the ndjson content type; each action must be `index` into an
   existing index with an `_id` equal to the document's `url_hash`; documents must only
   hold mapped fields (the mapping is `dynamic: strict`) with values of the mapped types.
   Bad requests get a 400, bad documents a per-item error, as Elasticsearch answers;
+- it claims the Elasticsearch version deploy/compose.yaml runs (`SERVER_VERSION`), and
+  refuses, as that server does, a request whose `Accept` or `Content-Type` asks for another
+  major's REST compatibility (`compatible-with=9`: 400 `media_type_header_exception`), or
+  asks for it on one header only. (A real 8.x server would also take `compatible-with=7`
+  with 7.x semantics, which this stand-in does not speak: it refuses every N but 8.)
 - every answer carries `X-Elastic-Product: Elasticsearch`, which the official client
   checks. Set `down = True` to answer 503 to everything.
 """
@@ -14,7 +19,9 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -22,7 +29,31 @@ from aiohttp import web
 from frontier.sinks.elasticsearch import load_index_definition
 from tests.local_site import serve_on_loopback
 
-MEDIA = "application/vnd.elasticsearch+json;compatible-with=9"
+COMPOSE = Path(__file__).resolve().parents[1] / "deploy" / "compose.yaml"
+SERVER_VERSION = re.search(
+    r"image: docker\.elastic\.co/elasticsearch/elasticsearch:(\d+\.\d+\.\d+)",
+    COMPOSE.read_text(encoding="utf-8"),
+)[1]  # type: ignore[index]
+SERVER_MAJOR = int(SERVER_VERSION.split(".")[0])
+COMPATIBLE_WITH = re.compile(r"compatible-with\s*=\s*(\d+)")
+
+
+def media_type_error(accept: str, content_type: str | None) -> str | None:
+    """Why the server refuses these headers (the `status_exception` reason), or None."""
+    versions = {}
+    for name, value in (("Accept", accept), ("Content-Type", content_type)):
+        match = COMPATIBLE_WITH.search(value or "")
+        if match:
+            versions[name] = int(match[1])
+            if versions[name] != SERVER_MAJOR:
+                major = SERVER_MAJOR
+                return (f"{name} version must be either version {major} or {major - 1}, "
+                        f"but found {versions[name]}. {name}={value}")  # fmt: skip
+    if versions and content_type is not None and len(versions) != 2:  # one header only
+        return ("A compatible version is required on both Content-Type and Accept headers if "
+                "either one has requested a compatible version and the compatible versions "
+                f"must match. Accept={accept}, Content-Type={content_type}")  # fmt: skip
+    return None
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -67,9 +98,32 @@ class ElasticsearchStandIn:
         return self._answer({"error": {"type": "illegal_argument_exception", "reason": reason},
                              "status": 400}, 400)  # fmt: skip
 
+    def _refuse_media_type(self, reason: str) -> web.Response:
+        """The answer of an Elasticsearch server to headers it cannot serve."""
+        self.rejected_requests.append(reason)
+        header = "Invalid media-type value on headers [Accept, Content-Type]"
+        return self._answer(
+            {
+                "error": {
+                    "root_cause": [{"type": "media_type_header_exception", "reason": header}],
+                    "type": "media_type_header_exception",
+                    "reason": header,
+                    "caused_by": {"type": "status_exception", "reason": reason},
+                },
+                "status": 400,
+            },
+            400,
+        )
+
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         if self.down:
             return self._answer({"error": "unavailable", "status": 503}, 503)
+        refused = media_type_error(
+            request.headers.get("Accept", ""),
+            request.headers.get("Content-Type") if request.body_exists else None,
+        )
+        if refused:
+            return self._refuse_media_type(refused)
         path = request.path.strip("/")
         if path == "_bulk" and request.method in ("POST", "PUT"):
             return await self._bulk(request)
@@ -79,7 +133,7 @@ class ElasticsearchStandIn:
             if request.method == "PUT":
                 return await self._create(path, request)
         if not path and request.method == "GET":
-            return self._answer({"version": {"number": "9.0.0"}, "tagline": "stand-in"})
+            return self._answer({"version": {"number": SERVER_VERSION}, "tagline": "stand-in"})
         return self._bad(f"unsupported {request.method} /{path}")
 
     async def _create(self, index: str, request: web.Request) -> web.Response:
@@ -88,9 +142,9 @@ class ElasticsearchStandIn:
                                            "reason": index}, "status": 400}, 400)  # fmt: skip
         body = await request.json()
         if body.get("mappings") != self.definition["mappings"]:
-            return self._bad("mappings differ from deploy/elasticsearch/raw_content.json")
+            return self._bad("mappings differ from frontier/sinks/raw_content.json")
         if body.get("settings") != self.definition["settings"]:
-            return self._bad("settings differ from deploy/elasticsearch/raw_content.json")
+            return self._bad("settings differ from frontier/sinks/raw_content.json")
         self.indices[index] = {}
         return self._answer({"acknowledged": True, "index": index})
 

@@ -2,7 +2,7 @@
 
 - `frontier.sinks.postgres.PostgresSink`: the `raw_content` table (the default);
 - `frontier.sinks.elasticsearch.ElasticsearchSink`: the index `raw_content`, created with
-  the mappings of `deploy/elasticsearch/raw_content.json` when absent.
+  the settings and mappings of `frontier/sinks/raw_content.json` (package data) when absent.
 
 `frontier.sinks.configured.open_sink(settings, db)` opens the one the settings name. Both
 are idempotent: the document id is the URL's `url_hash`, and writing a URL again

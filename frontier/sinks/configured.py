@@ -19,6 +19,10 @@ async def open_sink(settings: Settings, db: Database) -> ContentSink:
             flush_docs=settings.elasticsearch_flush_docs,
             flush_interval_s=settings.elasticsearch_flush_ms / 1000,
         )
-        await sink.ensure_index()
+        try:
+            await sink.ensure_index()
+        except BaseException:
+            await sink.close()  # its client's connections, before the error is reported
+            raise
         return sink
     return PostgresSink(db)

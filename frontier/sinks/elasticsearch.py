@@ -1,7 +1,8 @@
 """The Elasticsearch content sink: the official async client and its bulk helper.
 
-- The index is created with the explicit mappings of `deploy/elasticsearch/raw_content.json`
-  when it does not exist (`ensure_index`).
+- The index is created with the explicit settings and mappings of `raw_content.json`, package
+  data beside this module (deploy/compose.yaml mounts the same file), when it does not exist
+  (`ensure_index`).
 - Document id = `url_hash`, op `index`, so writing a URL again replaces its document.
 - Writes are buffered and sent as one bulk request when `flush_docs` documents are waiting
   or `flush_interval_s` has passed since the first of them, whichever comes first; each
@@ -10,6 +11,8 @@
   per-document 429s are retried by the bulk helper. What still fails raises
   `SinkUnavailable`; documents Elasticsearch refuses (e.g. a mapping conflict) raise
   `DocumentRejected` naming them.
+- The client's own retry and node warnings (each with a traceback) say again what
+  `SinkUnavailable` reports once: they are logged at DEBUG (`frontier -v` shows them).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from elastic_transport import TransportError
@@ -29,12 +32,38 @@ from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 
 log = logging.getLogger(__name__)
 
-# The index definition ships in deploy/ (operators read and reuse it there).
-MAPPINGS_FILE = Path(__file__).resolve().parents[2] / "deploy/elasticsearch/raw_content.json"
+# Loggers of the client whose warnings `SinkUnavailable` already reports.
+CLIENT_LOGGERS = (
+    "elastic_transport.transport",
+    "elastic_transport.node_pool",
+    "elastic_transport.node",
+    "elasticsearch",
+    "elasticsearch.helpers",
+)
 
 
-def load_index_definition(path: Path = MAPPINGS_FILE) -> dict[str, Any]:
-    definition: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+def _client_warning_at_debug(record: logging.LogRecord) -> bool:
+    """A logger filter: the client's warnings become DEBUG records, kept only when that
+    logger logs at DEBUG; its errors pass unchanged."""
+    if record.levelno > logging.WARNING:
+        return True
+    record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+    return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+def client_warnings_at_debug() -> None:
+    """Install the filter on the client's loggers (idempotent)."""
+    for name in CLIENT_LOGGERS:
+        logging.getLogger(name).addFilter(_client_warning_at_debug)
+
+
+# The index definition is package data; deploy/compose.yaml mounts this same file.
+MAPPINGS_RESOURCE = "raw_content.json"
+
+
+def load_index_definition() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath(MAPPINGS_RESOURCE).read_text(encoding="utf-8")
+    definition: dict[str, Any] = json.loads(text)
     return definition
 
 
@@ -53,6 +82,7 @@ class ElasticsearchSink:
         definition: dict[str, Any] | None = None,
         client: AsyncElasticsearch | None = None,
     ) -> None:
+        client_warnings_at_debug()
         self.index = index
         self._client = client or AsyncElasticsearch(url, request_timeout=30)
         self._flush_docs = flush_docs

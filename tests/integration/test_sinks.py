@@ -3,21 +3,28 @@ FRONTIER_TEST_ELASTICSEARCH_URL is set, else the strict in-repo stand-in)."""
 
 from __future__ import annotations
 
+import json
 import os
+import tomllib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 
+import aiohttp
 import pytest
+from packaging.requirements import Requirement
 
 from frontier.db import Database
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
-from frontier.sinks.elasticsearch import ElasticsearchSink
+from frontier.sinks.elasticsearch import ElasticsearchSink, load_index_definition
 from frontier.sinks.postgres import PostgresSink
-from tests.es_standin import ElasticsearchStandIn
+from tests.es_standin import SERVER_MAJOR, SERVER_VERSION, ElasticsearchStandIn
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 
 REAL_ES = os.environ.get("FRONTIER_TEST_ELASTICSEARCH_URL")
+REPO = Path(__file__).resolve().parents[2]
+MEDIA = "application/vnd.elasticsearch+json"
 
 
 def doc(n: int, **changes: object) -> RawDocument:
@@ -100,3 +107,48 @@ async def test_es_down_puts_claimed_urls_back(
         await sink.close()
     assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
     assert list(standin.indices["raw_content"]) == [row["url_hash"]]
+
+
+def test_the_client_major_matches_the_server_in_compose() -> None:
+    """The installed client, and every client pyproject.toml allows, speak the major of the
+    Elasticsearch that deploy/compose.yaml runs (a newer client's `compatible-with` header
+    is refused by that server)."""
+    import elasticsearch
+
+    assert elasticsearch.__versionstr__.split(".")[0] == str(SERVER_MAJOR)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    (client,) = [Requirement(r) for r in project["dependencies"] if r.startswith("elasticsearch")]
+    assert client.specifier.contains(f"{SERVER_MAJOR}.99")
+    assert not client.specifier.contains(f"{SERVER_MAJOR + 1}.0")
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type", "refused"),
+    [
+        (f"{MEDIA}; compatible-with=9", f"{MEDIA}; compatible-with=9", "Accept version must"),
+        ("application/json", f"{MEDIA}; compatible-with=9", "Content-Type version must"),
+        (f"{MEDIA}; compatible-with=8", "application/json", "required on both"),
+        (f"{MEDIA}; compatible-with=8", f"{MEDIA}; compatible-with=8", None),
+        ("application/json", "application/json", None),
+    ],
+)
+async def test_the_standin_refuses_another_majors_media_type(
+    standin: ElasticsearchStandIn, accept: str, content_type: str, refused: str | None
+) -> None:
+    """As an 8.x server answers a 9.x client: 400 media_type_header_exception, nothing done."""
+    definition = load_index_definition()
+    headers = {"Accept": accept, "Content-Type": content_type}
+    async with aiohttp.ClientSession() as session:
+        async with session.get(standin.url, headers={"Accept": accept}) as answer:
+            info = await answer.json()
+        async with session.put(f"{standin.url}/raw_content", headers=headers,
+                               data=json.dumps(definition)) as answer:  # fmt: skip
+            status, body = answer.status, await answer.json()
+    if refused is None:
+        assert (status, list(standin.indices)) == (200, ["raw_content"])
+        assert info["version"]["number"] == SERVER_VERSION
+        return
+    assert status == 400 and standin.indices == {}
+    assert body["error"]["type"] == "media_type_header_exception"
+    assert body["error"]["root_cause"][0]["type"] == "media_type_header_exception"
+    assert refused in body["error"]["caused_by"]["reason"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import jsonschema
 import pytest
 import typer
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from frontier.cli import app
 from frontier.settings import ENV_PREFIX, Settings
@@ -62,10 +65,10 @@ def test_compose_runs_the_promised_services() -> None:
         assert depends["migrate"]["condition"] == "service_completed_successfully", name
     for name in ("postgres", "elasticsearch", "api", "poller", "fetcher"):
         assert services[name]["healthcheck"]["test"], name
-    # the raw_content mapping comes from deploy/elasticsearch/, the file the sink reads
+    # the raw_content mapping is the one the sink ships as package data: one copy
     mounts = " ".join(services["elasticsearch-init"]["volumes"])
-    assert "./elasticsearch/raw_content.json:" in mounts
-    assert (DEPLOY / "elasticsearch" / "raw_content.json").is_file()
+    assert "../frontier/sinks/raw_content.json:" in mounts
+    assert (DEPLOY / ".." / "frontier" / "sinks" / "raw_content.json").is_file()
     # only the API is published, and on loopback
     published = {name: s.get("ports") for name, s in services.items() if s.get("ports")}
     assert published == {"api": ["127.0.0.1:8000:8000"]}
@@ -149,22 +152,34 @@ def _dockerfile_runs() -> list[str]:
     return [line.strip()[4:] for line in text.splitlines() if line.strip().startswith("RUN ")]
 
 
-def test_the_image_installs_what_make_test_installs() -> None:
-    """Both install the distribution from pyproject.toml (`pip install .` here, `pip install
-    -e '.[dev]'` in the Makefile); neither uses a separate requirements list."""
-    installs = [shlex.split(run) for run in _dockerfile_runs() if "pip" in run]
-    assert installs, "the Dockerfile installs nothing with pip"
-    for words in installs:
-        targets = [w for w in words[words.index("install") + 1:] if not w.startswith("-")]
-        assert targets == ["."], words
-        assert "-r" not in words and "--requirement" not in words
+def test_the_image_installs_the_lock_then_the_project() -> None:
+    """The image installs requirements.lock exactly, then the project without dependencies
+    (and `pip check` proves the lock satisfies it); the Makefile installs from pyproject."""
+    installs = [shlex.split(run.split("&&")[0]) for run in _dockerfile_runs() if "pip" in run]
+    assert [w for w in installs[0] if not w.startswith("/")] == [
+        "install", "--no-deps", "-r", "requirements.lock"]  # fmt: skip
+    assert [w for w in installs[1] if not w.startswith("/")] == ["install", "--no-deps", "."]
+    assert any("pip check" in run for run in _dockerfile_runs())
     makefile = (ROOT / "Makefile").read_text()
     assert "pip install --quiet -e '.[dev]'" in makefile
-    assert not list(ROOT.glob("requirements*.txt"))
     dockerfile = (DEPLOY / "Dockerfile").read_text()
-    assert "COPY pyproject.toml" in dockerfile
+    assert "COPY requirements.lock" in dockerfile and "COPY pyproject.toml" in dockerfile
     for package in ("frontier", "poller", "fetcher", "spider", "migrations"):
         assert f"COPY {package} ./{package}" in dockerfile
+
+
+def test_the_lock_pins_every_dependency_within_its_range() -> None:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version and " " not in line, line
+            pins[canonicalize_name(name)] = version
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for requirement in map(Requirement, project["dependencies"]):
+        version = pins.get(canonicalize_name(requirement.name))
+        assert version is not None, f"{requirement.name} is not in requirements.lock"
+        assert requirement.specifier.contains(version), (str(requirement), version)
 
 
 def test_the_image_is_multi_stage_slim_and_unprivileged() -> None:
