@@ -95,11 +95,20 @@ class ServerUser:
             entry = pwd.getpwnam(SERVER_USER_AS_ROOT)
         return cls(SERVER_USER_AS_ROOT, entry.pw_uid, entry.pw_gid)
 
-    def run(self, command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        """Run `command` as this user, with its own group only, files private by default."""
+    def run(self, command: list[str], **kwargs: object) -> str:
+        """Run `command` as this user, with its own group only, files private by default;
+        its output. Output goes through files, not pipes: a postmaster that pg_ctl starts
+        inherits them and would hold a pipe open for its whole life."""
         if self.uid is not None:
             kwargs.update(user=self.uid, group=self.gid, extra_groups=[], umask=0o077)
-        return subprocess.run(command, check=True, capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
+        with tempfile.TemporaryFile("w+") as output:
+            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, text=True,
+                                  **kwargs)  # type: ignore[call-overload]  # fmt: skip
+            output.seek(0)
+            text: str = output.read()
+        if done.returncode:
+            raise subprocess.CalledProcessError(done.returncode, command, output=text)
+        return text
 
     def can_enter(self, directory: Path) -> bool:
         if self.uid is None:
@@ -200,12 +209,18 @@ class EmbeddedPostgres:
                     )
                 )
             conn.execute("SELECT pg_reload_conf()")
+            # pg_file_settings reads the files now; pg_settings.pending_restart would only
+            # show the change once the server has handled the reload signal (a race).
             pending = conn.execute(
-                "SELECT count(*) FROM pg_settings WHERE pending_restart"
+                "SELECT count(*) FROM pg_file_settings WHERE name = ANY(%s) AND NOT applied",
+                (list(parameters),),
             ).fetchone()
         if pending and pending[0]:
             log.info("restarting the embedded PostgreSQL to apply %s", sorted(parameters))
-            self.pg_ctl("-w", "-t", str(START_TIMEOUT_S), "restart", "-m", "fast")
+            # stop + start, not `pg_ctl restart`: that one starts the new postmaster with
+            # its output on pg_ctl's own (not the log file), holding our pipes open.
+            self.pg_ctl("-w", "-t", str(START_TIMEOUT_S), "stop", "-m", "fast")
+            self.start_server()
 
     def pg_ctl(self, *args: str) -> None:
         """Run pg_ctl on this server's data, as the server's user."""
@@ -225,7 +240,7 @@ class EmbeddedPostgres:
         try:
             self.user.run(command, cwd=str(self.home))
         except (subprocess.CalledProcessError, OSError) as exc:
-            output = getattr(exc, "stderr", None) or getattr(exc, "stdout", None) or exc
+            output = getattr(exc, "output", None) or exc
             raise DatabaseUnavailable(
                 f"the embedded PostgreSQL in {self.pgdata}: {Path(command[0]).name} failed: "
                 f"{str(output).strip()} (see {self.pgdata / 'log'})"

@@ -114,3 +114,11 @@ def test_a_home_the_server_user_cannot_reach_is_refused_by_name(tmp_path: Path) 
     with pytest.raises(DatabaseUnavailable, match=r"cannot enter .*FRONTIER_HOME"):
         server.start()
     assert closed.stat().st_mode & 0o777 == 0o700  # and it was left as it was
+
+
+def test_a_parameter_that_needs_a_restart_is_applied(long_home_server: EmbeddedPostgres) -> None:
+    long_home_server.configure({"shared_buffers": "64MB"})  # the server restarts
+    with psycopg.connect(long_home_server.dsn("postgres")) as conn:
+        assert conn.execute("SHOW shared_buffers").fetchone() == ("64MB",)
+    log = (long_home_server.pgdata / "log").read_text()
+    assert log.count("database system is ready to accept connections") >= 2  # in the log
