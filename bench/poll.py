@@ -34,6 +34,8 @@ from aiohttp import web
 
 from bench.server import emit_result, log, run_measured, running_server
 
+ROOT = Path(__file__).resolve().parents[1]
+
 ETAG = '"bench-v1"'
 ITEMS = 20
 
@@ -144,7 +146,9 @@ def main(argv: list[str] | None = None) -> None:
             dsn = pg.migrated_database("bench_poll")
             insert_sources(dsn, urls)
             pg.checkpoint()
-            env = {"PATH": os.environ.get("PATH", ""), "FRONTIER_DATABASE_URL": dsn,
+            # PYTHONPATH: the child runs this checkout's frontier, not whichever is installed.
+            env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT),
+                   "FRONTIER_DATABASE_URL": dsn,
                    "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
                    "FRONTIER_POLL_CONCURRENCY": str(args.concurrency),
                    "FRONTIER_SEED_DEFAULT_SOURCES": "false"}  # fmt: skip

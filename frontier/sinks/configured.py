@@ -6,12 +6,15 @@ from __future__ import annotations
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.sinks import ContentSink
-from frontier.sinks.elasticsearch import ElasticsearchSink
-from frontier.sinks.postgres import PostgresSink
 
 
 async def open_sink(settings: Settings, db: Database) -> ContentSink:
     """The Elasticsearch sink if FRONTIER_ELASTICSEARCH_URL is set, else PostgreSQL."""
+    # Imported here: the Elasticsearch client costs ~150 ms of start-up that a fetcher on the
+    # PostgreSQL sink (the default) should not pay.
+    from frontier.sinks.elasticsearch import ElasticsearchSink
+    from frontier.sinks.postgres import PostgresSink
+
     if settings.elasticsearch_url:
         sink = ElasticsearchSink(
             settings.elasticsearch_url,
