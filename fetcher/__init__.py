@@ -7,9 +7,10 @@ Modules, each the owner of one concern:
 - `config`        `FetcherConfig`: the fetcher's settings, read once at the edge
 - `service`       `run_fetcher`: a fetch process from settings (client, sink, signals)
 - `worker`        `Fetcher`: `run_once(now=...)` claims, processes and completes one
-                  batch; `run()` wires the loops; `renew_once` / `maintain_once` are the
+                  batch; `run()` is the process: the claim loop (claim while slots are
+                  free, each batch a task; stop), and `renew_once` / `maintain_once`, the
                   ticks of the timer loops (`frontier.loops.run_every`)
-- `claim_loop`    the event-driven loops: claiming while slots are free, LISTEN, stop
+- `listen`        LISTEN on frontier_submitted, waking the claim loop; `first_of`
 - `pipeline`      `BatchPipeline`: claims -> pages fetched and decided -> stored
 - `page`          `Page`: one claim on its way through a batch; its fetch_log outcome
 - `robots_step`   the robots.txt step of a batch: host leases, fetch, store, apply

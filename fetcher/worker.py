@@ -1,7 +1,7 @@
 """`Fetcher`: one fetch worker. `run_once(now=...)` claims a batch of URLs (at most one
 per host), runs it through the pipeline (`fetcher.pipeline`), completes every claim and
 logs one fetch_log row per page; tests call it directly, with the clock pinned. `run()`
-is the process: the claim loop and LISTEN (`fetcher.claim_loop`), lease renewal and
+is the process: the claim loop (below), LISTEN (`fetcher.listen`), lease renewal and
 maintenance (`frontier.loops.run_every` around `renew_once` and `maintain_once`).
 
 When PostgreSQL goes away (`DatabaseUnavailable`), every loop waits with a capped
@@ -22,8 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from fetcher.claim_loop import claim_until_stopped, listen
 from fetcher.config import FetcherConfig
+from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
 from fetcher.politeness import Politeness
@@ -31,7 +31,9 @@ from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import SourceCache
 from fetcher.summary import FetchSummary
+from frontier.clock import utcnow
 from frontier.db import Database
+from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
 from frontier.loops import run_every
@@ -256,9 +258,92 @@ class Fetcher:
             asyncio.create_task(listen(self.db, wake, stop)),
         ]
         try:
-            await claim_until_stopped(self, wake=wake, stop=stop, until_idle=until_idle)
+            await self._claim_until_stopped(wake=wake, stop=stop, until_idle=until_idle)
         finally:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
         return self.summary
+
+    async def _claim_until_stopped(
+        self, *, wake: asyncio.Event, stop: asyncio.Event, until_idle: bool
+    ) -> None:
+        """Claim and process batches until `stop` (or, with `until_idle`, until nothing is due
+        and nothing is in flight)."""
+        config = self.config
+        tasks: set[asyncio.Task[None]] = set()
+        backoff = self.db.outage.backoff()
+        try:
+            while not stop.is_set():
+                paused_s = self.sink_backoff.paused_for(time.monotonic())
+                if paused_s > 0:
+                    await first_of([*tasks], [stop], paused_s)
+                    continue
+                free = config.concurrency - len(self.in_flight)
+                claimed = 0
+                if free > 0:
+                    try:
+                        claims = await self.claim(min(free, config.claim_batch))
+                    except DatabaseUnavailable as exc:  # wait, then claim again
+                        delay = backoff.next_delay()
+                        self.db.outage.report(exc, delay)
+                        await first_of([], [stop], delay)
+                        continue
+                    except Exception as exc:  # a failing statement: wait a tick, try again
+                        log.error("claim failed: %s", exc)
+                        claims = []
+                    else:
+                        backoff.reset()
+                    claimed = len(claims)
+                    if claims:
+                        task = asyncio.create_task(self._guarded(claims))
+                        tasks.add(task)
+                        task.add_done_callback(tasks.discard)
+                        continue
+                if until_idle and not tasks and not claimed and await self._idle():
+                    break
+                timeout = await self._idle_wait() if not claimed else config.idle_poll_s
+                wake.clear()
+                await first_of([*tasks], [wake, stop], timeout)
+        finally:
+            await self._shutdown(tasks)
+
+    async def _guarded(self, claims: Sequence[Claim]) -> None:
+        try:
+            await self.process(claims)
+        except asyncio.CancelledError:
+            raise
+        except DatabaseUnavailable as exc:  # no traceback: the outage is logged once
+            log.warning("a batch of %d claims could not finish (%s)", len(claims), exc)
+        except Exception:
+            log.exception("a batch of %d claims failed; released", len(claims))
+
+    async def _idle(self) -> bool:
+        try:
+            return not await self.hosts.due_now() and await self.queue.in_flight() == 0
+        except DatabaseUnavailable:
+            return False  # the claim loop reports the outage and backs off
+        except Exception as exc:
+            log.error("idle check failed: %s", exc)
+            return False
+
+    async def _idle_wait(self) -> float:
+        """Sleep until the next host becomes ready, at most the poll interval."""
+        poll_s = self.config.idle_poll_s
+        try:
+            due = await self.queue.next_due()
+        except Exception:
+            return poll_s
+        if due is None:
+            return poll_s
+        return min(max((due - utcnow()).total_seconds(), 0.01), poll_s)
+
+    async def _shutdown(self, tasks: set[asyncio.Task[None]]) -> None:
+        if tasks:
+            _done, pending = await asyncio.wait(set(tasks), timeout=self.config.shutdown_s)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        left = list(self.in_flight.values())
+        if left:
+            self.summary.released += await self.release(left)
