@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from frontier.cli import app
+from frontier.cli import load_commands
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.source_specs import UnusableSpec, import_specs, parse_specs
@@ -99,6 +99,6 @@ def test_cli_sources_import(settings: Settings, tmp_path: Path, monkeypatch) -> 
     monkeypatch.setenv("FRONTIER_DATABASE_URL", settings.database_url or "")
     spec = tmp_path / "feeds.yaml"
     spec.write_bytes(YAML)
-    result = CliRunner().invoke(app, ["sources", "import", str(spec), "--json"])
+    result = CliRunner().invoke(load_commands(), ["sources", "import", str(spec), "--json"])
     assert result.exit_code == 1, result.output
     assert '"added": 2' in result.output and '"failed": 3' in result.output

@@ -19,7 +19,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from frontier.cli import app
+from frontier.cli import load_commands
 from frontier.settings import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,13 +100,13 @@ def _is_group(command: Any) -> bool:
 
 
 def _commands() -> dict[str, Any]:
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(load_commands())
     assert _is_group(group)
     return dict(group.commands)  # type: ignore[attr-defined]
 
 
 def _resolve(words: list[str]) -> tuple[Any, list[str]]:
-    command: Any = typer.main.get_command(app)
+    command: Any = typer.main.get_command(load_commands())
     rest = list(words)
     while _is_group(command) and rest and rest[0] in command.commands:
         command = command.commands[rest.pop(0)]

@@ -5,6 +5,8 @@ and no edge, and no module imports itself back through others."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,3 +93,17 @@ def test_no_import_cycle() -> None:
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def test_a_command_loads_only_what_it_drives() -> None:
+    """`frontier status` must not pay for Scrapy, uvicorn and the fetcher at start-up."""
+    code = (
+        "import sys\n"
+        "from frontier.cli import load_commands\n"
+        "load_commands(['-v', 'status'])\n"
+        "print(sorted(m for m in ('scrapy', 'uvicorn', 'fetcher', 'spider', 'poller')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=ROOT)  # fmt: skip
+    assert done.stdout.strip() == "[]"
