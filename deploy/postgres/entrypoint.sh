@@ -16,8 +16,8 @@ if [ "${1:-}" = postgres ] && [ ! -s "$PGDATA/PG_VERSION" ]; then
     pg_ctl -D "$PGDATA" -o "-c listen_addresses='' -k /var/run/postgresql" -w start >/dev/null
     export PGHOST=/var/run/postgresql
     if [ "$POSTGRES_DB" != postgres ]; then
-        psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
-            --set db="$POSTGRES_DB" -c 'CREATE DATABASE :"db"' >/dev/null
+        echo 'CREATE DATABASE :"db"' | psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" \
+            --dbname postgres --set db="$POSTGRES_DB" >/dev/null
     fi
     for script in /docker-entrypoint-initdb.d/*; do
         case "$script" in
