@@ -59,7 +59,8 @@ def test_compose_files_avoid_what_compose_v1_rejects(name: str) -> None:
 
 def _dsn_user(service: dict[str, Any]) -> str:
     dsn = service["environment"]["FRONTIER_DATABASE_URL"]
-    match = re.fullmatch(r"postgresql://(\$\{[^}]+\}|[^:@$]+):\$\{([A-Z_]+)[^}]*\}@postgres:5432/.+", dsn)
+    user, password = r"(\$\{[^}]+\}|[^:@$]+)", r"\$\{([A-Z_]+)[^}]*\}"
+    match = re.fullmatch(rf"postgresql://{user}:{password}@postgres:5432/.+", dsn)
     assert match, dsn
     return match.group(1) + " " + match.group(2)
 
