@@ -64,6 +64,15 @@ def spider_command(
         if not due or source is not None:
             typer.echo("frontier: --every needs --due (and no SOURCE)", err=True)
             raise typer.Exit(EXIT_USAGE)
+        per_run = (max_pages, max_depth, interval_hours, allow_external, listing_url)
+        if any(option is not None for option in per_run):
+            typer.echo(
+                "frontier: with --every, the budget and depth come from "
+                "FRONTIER_SPIDER_MAX_PAGES and FRONTIER_SPIDER_MAX_DEPTH; store a source's "
+                "options with `frontier spider SOURCE ...`",
+                err=True,
+            )
+            raise typer.Exit(EXIT_USAGE)
         warn_if_default_user_agent(settings)
 
         def crawled(_name: str, summary: CrawlSummary) -> None:
