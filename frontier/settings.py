@@ -100,7 +100,9 @@ class Settings(BaseSettings):
         default=48.0, gt=0, le=87_600, description="Sitemap URLs modified longer ago are skipped."
     )
     seed_default_sources: bool = Field(
-        default=True, description="Seed the packaged default sources when the poller starts."
+        default=True,
+        description="Seed the packaged default sources when `frontier up` starts "
+        "(`frontier poll` only with --seed-defaults).",
     )
 
     # -- fetcher settings -------------------------------------------------------------

@@ -5,8 +5,10 @@
 
     poll_once(settings, db)            poll every source due now, once
     run_poller(settings, db, stop=)    tick until `stop` (without one: SIGTERM/SIGINT)
-    poll_forever(settings, db)         seed the default sources, then `run_poller`
+    poll_forever(settings, db)         `run_poller` (seeding the defaults only if asked)
     seed(settings, db)                 the default sources, unless seeding is off
+                                       (`frontier up` calls it; `frontier poll` only
+                                       with --seed-defaults)
     fire(settings, db, id, client=)    poll one source now (what the API is given)
     fire_once(settings, db, name)      the same by name, with a client of its own (CLI)
 """
@@ -79,12 +81,21 @@ async def seed(settings: Settings, db: Database) -> SpecImportSummary | None:
     return await seed_defaults(db)
 
 
-async def poll_forever(settings: Settings, db: Database) -> None:
-    """`frontier poll`: seed the default sources, then poll until SIGTERM/SIGINT."""
-    seeded = await seed(settings, db)
-    if seeded is not None and seeded.added:
-        log.warning("seeded %d default sources", len(seeded.added))
-    await run_poller(settings, db)
+async def poll_forever(
+    settings: Settings,
+    db: Database,
+    *,
+    seed_defaults: bool = False,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """`frontier poll`: poll until SIGTERM/SIGINT (or `stop`). The default sources are
+    seeded first only with `seed_defaults` (`--seed-defaults`): a poller service deployed
+    next to an operator's own sources must not add five public news sites to them."""
+    if seed_defaults:
+        seeded = await seed(settings, db)
+        if seeded is not None and seeded.added:
+            log.warning("seeded %d default sources", len(seeded.added))
+    await run_poller(settings, db, stop=stop)
 
 
 async def fire(

@@ -5,6 +5,8 @@ imports Scrapy or starts a reactor, so it can run any number of crawls, one afte
 from a CLI, a long-running service or a test.
 
     run_command(settings, source, due=...)   `frontier spider`: open the database, crawl
+    run_service(settings, every_s)           `frontier spider --due --every`: run_spider
+                                             until SIGTERM/SIGINT
     run_spider(settings, db, dsn, stop=...)  crawl due sources every tick until `stop`
     due_sources(db) / job_for(...) / crawl_in_child(job)   the steps, for tests and benches
 """
@@ -21,7 +23,7 @@ from typing import Any
 from frontier import migrate
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database
-from frontier.loops import run_every
+from frontier.loops import run_every, stop_event
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from spider.errors import CrawlFailed, SpiderConfigError
@@ -163,18 +165,40 @@ async def run_spider(
     on_crawling: Callable[[str], None] | None = None,
     on_crawled: Callable[[str, CrawlSummary], None] | None = None,
     on_failed: Callable[[Exception], None] | None = None,
+    every_s: float | None = None,
 ) -> None:
-    """Crawl the due sources every FRONTIER_UP_SPIDER_TICK_S until `stop` is set (the
-    children get the DSN `dsn`); `on_failed` gets a tick that failed (default: log)."""
+    """Crawl the due sources every `every_s` seconds (default FRONTIER_UP_SPIDER_TICK_S)
+    until `stop` is set (the children get the DSN `dsn`); `on_failed` gets a tick that
+    failed (default: log)."""
 
     async def tick() -> None:
         await crawl_due(
             settings, db, dsn, stop=stop, on_crawling=on_crawling, on_crawled=on_crawled
         )
 
-    await run_every(
-        stop, tick, settings.up_spider_tick_s, db.outage, name="spider", on_error=on_failed
-    )
+    every = settings.up_spider_tick_s if every_s is None else every_s
+    await run_every(stop, tick, every, db.outage, name="spider", on_error=on_failed)
+
+
+def run_service(
+    settings: Settings,
+    every_s: float,
+    *,
+    on_crawled: Callable[[str, CrawlSummary], None] | None = None,
+) -> None:
+    """`frontier spider --due --every`: crawl the due sources every `every_s` seconds until
+    SIGTERM/SIGINT, which stops a running crawl cleanly (the child gets SIGTERM, Scrapy
+    closes the crawl and records it) and then returns."""
+    with database_dsn(settings) as dsn:
+        migrate.make_ready(dsn, embedded=not settings.database_url)
+
+        async def main() -> None:
+            async with open_database(dsn, settings) as db, stop_event() as stop:
+                await run_spider(
+                    settings, db, dsn, stop=stop, on_crawled=on_crawled, every_s=every_s
+                )
+
+        asyncio.run(main())
 
 
 def run_command(

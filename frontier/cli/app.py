@@ -21,6 +21,8 @@ from frontier.settings import Settings
 
 T = TypeVar("T")
 
+log = logging.getLogger("frontier")
+
 EXIT_PARTIAL = 1
 EXIT_USAGE = 2
 
@@ -35,6 +37,21 @@ app = typer.Typer(
 def settings_of(ctx: typer.Context) -> Settings:
     settings: Settings = ctx.find_root().obj
     return settings
+
+
+def warn_if_default_user_agent(settings: Settings) -> bool:
+    """Log one warning when a long-running service (`poll`, `fetch`, `serve`, `spider
+    --every`) starts with the packaged User-Agent, whose contact URL is not the operator's;
+    True if it did."""
+    default = Settings.model_fields["user_agent"].default
+    if settings.user_agent != default:
+        return False
+    log.warning(
+        "FRONTIER_USER_AGENT is the default %r: set it to your crawler's name and a contact "
+        "URL you own; sites see it on every request and match it in robots.txt",
+        default,
+    )
+    return True
 
 
 def run_with_database(settings: Settings, work: Callable[[Database], Awaitable[T]]) -> T:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fetcher.service import run_fetcher
-from frontier.cli.app import app, run_with_database, settings_of
+from frontier.cli.app import app, run_with_database, settings_of, warn_if_default_user_agent
 
 
 @app.command()
@@ -26,6 +26,8 @@ def fetch(
 ) -> None:
     """Run a fetcher process: claim, robots.txt, fetch, extract, store, complete."""
     settings = settings_of(ctx)
+    if not until_idle:
+        warn_if_default_user_agent(settings)
     summary = run_with_database(
         settings, lambda db: run_fetcher(settings, db, concurrency=workers, until_idle=until_idle)
     )

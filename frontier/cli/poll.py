@@ -7,7 +7,14 @@ from typing import Optional
 
 import typer
 
-from frontier.cli.app import EXIT_PARTIAL, EXIT_USAGE, app, run_with_database, settings_of
+from frontier.cli.app import (
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    app,
+    run_with_database,
+    settings_of,
+    warn_if_default_user_agent,
+)
 from poller.service import fire_once, poll_forever, poll_once
 
 
@@ -21,6 +28,12 @@ def poll(
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="With --source: print what would be submitted, write nothing."
+    ),
+    seed_defaults: bool = typer.Option(
+        False,
+        "--seed-defaults",
+        help="Seed the packaged default sources first (as `frontier up` does; off by "
+        "default, and FRONTIER_SEED_DEFAULT_SOURCES=false turns it off everywhere).",
     ),
 ) -> None:
     """Run the feed and sitemap poller (exit 1 if any source failed with --once)."""
@@ -41,7 +54,10 @@ def poll(
             raise typer.Exit(EXIT_PARTIAL)
         return
     if not once:
-        run_with_database(settings, lambda db: poll_forever(settings, db))
+        warn_if_default_user_agent(settings)
+        run_with_database(
+            settings, lambda db: poll_forever(settings, db, seed_defaults=seed_defaults)
+        )
         return
     summaries = run_with_database(settings, lambda db: poll_once(settings, db))
     if as_json:

@@ -4,12 +4,25 @@ due one."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Optional
 
 import typer
 
-from frontier.cli.app import app, settings_of
-from spider.service import render, run_command
+from frontier.cli.app import EXIT_USAGE, app, settings_of, warn_if_default_user_agent
+from spider.service import render, run_command, run_service
+from spider.summary import CrawlSummary
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+_UNIT_S = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def parse_every(text: str) -> float:
+    """`--every`: seconds, or a number with s, m, h or d (`300`, `5m`, `1h`)."""
+    match = _DURATION.match(text)
+    if match is None or float(match[1]) <= 0:
+        raise typer.BadParameter(f"{text!r}: give seconds or a number with s, m, h or d (5m, 1h)")
+    return float(match[1]) * _UNIT_S[match[2]]
 
 
 @app.command("spider")
@@ -36,11 +49,39 @@ def spider_command(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON summary per run."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log the crawl at info level."),
+    every: Optional[str] = typer.Option(  # noqa: UP045
+        None,
+        "--every",
+        help="With --due: a service that looks for due sources this often (300, 5m, 1h) "
+        "until SIGTERM.",
+    ),
 ) -> None:
     """Run the Scrapy discovery spider for a source (or every due one) and submit the
     article URLs it finds to the frontier."""
+    settings = settings_of(ctx)
+    if every is not None:
+        every_s = parse_every(every)
+        if not due or source is not None:
+            typer.echo("frontier: --every needs --due (and no SOURCE)", err=True)
+            raise typer.Exit(EXIT_USAGE)
+        per_run = (max_pages, max_depth, interval_hours, allow_external, listing_url)
+        if any(option is not None for option in per_run):
+            typer.echo(
+                "frontier: with --every, the budget and depth come from "
+                "FRONTIER_SPIDER_MAX_PAGES and FRONTIER_SPIDER_MAX_DEPTH; store a source's "
+                "options with `frontier spider SOURCE ...`",
+                err=True,
+            )
+            raise typer.Exit(EXIT_USAGE)
+        warn_if_default_user_agent(settings)
+
+        def crawled(_name: str, summary: CrawlSummary) -> None:
+            typer.echo(json.dumps(summary.as_json()) if as_json else summary.render())
+
+        run_service(settings, every_s, on_crawled=crawled)
+        return
     results, code = run_command(
-        settings_of(ctx),
+        settings,
         source,
         due=due,
         max_pages=max_pages,

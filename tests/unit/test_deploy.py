@@ -28,18 +28,96 @@ DEPLOY_FILES = sorted(p for p in DEPLOY.rglob("*")
                       if p.is_file() and p.name != "compose-spec.schema.json")  # fmt: skip
 
 
-def compose() -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+COMPOSE_FILES = ("compose.yaml", "compose.fetcher.yaml", "compose.publish-postgres.yaml")
+FRONTIER_SERVICES = ("migrate", "api", "poller", "spider", "fetcher")
+
+
+def compose(name: str = "compose.yaml") -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((DEPLOY / name).read_text())
     return document
 
 
-def test_compose_file_is_valid_against_the_compose_specification() -> None:
+@pytest.mark.parametrize("name", COMPOSE_FILES)
+def test_compose_file_is_valid_against_the_compose_specification(name: str) -> None:
     schema = json.loads((DEPLOY / "compose-spec.schema.json").read_text())
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-              for e in validator_class(schema).iter_errors(compose())]  # fmt: skip
+              for e in validator_class(schema).iter_errors(compose(name))]  # fmt: skip
     assert errors == []
+
+
+@pytest.mark.parametrize("name", COMPOSE_FILES)
+def test_compose_files_avoid_what_compose_v1_rejects(name: str) -> None:
+    """Debian 12's docker-compose (1.29) rejects a top-level `name:` and the long `env_file:`
+    form; deploy/smoke runs these files with it."""
+    document = compose(name)
+    assert "name" not in document
+    for service in document["services"].values():
+        assert isinstance(service.get("env_file", ""), str)
+
+
+def _dsn_user(service: dict[str, Any]) -> str:
+    dsn = service["environment"]["FRONTIER_DATABASE_URL"]
+    user, password = r"(\$\{[^}]+\}|[^:@$]+)", r"\$\{([A-Z_]+)[^}]*\}"
+    match = re.fullmatch(rf"postgresql://{user}:{password}@postgres:5432/.+", dsn)
+    assert match, dsn
+    return match.group(1) + " " + match.group(2)
+
+
+def test_each_service_connects_as_its_own_login_user() -> None:
+    """One DSN per service, each with its own user and password variable; only `migrate`
+    (frontier db upgrade) is the owner; the others are the users the initdb script creates
+    in their group roles (docs/operations.md, "Database roles")."""
+    services = compose()["services"]
+    users = {name: _dsn_user(services[name]) for name in FRONTIER_SERVICES}
+    assert len(set(users.values())) == len(users), users
+    assert users["migrate"] == "${POSTGRES_USER:-frontier} POSTGRES_PASSWORD"
+    script = (DEPLOY / "postgres" / "initdb" / "10-frontier-roles.sh").read_text()
+    created = dict(re.findall(r"^login_user (frontier_\w+) \"\$\{POSTGRES_\w+_USER:-(\w+)\}\"",
+                              script, re.M))  # fmt: skip
+    groups = {"api": "frontier_api", "poller": "frontier_poller",
+              "spider": "frontier_spider", "fetcher": "frontier_fetcher"}  # fmt: skip
+    for name, group in groups.items():
+        user, password = users[name].split()
+        assert created[group] == user, (name, created)
+        assert password in services["postgres"]["environment"], password
+    # the shared anchor sets no DSN: a service without its own would have none at all
+    assert "FRONTIER_DATABASE_URL" not in compose()["x-frontier"]["environment"]
+    mounts = services["postgres"]["volumes"]
+    assert "./postgres/initdb:/docker-entrypoint-initdb.d:ro" in mounts
+
+
+def test_no_service_is_a_shell_loop() -> None:
+    for name, service in compose()["services"].items():
+        if name in ("elasticsearch-init",):  # a one-shot curl, not a frontier service
+            continue
+        command = " ".join(map(str, service.get("command", [])))
+        assert "entrypoint" not in service, name
+        assert not re.search(r"\b(while|sleep)\b", command), (name, command)
+    assert compose()["services"]["spider"]["command"][:3] == ["spider", "--due", "--every"]
+
+
+def test_the_fetcher_machine_runs_only_fetchers_reaching_postgres_by_its_dsn() -> None:
+    services = compose("compose.fetcher.yaml")["services"]
+    assert list(services) == ["fetcher"]
+    fetcher = services["fetcher"]
+    assert fetcher["command"] == ["fetch"] and "ports" not in fetcher
+    assert fetcher["deploy"]["replicas"] >= 2
+    example = (DEPLOY / "fetcher.env.example").read_text()
+    dsn = re.search(r"^FRONTIER_DATABASE_URL=(\S+)$", example, re.M)
+    assert dsn and dsn.group(1).startswith("postgresql://fetcher_1:")
+    published = compose("compose.publish-postgres.yaml")["services"]["postgres"]["ports"]
+    assert published[0].startswith("${POSTGRES_PUBLISH_ADDRESS:?")  # never 0.0.0.0 by default
+
+
+def test_the_image_has_a_healthcheck_that_compose_does_not_override() -> None:
+    text = (DEPLOY / "Dockerfile").read_text().replace("\\\n", " ")
+    checks = [line for line in text.splitlines() if line.startswith("HEALTHCHECK ")]
+    assert len(checks) == 1 and "/opt/frontier/healthcheck.py" in checks[0]
+    assert "COPY deploy/healthcheck.py /opt/frontier/healthcheck.py" in text
+    for name in ("api", "poller", "spider", "fetcher"):
+        assert "healthcheck" not in compose()["services"][name], name
 
 
 def test_the_schema_rejects_a_broken_compose_file() -> None:
@@ -54,7 +132,7 @@ def test_the_schema_rejects_a_broken_compose_file() -> None:
 def test_compose_runs_the_promised_services() -> None:
     services = compose()["services"]
     assert {"postgres", "elasticsearch", "migrate", "api", "poller", "fetcher"} <= set(services)
-    assert services["postgres"]["image"].split(":")[1].startswith("16")
+    assert services["postgres"]["image"] == "${POSTGRES_IMAGE:-postgres:16}"
     assert any(v.endswith(":/var/lib/postgresql/data") for v in services["postgres"]["volumes"])
     assert services["elasticsearch"]["environment"]["discovery.type"] == "single-node"
     assert services["fetcher"]["deploy"]["replicas"] >= 2
@@ -63,7 +141,7 @@ def test_compose_runs_the_promised_services() -> None:
     for name in ("api", "poller", "fetcher"):
         depends = services[name]["depends_on"]
         assert depends["migrate"]["condition"] == "service_completed_successfully", name
-    for name in ("postgres", "elasticsearch", "api", "poller", "fetcher"):
+    for name in ("postgres", "elasticsearch"):
         assert services[name]["healthcheck"]["test"], name
     # the raw_content mapping is the one the sink ships as package data: one copy
     mounts = " ".join(services["elasticsearch-init"]["volumes"])
@@ -71,7 +149,7 @@ def test_compose_runs_the_promised_services() -> None:
     assert (DEPLOY / ".." / "frontier" / "sinks" / "raw_content.json").is_file()
     # only the API is published, and on loopback
     published = {name: s.get("ports") for name, s in services.items() if s.get("ports")}
-    assert published == {"api": ["127.0.0.1:8000:8000"]}
+    assert published == {"api": ["127.0.0.1:${API_PORT:-8000}:8000"]}
 
 
 def _frontier_invocations() -> list[tuple[str, list[str]]]:
@@ -183,9 +261,13 @@ def test_the_lock_pins_every_dependency_within_its_range() -> None:
 
 
 def test_the_image_is_multi_stage_slim_and_unprivileged() -> None:
+    """Both stages start from BASE_IMAGE, a slim public image unless a build argument names
+    another (deploy/smoke's debootstrapped Debian)."""
     lines = [line.strip() for line in (DEPLOY / "Dockerfile").read_text().splitlines()]
     stages = [line for line in lines if line.startswith("FROM ")]
-    assert len(stages) >= 2 and all("-slim" in stage for stage in stages)
+    assert len(stages) >= 2 and all(stage.startswith("FROM ${BASE_IMAGE}") for stage in stages)
+    default = next(line for line in lines if line.startswith("ARG BASE_IMAGE="))
+    assert default.endswith("-slim") and default.startswith("ARG BASE_IMAGE=python:")
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0")
     assert 'ENTRYPOINT ["frontier"]' in lines
