@@ -46,14 +46,16 @@ def sources_add(
     ),
     enabled: Optional[bool] = typer.Option(None, "--enabled/--disabled"),  # noqa: UP045
     adaptive_interval: Optional[bool] = typer.Option(  # noqa: UP045
-        None, "--adaptive-interval/--fixed-interval",
+        None,
+        "--adaptive-interval/--fixed-interval",
         help="Adapt the feed poll interval to how often the feed changes (default fixed).",
     ),
     spider_interval_minutes: Optional[int] = typer.Option(  # noqa: UP045
         None, "--spider-interval-minutes", help="How often the spider crawls it (default 1440)."
     ),
     spider_allow_external: Optional[bool] = typer.Option(  # noqa: UP045
-        None, "--spider-allow-external/--spider-no-external",
+        None,
+        "--spider-allow-external/--spider-no-external",
         help="Queue links to unknown hosts under the 'discovered' source (default no).",
     ),
     spider_listing_url: Optional[list[str]] = typer.Option(  # noqa: UP045
@@ -71,13 +73,21 @@ def sources_add(
             raise InvalidSource(f"{flag}: not valid JSON ({exc})") from None
 
     given = {
-        "name": name, "feed_url": feed_url, "sitemap_url": sitemap_url, "base_url": base_url,
-        "ingestion_mode": mode, "priority": priority, "feed_poll_interval_minutes": interval,
-        "rate_limit_ms": rate_limit_ms, "article_url_patterns": article_pattern,
+        "name": name,
+        "feed_url": feed_url,
+        "sitemap_url": sitemap_url,
+        "base_url": base_url,
+        "ingestion_mode": mode,
+        "priority": priority,
+        "feed_poll_interval_minutes": interval,
+        "rate_limit_ms": rate_limit_ms,
+        "article_url_patterns": article_pattern,
         "url_filters": json_option("url_filters", url_filters),
         "selectors": json_option("selectors", selectors),
-        "min_published_at": min_published_at, "fetchprotection": fetchprotection,
-        "keep_trailing_slash": keep_trailing_slash, "enabled": enabled,
+        "min_published_at": min_published_at,
+        "fetchprotection": fetchprotection,
+        "keep_trailing_slash": keep_trailing_slash,
+        "enabled": enabled,
         "adaptive_interval": adaptive_interval,
         "spider_interval_minutes": spider_interval_minutes,
         "spider_allow_external": spider_allow_external,
@@ -121,12 +131,12 @@ def sources_import(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Import sources from a YAML feeds spec (`sources:` list) or OPML; per-entry errors."""
-    from frontier.source_specs import UnusableSpec, import_specs, parse_specs
+    from frontier.source_specs import MAX_FILE_BYTES, UnusableSpec, import_specs, parse_specs
     from frontier.sources import SourceRepository
 
     try:
         with open(file, "rb") as stream:
-            data = stream.read()
+            data = stream.read(MAX_FILE_BYTES + 1)  # parse_specs refuses what is over
     except OSError as exc:
         raise UnusableSpec(f"cannot read {file}: {exc.strerror}") from None
     parsed = parse_specs(data, file)
