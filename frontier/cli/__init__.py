@@ -14,6 +14,7 @@ Modules, one per group of commands:
 - `spider`    `frontier spider`          (spider.service)
 - `serve`     `frontier serve`           (frontier.api, given poller.service.fire)
 - `up`        `frontier up`: every service in one process, with its `Console`
+- `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`
 
 `main` is the console script (`frontier = "frontier.cli:main"`, also `python -m frontier`).
@@ -26,6 +27,7 @@ import typer
 # Each command module registers its commands on `app` when it is imported.
 from frontier.cli import database, fetch, poll, serve, sources, spider, status, up, urls  # noqa: F401
 from frontier.cli.app import EXIT_USAGE, app
+from frontier.cli.terminal import printable
 from frontier.errors import FrontierError
 
 __all__ = ["app", "main"]
@@ -36,7 +38,7 @@ def main() -> None:
     try:
         app()
     except FrontierError as exc:
-        typer.echo(f"frontier: {exc}", err=True)
+        typer.echo(f"frontier: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)

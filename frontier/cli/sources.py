@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 from frontier.cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
+from frontier.cli.terminal import printable
 
 sources_app = typer.Typer(help="Manage sources.", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
@@ -95,7 +96,7 @@ def sources_add(
     }
     config = parse_config({key: value for key, value in given.items() if value is not None})
     source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))
-    typer.echo(f"added source {source.name} ({source.id})")
+    typer.echo(f"added source {printable(source.name)} ({source.id})")
 
 
 @sources_app.command("list")
@@ -111,8 +112,9 @@ def sources_list(
         typer.echo(json.dumps([source.as_json() for source in sources], indent=2))
         return
     for source in sources:
-        where = source.feed_url or source.sitemap_url or source.base_url or "-"
-        typer.echo(f"{source.name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
+        where = printable(source.feed_url or source.sitemap_url or source.base_url or "-")
+        name = printable(source.name)
+        typer.echo(f"{name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
 
 
 @sources_app.command("remove")
@@ -121,7 +123,7 @@ def sources_remove(ctx: typer.Context, name: str) -> None:
     from frontier.sources import SourceRepository
 
     run_with_database(settings_of(ctx), lambda db: SourceRepository(db).remove(name))
-    typer.echo(f"removed source {name}")
+    typer.echo(f"removed source {printable(name)}")
 
 
 @sources_app.command("import")
@@ -148,6 +150,7 @@ def sources_import(
     else:
         typer.echo(f"added {len(summary.added)} sources, {len(summary.errors)} failed")
         for error in summary.errors:
-            typer.echo(f"  entry {error.entry} ({error.name or '?'}): {error.reason}", err=True)
+            name, reason = printable(error.name or "?"), printable(error.reason)
+            typer.echo(f"  entry {error.entry} ({name}): {reason}", err=True)
     if summary.errors:
         raise typer.Exit(EXIT_PARTIAL)

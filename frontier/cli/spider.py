@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from frontier.cli.app import app, settings_of
+from frontier.cli.terminal import printable
 from spider.service import render, run_command
 
 
@@ -51,9 +52,13 @@ def spider_command(
         verbose=verbose,
     )
     for result in results:
-        typer.echo(json.dumps(result.as_json()) if as_json else render(result))
+        typer.echo(
+            json.dumps(result.as_json())
+            if as_json
+            else printable(render(result), keep_newlines=True)
+        )
         if result.summary.error and not as_json:
-            typer.echo(f"frontier: {result.summary.error}", err=True)
+            typer.echo(f"frontier: {printable(result.summary.error)}", err=True)
     if due and not results and not as_json:
         typer.echo("no source is due for the spider")
     if code:
