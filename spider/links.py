@@ -62,7 +62,9 @@ def looks_like_article(url: str) -> bool:
     path_only = path.split("?", 1)[0]
     last_segment = path_only.removesuffix("/").rsplit("/", 1)[-1]
     return bool(
-        _DATED.search(path_only) or _SLUG_WORDS.search(last_segment) or _ID_SLUG.search(path_only)
+        _DATED.search(path_only)
+        or _SLUG_WORDS.search(last_segment)
+        or _ID_SLUG.search(path_only)
     )
 
 
