@@ -11,19 +11,23 @@ caching and request flow and changes only the verdict:
   so a huge file is neither read whole nor treated as a failure; a gzipped one may
   inflate to `ROBOTS_DOWNLOAD_CAP`.
 - 4xx (and a redirect that could not be followed): no usable file, everything allowed.
-- 5xx, a timeout, a network error: everything disallowed for this crawl.
+- 5xx, a timeout, a network error: everything disallowed for this crawl. (A host the SSRF
+  guard refuses gets no verdict: its pages are refused by the guard and counted blocked.)
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from scrapy import signals
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request, Response
 from scrapy.utils.misc import build_from_crawler
+
+from spider.middlewares import refused_by_resolver
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +82,12 @@ class FrontierRobotsMiddleware(RobotsTxtMiddleware):
         await super()._parse_robots(response.replace(body=body), netloc, request)
 
     def _robots_error(self, exc: Exception, netloc: str) -> None:
+        host = urlsplit(f"//{netloc}").hostname or ""
+        if isinstance(exc, IgnoreRequest) or refused_by_resolver(host):
+            # The SSRF guard refused the host: no robots verdict, so the page request
+            # meets the guard too and is counted as blocked, not as disallowed.
+            super()._robots_error(exc, netloc)
+            return
         log.info("robots.txt of %s unavailable (%s): disallowing all for this crawl",
                  netloc, exc)  # fmt: skip
         self._stats.inc_value("robotstxt/unreachable")
