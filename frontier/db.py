@@ -19,10 +19,10 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 
+from frontier.dsn import describe_dsn, redact
 from frontier.errors import DatabaseUnavailable
 from frontier.reconnect import (
     RECONNECT_MAX_S,
@@ -34,6 +34,8 @@ from frontier.reconnect import (
 
 log = logging.getLogger(__name__)
 
+__all__ = ["Database", "describe_dsn"]
+
 T = TypeVar("T")
 
 # A single statement that lost a deadlock or a serialization race is safe to run again.
@@ -41,24 +43,9 @@ _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _STATEMENT_ATTEMPTS = 5
 
 
-def describe_dsn(dsn: str) -> str:
-    """host:port/database of a DSN, without credentials, for messages."""
-    try:
-        parts = urlsplit(dsn)
-        query = parse_qs(parts.query)
-        host = query.get("host", [parts.hostname or "localhost"])[0]
-        port = query.get("port", [str(parts.port or 5432)])[0]
-        database = parts.path.lstrip("/") or query.get("dbname", [""])[0] or "(default)"
-    except ValueError:
-        return "(unparseable DSN)"
-    return f"{host}:{port}/{database}"
-
-
 async def _init_connection(conn: asyncpg.Connection) -> None:
     """jsonb values arrive as Python objects and leave as JSON text."""
-    await conn.set_type_codec(
-        "jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
-    )
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
 class Database:
@@ -84,9 +71,10 @@ class Database:
                 command_timeout=None, init=_init_connection,
             )  # fmt: skip
         except (OSError, TimeoutError) as exc:
-            raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {exc}") from None
+            cause = redact(str(exc), dsn)
+            raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
         except (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
-            cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            cause = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, dsn)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
         return cls(pool, Outage(where, cap_s=reconnect_max_s))
 

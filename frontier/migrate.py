@@ -12,7 +12,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 import migrations
-from frontier.db import describe_dsn
+from frontier.dsn import describe_dsn, redact
 from frontier.errors import DatabaseUnavailable, FrontierError
 
 SCRIPT_LOCATION = Path(migrations.__file__).parent
@@ -33,7 +33,7 @@ def _config() -> Config:
 
 
 def _unavailable(dsn: str, exc: sqlalchemy.exc.OperationalError) -> DatabaseUnavailable:
-    cause = (str(exc.orig) if exc.orig else str(exc)).strip().splitlines()[0]
+    cause = redact((str(exc.orig) if exc.orig else str(exc)).strip().splitlines()[0], dsn)
     return DatabaseUnavailable(f"cannot connect to PostgreSQL at {describe_dsn(dsn)}: {cause}")
 
 
@@ -42,7 +42,7 @@ class MigrationFailed(FrontierError):
 
 
 def _refused(dsn: str, action: str, exc: sqlalchemy.exc.DBAPIError) -> MigrationFailed:
-    cause = (str(exc.orig) if exc.orig else str(exc)).strip().splitlines()[0]
+    cause = redact((str(exc.orig) if exc.orig else str(exc)).strip().splitlines()[0], dsn)
     return MigrationFailed(f"{action} of {describe_dsn(dsn)} failed and was rolled back: {cause}")
 
 

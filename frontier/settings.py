@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from frontier.dsn import check_dsn
 from frontier.errors import FrontierError
 
 ENV_PREFIX = "FRONTIER_"
@@ -169,7 +170,6 @@ class Settings(BaseSettings):
         default=500, ge=1, le=100_000, description="URLs per spider submission to the frontier."
     )
 
-
     # -- platform settings ------------------------------------------------------------
     up_spider_tick_s: float = Field(
         default=60.0, gt=0, le=86_400,
@@ -193,6 +193,15 @@ class Settings(BaseSettings):
     api_dashboard_refresh_s: int = Field(
         default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
     )
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_is_a_postgresql_url(cls, value: str | None) -> str | None:
+        """A bad DSN stops every command at load time, in one line that echoes no part of
+        it (it may hold a password): never a driver's traceback later."""
+        if value:
+            check_dsn(value)
+        return value
 
     @classmethod
     def load(cls, **overrides: object) -> Settings:

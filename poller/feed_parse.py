@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import feedparser
+from feedparser.encodings import convert_to_utf8, parse_content_type
 
 from frontier.urls import InvalidURL, normalize_url
 from poller.entries import FeedEntry, absolute, build_entry
@@ -59,7 +60,7 @@ def parse_feed(body: bytes, headers: Mapping[str, str], url: str) -> ParsedFeed:
     content_type = (headers.get("Content-Type") or headers.get("content-type") or "").lower()
     if _looks_like_json(body, content_type):
         return _parse_json_feed(body, url)
-    refuse_entity_declarations(body, "feed")
+    refuse_entity_declarations(body, "feed", parse_content_type(content_type)[1])
     return _parse_xml_feed(body, headers, url)
 
 
@@ -95,11 +96,17 @@ def parse_with_fast_path(body: bytes, lowered: Mapping[str, str], url: str) -> P
 def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> ParsedFeed:
     """The slow path (any RSS/Atom feedparser reads); `lowered`: lower-cased headers with
     Content-Location set to `url`."""
+    # feedparser decodes by its own rules (RFC 3023, BOM, declaration, fallbacks); what it
+    # will parse is checked once more, so no encoding it picks can hide an entity.
+    refuse_entity_declarations(convert_to_utf8(lowered, body, {}), "feed")
     try:
         result = feedparser.parse(
             # No relative-URI rewriting inside HTML bodies: they are only reduced to text here,
             # and skipping it halves feedparser's time. Entry links and xml:base still resolve.
-            body, response_headers=lowered, resolve_relative_uris=False, sanitize_html=False
+            body,
+            response_headers=lowered,
+            resolve_relative_uris=False,
+            sanitize_html=False,
         )
     except Exception as exc:  # feedparser on hostile input: refuse, never crash the poller
         raise FeedRefused(f"unparseable feed: {type(exc).__name__}: {exc}") from None

@@ -179,4 +179,5 @@ def sitemaps_in_robots(text: str) -> list[str]:
         found = list(Protego.parse(text).sitemaps)
     except Exception:  # Protego on a hostile file: no sitemaps rather than a crash
         return []
-    return list(dict.fromkeys(url for url in found if url.startswith(("http://", "https://"))))
+    wanted = (url for url in found if url[:8].lower().startswith(("http://", "https://")))
+    return list(dict.fromkeys(wanted))

@@ -2,7 +2,12 @@
 
 Where: the source's `sitemap_url`; else the location found before; else robots.txt
 `Sitemap:` lines of the site; else the well-known paths. Indexes are followed breadth
-first up to `max_sitemap_depth` and `max_sitemap_files`, never twice to one URL. Only URLs
+first up to `max_sitemap_depth` and `max_sitemap_files`, never twice to one URL. Every
+child of an index and every robots.txt `Sitemap:` line is a URL from outside: it goes
+through `frontier.urls.normalize_url` (its identity, for the never-twice check; the
+request keeps the site's trailing slash, as redirects do in `SafeClient`) and the safe
+client; one that is invalid, refused or unreachable is skipped, logged and named in the
+poll's error, and the rest of the index is still read. Only URLs
 modified within the window (or since the last successful poll, if that is longer ago)
 are kept; URLs without a date are kept. Like `poll_feed`, nothing is written here.
 """
@@ -24,6 +29,7 @@ from frontier.safe_http import (
 )
 from frontier.sources import Source
 from frontier.states import LogOutcome
+from frontier.urls import InvalidURL, normalize_url
 from poller import intervals
 from poller.errors import FeedRefused
 from poller.feed_state import FeedState
@@ -109,9 +115,7 @@ async def poll_sitemaps(
     return outcome
 
 
-async def _locations(
-    client: SafeClient, source: Source, state: FeedState, site: str
-) -> list[str]:
+async def _locations(client: SafeClient, source: Source, state: FeedState, site: str) -> list[str]:
     if source.sitemap_url:
         return [source.sitemap_url]
     if state.sitemap_location:
@@ -121,7 +125,7 @@ async def _locations(
         robots = await client.get(robots_url, fetchprotection=source.fetchprotection,
                                   max_body_bytes=512 * 1024)  # fmt: skip
         if robots.status == 200:
-            found = sitemaps_in_robots(robots.body.decode("utf-8", "replace"))
+            found = _requestable(source, sitemaps_in_robots(robots.body.decode("utf-8", "replace")))
             if found:
                 return found
     except HttpError as exc:
@@ -145,24 +149,34 @@ async def _read(
     source, state = outcome.source, outcome.state
     cutoff = cutoff_of(state, now, policy.sitemap_window_s)
     queue: list[tuple[str, int]] = [(url, 0) for url in locations]
-    visited: set[str] = set()
+    visited: set[str] = set()  # identities (normalised URLs)
     problems: list[str] = []
     urls: dict[str, SitemapUrl] = {}
     etag = last_modified = None
     files = 0
     while queue and files < policy.max_sitemap_files:
         url, depth = queue.pop(0)
-        if url in visited:
+        identity = _identity(url)
+        if identity in visited:
             continue
-        visited.add(url)
+        visited.add(identity)
         files += 1
         top = url == locations[0]
-        response = await _get(client, source, state, url, top, policy)
+        try:
+            response = await _get(client, source, state, url, top, policy)
+        except HttpError as exc:  # refused by the SSRF guard or policy, unreachable, too big
+            if top:
+                raise
+            log.info("source %s: sitemap %s skipped: %s", source.name, url, exc)
+            problems.append(f"{url}: skipped ({exc})")
+            continue
         decision = decide(response.status, response.headers, now)
         if top:
             outcome.http_status = response.status
-            etag, last_modified = response.headers.get("ETag"), response.headers.get(
-                "Last-Modified")
+            etag, last_modified = (
+                response.headers.get("ETag"),
+                response.headers.get("Last-Modified"),
+            )
             if decision.verdict is Verdict.NOT_MODIFIED:
                 outcome.outcome = LogOutcome.NOT_MODIFIED
                 break
@@ -189,14 +203,20 @@ async def _read(
             for child in sitemap.urls:
                 if child.modified_at is not None and child.modified_at < cutoff:
                     continue
-                queue.append((urljoin(response.url, child.loc), depth + 1))
+                try:
+                    queue.append((_request_url(child.loc, response.url), depth + 1))
+                except InvalidURL as exc:
+                    log.info("source %s: sitemap child %r skipped: %s", source.name,
+                             child.loc[:200], exc.reason)  # fmt: skip
+                    problems.append(f"{child.loc[:200]!r}: skipped ({exc.reason})")
             continue
         for item in sitemap.urls:
             outcome.items_seen += 1
             if item.modified_at is None or item.modified_at >= cutoff:
                 urls.setdefault(item.loc, item)
     outcome.urls = list(urls.values())
-    outcome.error = "; ".join(problems[:5]) or None
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    outcome.error = "; ".join(problems[:5]) + more or None
     if outcome.outcome is not LogOutcome.NOT_MODIFIED:
         outcome.outcome = LogOutcome.OK
     outcome.state = replace(
@@ -211,6 +231,32 @@ async def _read(
         sitemap_last_error=outcome.error,
         sitemap_next_poll_at=intervals.next_poll_ok(now, source.id, policy.sitemap_interval_s),
     )  # fmt: skip
+
+
+def _request_url(url: str, base: str | None = None) -> str:
+    """`url` (resolved against `base`) as it is requested: normalised (scheme, host, port,
+    escapes; `InvalidURL` if unusable) with the site's trailing slash kept."""
+    return normalize_url(url, base, keep_trailing_slash=True)
+
+
+def _identity(url: str) -> str:
+    try:
+        return normalize_url(url)
+    except InvalidURL:
+        return url
+
+
+def _requestable(source: Source, urls: list[str]) -> list[str]:
+    """robots.txt `Sitemap:` lines as request URLs, unusable ones logged and dropped, each
+    identity once."""
+    found: dict[str, str] = {}
+    for url in urls:
+        try:
+            found.setdefault(normalize_url(url), _request_url(url))
+        except InvalidURL as exc:
+            log.info("source %s: robots.txt Sitemap %r skipped: %s", source.name, url[:200],
+                     exc.reason)  # fmt: skip
+    return list(found.values())
 
 
 async def _get(

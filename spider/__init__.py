@@ -19,7 +19,8 @@ How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
 
 Modules: `links` (classification and the article heuristic), `plan` (what a crawl needs),
 `discovery` (the spider), `pipeline` (the frontier pipeline), `middlewares` (the SSRF
-guard: DNS resolver and downloader middleware), `crawl_settings` (Scrapy settings from
+guard: DNS resolver and downloader middleware), `robots` (robots.txt with RFC 9309
+statuses and size limit), `crawl_settings` (Scrapy settings from
 ours), `state` (the repository of `spider_state` / `spider_pages`), `summary` (a crawl's
 `CrawlSummary`), `job`, `crawl_process` (the child) and `service` (the parent: the one entry
 point of `frontier spider` and `frontier up`).

@@ -1,8 +1,10 @@
 """The Scrapy settings of one crawl, built from our settings and the crawl plan: there is
 no Scrapy settings file to edit.
 
-Politeness as the fetchers practise it: robots.txt obeyed (Protego) with our User-Agent,
-one request at a time per host, the host's delay (`CrawlPlan.delay_ms`) without jitter;
+Politeness as the fetchers practise it: robots.txt obeyed (Protego) with our User-Agent
+and the fetchers' RFC 9309 rules (`spider.robots`: 5xx or unreachable disallows all, a
+large file is read to 512 KiB), one request at a time per host, the host's delay
+(`CrawlPlan.delay_ms`) without jitter;
 AutoThrottle may lengthen the delay when the host slows down, never shorten it (Scrapy
 keeps it at or above DOWNLOAD_DELAY). The SSRF guard is the DNS resolver and a downloader
 middleware (`spider.middlewares`); pages over the body cap are dropped by Scrapy's
@@ -61,7 +63,12 @@ def scrapy_settings(
         "DEPTH_PRIORITY": 1,
         "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
-        "DOWNLOADER_MIDDLEWARES": {"spider.middlewares.SsrfGuardMiddleware": 50},
+        "DOWNLOADER_MIDDLEWARES": {
+            "spider.middlewares.SsrfGuardMiddleware": 50,
+            # RFC 9309 statuses and size limit, as the fetchers apply them (spider.robots)
+            "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+            "spider.robots.FrontierRobotsMiddleware": 100,
+        },
         "ITEM_PIPELINES": {"spider.pipeline.FrontierPipeline": 300} if with_pipeline else {},
         pipeline.DSN: dsn,
         pipeline.BATCH_SIZE: settings.spider_batch_size,

@@ -18,6 +18,7 @@ Modules, one per group of commands:
 - `spider`    `frontier spider`          (spider.service)
 - `serve`     `frontier serve`           (frontier.api, given poller.service.fire)
 - `up`        `frontier up`: every service in one process, with its `Console`
+- `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`
 
 `main` is the console script (`frontier = "frontier.cli:main"`, also `python -m frontier`).
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 import typer
 
 from frontier.cli.app import EXIT_USAGE, app
+from frontier.cli.terminal import printable
 from frontier.errors import FrontierError
 
 __all__ = ["app", "load_commands", "main"]
@@ -64,7 +66,7 @@ def main() -> None:
     try:
         load_commands(sys.argv[1:])()
     except FrontierError as exc:
-        typer.echo(f"frontier: {exc}", err=True)
+        typer.echo(f"frontier: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -15,6 +15,7 @@ from frontier.cli.app import (
     settings_of,
     warn_if_default_user_agent,
 )
+from frontier.cli.terminal import printable
 from poller.service import fire_once, poll_forever, poll_once
 
 
@@ -47,9 +48,11 @@ def poll(
         if as_json or dry_run:
             typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         else:
-            typer.echo(f"{payload['source']}: {payload['outcome']}, seen "
-                       f"{payload['items_seen']}, new {payload['items_new']}"
-                       + (f", error: {payload['error']}" if payload["error"] else ""))
+            typer.echo(
+                f"{printable(payload['source'])}: {payload['outcome']}, seen "
+                f"{payload['items_seen']}, new {payload['items_new']}"
+                + (f", error: {printable(payload['error'])}" if payload["error"] else "")
+            )
         if payload["error"] and payload["outcome"] not in ("ok", "ok_no_new", "not_modified"):
             raise typer.Exit(EXIT_PARTIAL)
         return
@@ -65,9 +68,11 @@ def poll(
     else:
         for s in summaries:
             state = "ok" if s.ok else "FAILED"
-            typer.echo(f"{state:<6} {s.source:<30} seen {s.items_seen:>5} "
-                       f"new {s.items_new:>5}  {s.url}"
-                       + (f"  ({s.error})" if s.error else ""))
+            typer.echo(
+                f"{state:<6} {printable(s.source):<30} seen {s.items_seen:>5} "
+                f"new {s.items_new:>5}  {printable(s.url)}"
+                + (f"  ({printable(s.error)})" if s.error else "")
+            )
         failed = sum(1 for s in summaries if not s.ok)
         typer.echo(f"polled {len(summaries)} sources, {failed} failed")
     if any(not s.ok for s in summaries):

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 from frontier.cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
+from frontier.cli.terminal import printable
 
 sources_app = typer.Typer(help="Manage sources.", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")
@@ -46,14 +47,16 @@ def sources_add(
     ),
     enabled: Optional[bool] = typer.Option(None, "--enabled/--disabled"),  # noqa: UP045
     adaptive_interval: Optional[bool] = typer.Option(  # noqa: UP045
-        None, "--adaptive-interval/--fixed-interval",
+        None,
+        "--adaptive-interval/--fixed-interval",
         help="Adapt the feed poll interval to how often the feed changes (default fixed).",
     ),
     spider_interval_minutes: Optional[int] = typer.Option(  # noqa: UP045
         None, "--spider-interval-minutes", help="How often the spider crawls it (default 1440)."
     ),
     spider_allow_external: Optional[bool] = typer.Option(  # noqa: UP045
-        None, "--spider-allow-external/--spider-no-external",
+        None,
+        "--spider-allow-external/--spider-no-external",
         help="Queue links to unknown hosts under the 'discovered' source (default no).",
     ),
     spider_listing_url: Optional[list[str]] = typer.Option(  # noqa: UP045
@@ -71,13 +74,21 @@ def sources_add(
             raise InvalidSource(f"{flag}: not valid JSON ({exc})") from None
 
     given = {
-        "name": name, "feed_url": feed_url, "sitemap_url": sitemap_url, "base_url": base_url,
-        "ingestion_mode": mode, "priority": priority, "feed_poll_interval_minutes": interval,
-        "rate_limit_ms": rate_limit_ms, "article_url_patterns": article_pattern,
+        "name": name,
+        "feed_url": feed_url,
+        "sitemap_url": sitemap_url,
+        "base_url": base_url,
+        "ingestion_mode": mode,
+        "priority": priority,
+        "feed_poll_interval_minutes": interval,
+        "rate_limit_ms": rate_limit_ms,
+        "article_url_patterns": article_pattern,
         "url_filters": json_option("url_filters", url_filters),
         "selectors": json_option("selectors", selectors),
-        "min_published_at": min_published_at, "fetchprotection": fetchprotection,
-        "keep_trailing_slash": keep_trailing_slash, "enabled": enabled,
+        "min_published_at": min_published_at,
+        "fetchprotection": fetchprotection,
+        "keep_trailing_slash": keep_trailing_slash,
+        "enabled": enabled,
         "adaptive_interval": adaptive_interval,
         "spider_interval_minutes": spider_interval_minutes,
         "spider_allow_external": spider_allow_external,
@@ -85,7 +96,7 @@ def sources_add(
     }
     config = parse_config({key: value for key, value in given.items() if value is not None})
     source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))
-    typer.echo(f"added source {source.name} ({source.id})")
+    typer.echo(f"added source {printable(source.name)} ({source.id})")
 
 
 @sources_app.command("list")
@@ -101,8 +112,9 @@ def sources_list(
         typer.echo(json.dumps([source.as_json() for source in sources], indent=2))
         return
     for source in sources:
-        where = source.feed_url or source.sitemap_url or source.base_url or "-"
-        typer.echo(f"{source.name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
+        where = printable(source.feed_url or source.sitemap_url or source.base_url or "-")
+        name = printable(source.name)
+        typer.echo(f"{name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
 
 
 @sources_app.command("remove")
@@ -111,7 +123,7 @@ def sources_remove(ctx: typer.Context, name: str) -> None:
     from frontier.sources import SourceRepository
 
     run_with_database(settings_of(ctx), lambda db: SourceRepository(db).remove(name))
-    typer.echo(f"removed source {name}")
+    typer.echo(f"removed source {printable(name)}")
 
 
 @sources_app.command("import")
@@ -121,12 +133,12 @@ def sources_import(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Import sources from a YAML feeds spec (`sources:` list) or OPML; per-entry errors."""
-    from frontier.source_specs import UnusableSpec, import_specs, parse_specs
+    from frontier.source_specs import MAX_FILE_BYTES, UnusableSpec, import_specs, parse_specs
     from frontier.sources import SourceRepository
 
     try:
         with open(file, "rb") as stream:
-            data = stream.read()
+            data = stream.read(MAX_FILE_BYTES + 1)  # parse_specs refuses what is over
     except OSError as exc:
         raise UnusableSpec(f"cannot read {file}: {exc.strerror}") from None
     parsed = parse_specs(data, file)
@@ -138,6 +150,7 @@ def sources_import(
     else:
         typer.echo(f"added {len(summary.added)} sources, {len(summary.errors)} failed")
         for error in summary.errors:
-            typer.echo(f"  entry {error.entry} ({error.name or '?'}): {error.reason}", err=True)
+            name, reason = printable(error.name or "?"), printable(error.reason)
+            typer.echo(f"  entry {error.entry} ({name}): {reason}", err=True)
     if summary.errors:
         raise typer.Exit(EXIT_PARTIAL)

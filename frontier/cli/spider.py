@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from frontier.cli.app import EXIT_USAGE, app, settings_of, warn_if_default_user_agent
+from frontier.cli.terminal import printable
 from spider.service import render, run_command, run_service
 from spider.summary import CrawlSummary
 
@@ -76,7 +77,8 @@ def spider_command(
         warn_if_default_user_agent(settings)
 
         def crawled(_name: str, summary: CrawlSummary) -> None:
-            typer.echo(json.dumps(summary.as_json()) if as_json else summary.render())
+            text = json.dumps(summary.as_json()) if as_json else summary.render()
+            typer.echo(printable(text, keep_newlines=True))
 
         run_service(settings, every_s, on_crawled=crawled)
         return
@@ -92,9 +94,13 @@ def spider_command(
         verbose=verbose,
     )
     for result in results:
-        typer.echo(json.dumps(result.as_json()) if as_json else render(result))
+        typer.echo(
+            json.dumps(result.as_json())
+            if as_json
+            else printable(render(result), keep_newlines=True)
+        )
         if result.summary.error and not as_json:
-            typer.echo(f"frontier: {result.summary.error}", err=True)
+            typer.echo(f"frontier: {printable(result.summary.error)}", err=True)
     if due and not results and not as_json:
         typer.echo("no source is due for the spider")
     if code:

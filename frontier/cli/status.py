@@ -7,6 +7,7 @@ import json
 import typer
 
 from frontier.cli.app import app, run_with_database, settings_of
+from frontier.cli.terminal import printable
 from frontier.stats import FrontierStats, StatsRepository
 
 
@@ -31,16 +32,19 @@ def render_status(stats: FrontierStats) -> str:
         ("by source", stats.by_source),
     ):
         lines.append(f"{title}:" + ("" if counts else " none"))
-        lines.extend(f"  {name:<24} {n:>12}" for name, n in counts.items())
+        lines.extend(f"  {printable(name):<24} {n:>12}" for name, n in counts.items())
     hosts = stats.hosts
     lines.append(f"hosts: {hosts.known} known, {hosts.ready_now} ready now")
-    lines.extend(f"  {h['host']:<40} {h['pending']:>10} pending" for h in hosts.top_pending)
+    lines.extend(
+        f"  {printable(h['host']):<40} {h['pending']:>10} pending" for h in hosts.top_pending
+    )
     lines.append(f"claims in the last minute: {stats.claims_last_minute}")
     if stats.oldest_due_at:
         lines.append(f"oldest due URL waiting since: {stats.oldest_due_at.isoformat()}")
     if stats.recent_errors:
         lines.append("recent errors:")
         lines.extend(
-            f"  {e['at']} {e['kind']} {e['url']}: {e['error']}" for e in stats.recent_errors
+            f"  {e['at']} {e['kind']} {printable(e['url'])}: {printable(e['error'])}"
+            for e in stats.recent_errors
         )
     return "\n".join(lines)

@@ -41,6 +41,7 @@ from frontier.api.app import create_app
 from frontier.cli.app import app, settings_of
 from frontier.cli.demo.profile import demo_settings, register, reset_home
 from frontier.cli.demo.sites import DemoSites
+from frontier.cli.terminal import printable
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
@@ -79,12 +80,12 @@ class Console:
     def event(self, message: str) -> None:
         prefix = "\r\033[K" if self._drawn else ""
         self._drawn = False
-        self.stream.write(f"{prefix}{time.strftime('%H:%M:%S')} {message}\n")
+        self.stream.write(f"{prefix}{time.strftime('%H:%M:%S')} {printable(message)}\n")
         self.stream.flush()
 
     def progress(self, message: str) -> None:
         if self.tty:
-            self.stream.write(f"\r\033[K{message}")
+            self.stream.write(f"\r\033[K{printable(message)}")
             self._drawn = True
             self.stream.flush()
         else:

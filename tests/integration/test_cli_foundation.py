@@ -72,3 +72,22 @@ def test_help_lists_only_real_commands() -> None:
     result = frontier("--help", env={})
     assert result.returncode == 0
     assert "status" in result.stdout and "db" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "host=127.0.0.1 port=5432 user=u password=s3cret-pw dbname=x",
+        "postgresql://u:s3cret-pw@127.0.0.1:99999/x",
+        "postgresql://u:s3cret-pw@127.0.0.1:abc/x",
+    ],
+    ids=["key-value", "port-99999", "port-abc"],
+)
+def test_a_malformed_dsn_is_one_line_exit_2_and_never_shows_its_password(dsn: str) -> None:
+    # Issue 19, item 12, for every command that reads FRONTIER_DATABASE_URL.
+    for command in (("db", "upgrade"), ("status",), ("sources", "list"), ("poll", "--once")):
+        result = frontier(*command, env={"FRONTIER_DATABASE_URL": dsn})
+        assert result.returncode == 2, (command, result.stderr)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "FRONTIER_DATABASE_URL" in lines[0], result.stderr
+        assert "s3cret" not in result.stderr + result.stdout

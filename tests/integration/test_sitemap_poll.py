@@ -150,3 +150,61 @@ async def test_a_rate_limited_or_missing_sitemap_is_logged_as_such_and_backs_off
     # Two days asked for, far beyond the sitemap interval's first backoff step.
     assert states[busy.id]["sitemap_next_poll_at"] >= T0 + timedelta(seconds=172800)
     assert states[missing.id]["sitemap_next_poll_at"] < T0 + timedelta(seconds=172800)
+
+
+async def test_bad_index_children_are_skipped_and_the_rest_is_read(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """Issue 19, item 14: children go through normalize_url and the safe client; one bad
+    child (unparseable, not http, unreachable) is skipped and named, the others read."""
+    host = f"{local_site.address}:{local_site.port}"
+    children = [
+        "http://[oops/sitemap.xml",  # not a URL
+        "javascript:alert(1)",  # not http(s)
+        "http://127.0.0.1:1/unreachable.xml",  # connection refused
+        f"HTTP://{host.upper()}/a.xml#frag",  # the site's odd spelling of a good one
+        "/b.xml",  # relative
+        f"http://{host}/a.xml",  # the same identity again: read once
+    ]
+    index = "<sitemapindex>" + "".join(
+        f"<sitemap><loc>{c}</loc></sitemap>" for c in children
+    ) + "</sitemapindex>"  # fmt: skip
+    local_site.serve("/index.xml", index, content_type="application/xml")
+    for name in ("a", "b"):
+        local_site.serve(f"/{name}.xml", f"<urlset><url><loc>{local_site.url('/' + name)}"
+                         "</loc></url></urlset>", content_type="application/xml")  # fmt: skip
+    source = await SourceRepository(db).add("idx", sitemap_url=local_site.url("/index.xml"))
+    await db.execute("UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1",
+                     source.id)  # fmt: skip
+
+    summaries = await Poller(db, client, PollPolicy()).run_once(now=T0)
+
+    assert summaries[0].ok, summaries
+    urls = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
+    assert urls == {local_site.url("/a"), local_site.url("/b")}
+    assert len(local_site.hits("/a.xml")) == 1 and len(local_site.hits("/b.xml")) == 1
+    error = summaries[0].error or ""
+    assert "[oops" in error and "javascript" in error and "unreachable.xml" in error
+
+
+async def test_robots_sitemap_lines_are_normalised_and_bad_ones_skipped(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    host = f"{local_site.address}:{local_site.port}"
+    local_site.serve("/robots.txt", f"User-agent: *\nSitemap: http://[bad/s.xml\n"
+                     f"Sitemap: HTTP://{host}/s.xml#x\n", content_type="text/plain")  # fmt: skip
+    local_site.serve("/s.xml", f"<urlset><url><loc>{local_site.url('/p')}</loc></url></urlset>",
+                     content_type="application/xml")  # fmt: skip
+    source = await SourceRepository(db).add("rb", base_url=local_site.url("/"))
+    await db.execute("UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1",
+                     source.id)  # fmt: skip
+
+    summaries = await Poller(db, client, PollPolicy()).run_once(now=T0)
+
+    assert summaries[0].ok, summaries
+    assert {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")} == {
+        local_site.url("/p")
+    }
+    state = await db.fetchrow("SELECT sitemap_location FROM feed_state WHERE source_id = $1",
+                              source.id)  # fmt: skip
+    assert state is not None and state["sitemap_location"] == local_site.url("/s.xml")

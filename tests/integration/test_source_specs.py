@@ -3,6 +3,9 @@ packaged defaults once (a deleted default never comes back; no network involved)
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,7 +61,8 @@ async def test_yaml_import_reports_per_entry_errors(db: Database) -> None:
                                                        "most_recent": 10}  # fmt: skip
     assert good.min_published_at is not None and good.min_published_at.year == 2030
     adaptive = await db.fetchval(
-        "SELECT adaptive_interval FROM feed_state WHERE source_id = $1", good.id)
+        "SELECT adaptive_interval FROM feed_state WHERE source_id = $1", good.id
+    )
     assert adaptive is True
 
 
@@ -77,6 +81,60 @@ async def test_opml_import(db: Database) -> None:
 def test_unusable_files_are_refused_as_a_whole(data: bytes, name: str) -> None:
     with pytest.raises(UnusableSpec):
         parse_specs(data, name)
+
+
+def _laughs(levels: int) -> bytes:
+    """A YAML "billion laughs": each anchor a list of nine aliases of the one before."""
+    lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]" for n in range(1, levels + 1)]
+    return ("\n".join(lines) + f"\nsources: *l{levels}\n").encode()
+
+
+SHARED_FILTERS = b"""
+sources:
+  - name: One
+    feed_url: https://one.example/feed
+    url_filters: &filters {exclude: ["/sponsored/"]}
+  - name: Two
+    feed_url: https://two.example/feed
+    url_filters: *filters
+"""
+
+
+@pytest.mark.parametrize("data", [_laughs(4), SHARED_FILTERS], ids=["billion-laughs", "alias"])
+def test_yaml_anchors_and_aliases_are_refused(data: bytes) -> None:
+    # Issue 19, item 6: a 688-byte file of anchors ran `sources import` into a MemoryError.
+    with pytest.raises(UnusableSpec, match="anchors/aliases are not allowed in a sources spec"):
+        parse_specs(data, "feeds.yaml")
+
+
+def test_deeply_nested_yaml_is_refused_with_a_message() -> None:
+    for data in (b"[" * 100_000, b"sources:\n" + b"".join(b" " * n + b"- \n" for n in range(2000))):
+        with pytest.raises(UnusableSpec, match="nested deeper than"):
+            parse_specs(data, "feeds.yaml")
+
+
+def test_opml_in_utf7_declaring_entities_is_refused() -> None:
+    # Issue 19, item 11 for OPML: UTF-7 spells `<` as `+ADw-`, hiding `<!ENTITY`.
+    text = '<!DOCTYPE o [<!ENTITY a "x">]><opml><body><outline text="&a;" xmlUrl="https://e.example/f"/></body></opml>'
+    data = b'<?xml version="1.0" encoding="UTF-7"?>' + text.encode("utf-7").replace(b"<", b"+ADw-")
+    with pytest.raises(UnusableSpec, match="declares XML entities"):
+        parse_specs(data, "subs.opml")
+
+
+def test_cli_refuses_a_yaml_bomb_with_exit_2(settings: Settings, tmp_path: Path) -> None:
+    spec = tmp_path / "feeds.yaml"
+    spec.write_bytes(_laughs(9))  # 9**10 leaves once expanded
+    assert len(spec.read_bytes()) < 700
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "frontier", "sources", "import", str(spec)],
+        env={**env, "FRONTIER_DATABASE_URL": settings.database_url or ""},
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "anchors/aliases are not allowed" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 async def test_defaults_are_seeded_once_and_deleted_ones_never_return(db: Database) -> None:

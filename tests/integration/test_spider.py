@@ -256,3 +256,51 @@ async def test_a_dropped_database_connection_mid_crawl_is_ridden_out(
         local_site.url("/2024/01/01/first-story"),
         local_site.url("/2024/02/02/held-story"),
     }
+
+
+async def _abort(request: web.Request) -> web.Response:
+    assert request.transport is not None
+    request.transport.close()  # no answer at all: "unreachable"
+    raise ConnectionResetError
+
+
+@pytest.mark.parametrize("robots", ["503", "unreachable"])
+async def test_robots_5xx_or_unreachable_disallows_the_whole_site(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite, robots: str
+) -> None:
+    # Issue 19, item 8 (RFC 9309): Scrapy's own middleware allowed everything here.
+    if robots == "503":
+        local_site.serve("/robots.txt", "down for maintenance", status=503)
+    else:
+        local_site.route("/robots.txt", _abort)
+    local_site.serve("/", html("/2024/01/01/alpha"))
+    await SourceRepository(db).add("down", base_url=local_site.url("/"), rate_limit_ms=0,
+                                   mode=IngestionMode.SPIDER, article_patterns=[DATED])  # fmt: skip
+
+    result = await crawl_in_child(job_for(settings, fresh_dsn, "down", max_depth=1))
+
+    assert local_site.hits("/robots.txt") and not local_site.hits("/"), local_site.requests
+    assert result.summary.pages_crawled == 0 and result.summary.robots_blocked >= 1
+    assert await frontier_rows(db) == set()
+
+
+async def test_a_huge_robots_txt_is_read_to_512_kib_and_its_rules_apply(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    # A 3 MB robots.txt whose Disallow sits at ~460 KiB; the page cap (64 KiB) is far below.
+    filler = "# " + "x" * 97 + "\n"
+    robots = "User-agent: *\n" + filler * 4800 + "Disallow: /late/\n" + filler * 26000
+    assert 460 * 1024 < robots.index("Disallow") < 500 * 1024 and len(robots) > 3_000_000
+    local_site.serve("/robots.txt", robots, content_type="text/plain")
+    local_site.serve("/", html("/late/section", "/open-section"))
+    local_site.serve("/late/section", html("/2024/01/01/hidden"))
+    local_site.serve("/open-section", html("/2024/01/01/open"))
+    await SourceRepository(db).add("big", base_url=local_site.url("/"), rate_limit_ms=0,
+                                   mode=IngestionMode.SPIDER, article_patterns=[DATED])  # fmt: skip
+    small_pages = settings.model_copy(update={"spider_max_body_bytes": 64 * 1024})
+
+    result = await crawl_in_child(job_for(small_pages, fresh_dsn, "big", max_depth=2))
+
+    assert local_site.hits("/open-section") and not local_site.hits("/late/section")
+    assert {row[0] for row in await frontier_rows(db)} == {local_site.url("/2024/01/01/open")}
+    assert result.summary.robots_blocked == 1

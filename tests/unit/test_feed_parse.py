@@ -35,6 +35,63 @@ def test_hostile_xml_is_refused_without_expansion(body: bytes) -> None:
         parse_feed(body, {"Content-Type": "application/rss+xml"}, URL)
 
 
+def _utf7(text: str) -> bytes:
+    """`text` in UTF-7 with each `<` spelled `+ADw-`: not one ASCII `<` left to find."""
+    return text.encode("utf-7").replace(b"<", b"+ADw-")
+
+
+def _laughs(depth: int) -> str:
+    chain = "".join(f'<!ENTITY e{n + 1} "' + f"&e{n};" * 10 + '">' for n in range(depth))
+    return (f'<!DOCTYPE rss [<!ENTITY e0 "xxxxxxxxxx">{chain}]><rss version="2.0"><channel>'
+            f"<title>&e{depth};</title><item><title>t</title><link>https://example.com/a</link>"
+            "</item></channel></rss>")  # fmt: skip
+
+
+UTF7_LAUGHS = b'<?xml version="1.0" encoding="UTF-7"?>' + _utf7(_laughs(5))
+EBCDIC_LAUGHS = '<?xml version="1.0" encoding="cp037"?>'.encode("cp037") + _laughs(5).encode(
+    "cp037"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        (UTF7_LAUGHS, {}),
+        (UTF7_LAUGHS, {"Content-Type": "application/rss+xml"}),
+        (_utf7(_laughs(5)), {"Content-Type": "application/xml; charset=utf-7"}),
+        (EBCDIC_LAUGHS, {"Content-Type": "application/rss+xml"}),
+        (EBCDIC_LAUGHS, {}),
+    ],
+    ids=["utf7-declared", "utf7-declared-rss", "utf7-http-charset", "ebcdic-rss", "ebcdic"],
+)
+def test_entities_hidden_by_an_ascii_incompatible_encoding_are_refused(
+    body: bytes, headers: dict[str, str]
+) -> None:
+    # Issue 19, item 11: a 760-byte UTF-7 feed gave a 1,000,000-character title.
+    assert len(body) < 1100
+    with pytest.raises(FeedRefused, match="declares XML entities"):
+        parse_feed(body, headers, URL)
+
+
+def test_a_feed_declaring_a_bogus_encoding_is_still_read() -> None:
+    # No parser here reads "x-bogus" (feedparser and lxml fall back), so nothing is hidden.
+    body = (b'<?xml version="1.0" encoding="x-bogus"?><rss version="2.0"><channel><item>'
+            b"<link>https://example.com/a</link></item></channel></rss>")  # fmt: skip
+    feed = parse_feed(body, {"Content-Type": "application/rss+xml"}, URL)
+    assert [e.url for e in feed.entries] == ["https://example.com/a"]
+
+
+def test_an_ebcdic_or_utf7_feed_without_entities_is_still_read() -> None:
+    text = ('<rss version="2.0"><channel><title>T</title><item><title>A</title>'
+            "<link>https://example.com/a</link></item></channel></rss>")  # fmt: skip
+    for body in (
+        '<?xml version="1.0" encoding="cp037"?>'.encode("cp037") + text.encode("cp037"),
+        b'<?xml version="1.0" encoding="UTF-7"?>' + _utf7(text),
+    ):
+        feed = parse_feed(body, {"Content-Type": "application/rss+xml"}, URL)
+        assert [e.url for e in feed.entries] == ["https://example.com/a"]
+
+
 def test_a_netscape_doctype_without_entities_is_fine() -> None:
     body = b"""<?xml version="1.0"?>
 <!DOCTYPE rss PUBLIC "-//Netscape Communications//DTD RSS 0.91//EN"

@@ -1,6 +1,7 @@
 """Property-based fuzzing (Hypothesis) of every layer that reads bytes from the web or a
-client: feeds (feedparser and the lxml fast path), sitemaps, robots.txt, `normalize_url`
-and the bulk-import line reader.
+client: feeds (feedparser and the lxml fast path, in odd encodings too), sitemaps,
+robots.txt, `normalize_url`, the bulk-import line reader and the sources specs (YAML with
+anchors, deep nesting and huge scalars; OPML in odd encodings).
 
 Inputs are both arbitrary bytes and near-valid documents: real corpus files mutated by
 flipping, inserting and deleting bytes, truncation, an injected DOCTYPE or entity
@@ -254,3 +255,143 @@ def test_read_lines_yields_a_verdict_per_line(lines: list[bytes], fmt: ImportFor
 
 def test_corpus_is_present() -> None:
     assert len(FEEDS) > 50 and len(SITEMAPS) > 10 and len(ROBOTS) > 20
+
+
+# -- feeds in odd encodings (issue 19, item 11) --------------------------------------
+
+ODD_ENCODINGS = ("utf-7", "cp037", "cp500", "cp1140", "cp875", "utf-16-le", "utf-16-be",
+                 "utf-32", "utf-32-le", "utf-8", "iso-8859-1")  # fmt: skip
+
+
+def _encoded(text: str, encoding: str) -> bytes:
+    if encoding != "utf-7":
+        return text.encode(encoding)
+    # Python writes `<` directly in UTF-7; a hostile feed spells it `+ADw-` (all but the
+    # XML declaration's, which must stay readable for a parser to pick UTF-7).
+    declaration, sep, rest = text.partition("?>") if text.startswith("<?xml") else ("", "", text)
+    return (declaration + sep).encode() + rest.encode("utf-7").replace(b"<", b"+ADw-")
+
+
+@QUICK
+@given(
+    encoding=st.sampled_from(ODD_ENCODINGS),
+    declaration=st.sampled_from(INJECTIONS[:2]),
+    where=st.sampled_from(("xml", "http", "both")),
+)
+def test_feeds_declaring_entities_in_any_encoding_are_refused(
+    encoding: str, declaration: bytes, where: str
+) -> None:
+    xml = f'<?xml version="1.0" encoding="{encoding}"?>' if where != "http" else ""
+    text = (
+        xml + declaration.decode() + '<rss version="2.0"><channel><title>t</title></channel></rss>'
+    )
+    headers = {"Content-Type": f"application/rss+xml; charset={encoding}"} if where != "xml" else {}
+    try:
+        parse_feed(_encoded(text, encoding), headers, FEED_URL)
+    except FeedRefused as exc:
+        assert "entit" in str(exc) or "cannot be checked" in str(exc)
+    else:
+        raise AssertionError(f"a {encoding} feed declaring entities was parsed")
+
+
+@FAST
+@given(body=near_valid(FEEDS), encoding=st.sampled_from(ODD_ENCODINGS))
+def test_feeds_in_odd_encodings_raise_only_feed_refused(body: bytes, encoding: str) -> None:
+    text = body.decode("utf-8", "replace")
+    try:
+        recoded = _encoded(text, encoding)
+    except UnicodeEncodeError:
+        recoded = body
+    for headers in ({}, {"Content-Type": f"application/rss+xml; charset={encoding}"}):
+        try:
+            parsed = parse_feed(recoded, headers, FEED_URL)
+        except FeedRefused:
+            continue
+        assert len(parsed.entries) + len(parsed.skipped) <= max(parsed.items_seen, 0)
+        assert parsed.title is None or len(parsed.title) <= len(recoded) * 4
+
+
+# -- sources specs: YAML and OPML (issue 19, items 6 and 11) ---------------------------
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=40),
+    st.sampled_from(["https://a.example/feed", "ftp://x", "x" * 200_000]),
+)  # fmt: skip
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    max_leaves=40,
+)  # fmt: skip
+SPEC_KEYS = st.sampled_from(["name", "feed_url", "base_url", "priority", "url_filters",
+                             "selectors", "spider_listing_urls", "other"])  # fmt: skip
+YAML_INJECTIONS = (
+    b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n",
+    b"sources: *b\n",
+    b"<<: *a\n",
+    b"[" * 5_000,
+    b"- " * 2_000 + b"x\n",
+    b"{a: " * 3_000,
+    b"!!python/object/apply:os.system ['true']\n",
+    b"x: " + b"y" * 300_000 + b"\n",
+    b"\t\x00\xff\xfe",
+)
+
+
+@st.composite
+def yaml_specs(draw: st.DrawFn) -> bytes:
+    import yaml
+
+    entries = draw(st.lists(st.dictionaries(SPEC_KEYS, VALUES, max_size=6), max_size=6))
+    data = bytearray(yaml.safe_dump({"sources": entries}).encode())
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(data)))
+        kind = draw(st.sampled_from(("inject", "insert", "truncate")))
+        if kind == "inject":
+            data[at:at] = draw(st.sampled_from(YAML_INJECTIONS))
+        elif kind == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        else:
+            del data[at:]
+    return bytes(data)
+
+
+@FAST
+@given(data=st.one_of(yaml_specs(), st.binary(max_size=2_000)))
+@example(data=b"sources:\n" + b"  " * 0 + b"- [" * 5_000)
+@example(data=b"a: &a [x]\nsources: [*a]\n")
+def test_yaml_specs_parse_or_are_refused_clearly(data: bytes) -> None:
+    from frontier.source_specs import UnusableSpec, parse_specs
+
+    try:
+        parsed = parse_specs(data, "feeds.yaml")
+    except UnusableSpec as exc:
+        assert str(exc) and len(str(exc)) < 2_000
+        return
+    assert len(parsed.specs) + len(parsed.errors) <= data.count(b"\n") + 1
+
+
+OPML_TEMPLATE = (
+    b'<?xml version="1.0"?><opml version="2.0"><body><outline text="News">'
+    b'<outline text="One" xmlUrl="https://one.example/rss" htmlUrl="https://one.example/"/>'
+    b'<outline title="Two" xmlUrl="https://two.example/atom.xml"/></outline></body></opml>'
+)
+
+
+@FAST
+@given(data=near_valid([OPML_TEMPLATE]), encoding=st.sampled_from(ODD_ENCODINGS))
+def test_opml_specs_parse_or_are_refused_clearly(data: bytes, encoding: str) -> None:
+    from frontier.source_specs import UnusableSpec, parse_specs
+
+    text = data.decode("utf-8", "replace").replace('"1.0"?>', f'"1.0" encoding="{encoding}"?>', 1)
+    try:
+        recoded = _encoded(text, encoding)
+    except UnicodeEncodeError:
+        recoded = data
+    for document in (data, recoded):
+        try:
+            parsed = parse_specs(document, "subs.opml")
+        except UnusableSpec as exc:
+            assert str(exc)
+            continue
+        assert all(len(spec.name) <= len(document) for _, spec in parsed.specs)

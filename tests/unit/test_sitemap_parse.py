@@ -62,6 +62,9 @@ def test_url_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     (b'<!DOCTYPE x [<!ENTITY a "aaaa">]><urlset><url><loc>&a;</loc></url></urlset>',
      "declares XML entities"),
     (b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><urlset/>', "declares XML"),
+    # Issue 19, item 11: UTF-7 spells `<` as `+ADw-`, hiding the declaration from a byte search
+    (b'<?xml version="1.0" encoding="UTF-7"?><!DOCTYPE x [+ADw-!ENTITY a "aaaa">]>'
+     b"<urlset><url><loc>https://e.com/&a;</loc></url></urlset>", "declares XML entities"),
 ])  # fmt: skip
 def test_unusable_sitemaps_are_refused_clearly(body: bytes, reason: str) -> None:
     with pytest.raises(SitemapRefused, match=reason):
