@@ -10,6 +10,7 @@ frontier").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,7 @@ class Revision:
 
     revision: str
     down_revision: str | None
-    title: str  # the first line of the revision's docstring
+    title: str  # its docstring up to the first colon or full stop
     current: bool  # the database is at this revision
 
 
@@ -156,7 +157,7 @@ def history(current: str | None = None) -> list[Revision]:
     for script in reversed(list(_script().walk_revisions())):
         down = script.down_revision
         assert down is None or isinstance(down, str), "the revisions form one line"
-        title = (script.doc or "").strip().splitlines()[0] if script.doc else ""
+        title = re.split(r"[:.](?:\s|$)", " ".join((script.doc or "").split()))[0]
         revisions.append(Revision(script.revision, down, title, script.revision == current))
     return revisions
 
