@@ -1,6 +1,12 @@
 """Benchmark how the host-first claim scales with the size of the frontier.
 
-Run ``python -m bench.claim_scaling [--quick] [--rounds 3] [--seconds S] [--batch B]``.
+Run ``python -m bench.claim_scaling [--quick] [--rounds 3] [--seconds S] [--batch B]
+[--sizes 1m,10m] [--dsn postgresql://postgres@/postgres?host=/socket/dir]``.
+
+The server is a throwaway embedded PostgreSQL (18) tuned as ``bench.server.SERVER_SETTINGS``
+says, or, with ``--dsn`` (a superuser's DSN, URL form), an existing server of any supported
+version, where the benchmark creates its own databases and drops them afterwards; the
+settings in which it differs from the embedded one are logged, as they change the figures.
 
 Frontiers of 100k, 1M and 10M pending URLs (``--quick``: 100k and 1M, which load in
 about 3 and 25 seconds; ``--sizes`` picks any) over 100,000 hosts, Zipf-skewed: the
@@ -77,12 +83,12 @@ import psycopg
 
 from bench.server import (
     BenchServer,
+    benchmark_server,
     emit_result,
     log,
     median,
     peak_rss_mib,
     percentile,
-    running_server,
 )
 from frontier.db import Database
 from frontier.queue import SQL, Outcome, OutcomeKind, QueuePolicy, QueueRepository
@@ -560,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, help="per measurement (10; --quick: 3)")
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="URLs per claim")
     parser.add_argument("--sizes", help=f"comma-separated, of {', '.join(SIZES)}")
+    parser.add_argument("--dsn", help="an existing server's superuser DSN (URL form) instead of "
+                        "a throwaway embedded one")  # fmt: skip
     args = parser.parse_args(argv)
     if args.seconds is None:
         args.seconds = 3.0 if args.quick else 10.0
@@ -571,7 +579,8 @@ def main(argv: list[str] | None = None) -> int:
     exponent = solve_exponent(HOSTS)
     log(f"Zipf exponent {exponent:.4f}: top 1% of {HOSTS:,} hosts hold {TOP_SHARE:.0%}")
     per_size: dict[str, dict[str, Any]] = {}
-    with running_server() as server:
+    with benchmark_server(args.dsn) as server:
+        version = server.server_version()
         tps = server.pgbench_tps(max(1, round(args.seconds)))
         log(f"pgbench -N: {tps:,.0f} TPS")
         for label in labels:
@@ -587,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in ("claims_per_s", "claim_p50_ms", "claim_p99_ms", "empty_claim_ms")
     }
     result["pgbench_n_tps"] = round(tps)
+    result["server_version"] = version
     result["batch"] = args.batch
     result["claimers"] = CLAIMERS
     result["seconds"] = args.seconds

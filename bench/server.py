@@ -8,6 +8,7 @@ pays for its WAL flush as it would in production and the numbers stay honest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -23,11 +24,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
 from frontier import migrate
+from frontier.db import describe_dsn
 from frontier.embedded import EmbeddedPostgres
 
 # For a 24 GiB, 2-core machine with its own disk. fsync and synchronous_commit stay on.
@@ -51,6 +54,8 @@ SERVER_SETTINGS: Mapping[str, str] = {
 }
 
 TEMPLATE = "bench_template"
+# Values that `SHOW` writes differently on some versions: (setting, as written) -> as shown.
+_SAME = {("wal_compression", "on"): "pglz"}
 _TPS = re.compile(r"tps = ([0-9.]+) \(without initial connection time\)")
 
 
@@ -144,15 +149,15 @@ def _vm_hwm_kib(status_file: Path) -> int:
 
 
 class BenchServer:
-    """A running benchmark server: create, migrate and drop databases on it."""
+    """A running benchmark server, by its admin DSN: create, migrate and drop databases on
+    it. `pgbench` is the wheel's (any server version accepts it)."""
 
-    def __init__(self, embedded: EmbeddedPostgres) -> None:
-        self.embedded = embedded
-        self.admin_dsn = embedded.dsn("postgres")
+    def __init__(self, admin_dsn: str) -> None:
+        self.admin_dsn = admin_dsn
         self._template_ready = False
 
     def dsn(self, database: str) -> str:
-        return self.embedded.dsn(database)
+        return urlunsplit(urlsplit(self.admin_dsn)._replace(path=f"/{database}"))
 
     def create_database(self, name: str, template: str | None = None) -> str:
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
@@ -188,6 +193,21 @@ class BenchServer:
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
             row = conn.execute("SHOW server_version").fetchone()
         return str(row[0]) if row else "?"
+
+    def settings_differing(self, settings: Mapping[str, str]) -> dict[str, str]:
+        """The server's value of each of `settings` that it does not have (as `SHOW` writes
+        it: the largest unit that divides evenly, which is how `settings` are written)."""
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            current = {
+                name: str(conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name)))
+                          .fetchone()[0])  # type: ignore[index]
+                for name in settings
+            }  # fmt: skip
+        return {
+            name: value
+            for name, value in current.items()
+            if value != settings[name] and _SAME.get((name, settings[name])) != value
+        }
 
     def pgbench_tps(
         self, seconds: int, *, clients: int = 4, threads: int = 2, scale: int = 10
@@ -227,9 +247,36 @@ def running_server(settings: Mapping[str, str] = SERVER_SETTINGS) -> Iterator[Be
         log(f"starting the embedded PostgreSQL in {home}")
         embedded.start()
         embedded.configure(settings)
-        server = BenchServer(embedded)
+        server = BenchServer(embedded.dsn("postgres"))
         log(f"PostgreSQL {server.server_version()} ready")
         yield server
     finally:
         embedded.stop()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def existing_server(
+    admin_dsn: str, settings: Mapping[str, str] = SERVER_SETTINGS
+) -> Iterator[BenchServer]:
+    """An existing server, by a superuser's DSN (URL form): the benchmark creates its own
+    databases there and drops them afterwards. Its configuration is the operator's; the
+    settings that differ from `settings` are logged, since they change the figures."""
+    server = BenchServer(admin_dsn)
+    log(f"PostgreSQL {server.server_version()} at {describe_dsn(admin_dsn)}")
+    if differing := server.settings_differing(settings):
+        log("settings differing from the benchmark server's: " + ", ".join(
+            f"{name} = {value} (not {settings[name]})" for name, value in differing.items()
+        ))  # fmt: skip
+    try:
+        yield server
+    finally:
+        server.drop_database(TEMPLATE)
+
+
+def benchmark_server(
+    admin_dsn: str | None, settings: Mapping[str, str] = SERVER_SETTINGS
+) -> contextlib.AbstractContextManager[BenchServer]:
+    """`existing_server(admin_dsn)` when a DSN is given (a benchmark's `--dsn`), else a
+    throwaway embedded server (`running_server`)."""
+    return existing_server(admin_dsn, settings) if admin_dsn else running_server(settings)

@@ -1,8 +1,17 @@
-"""Apply or roll back the Alembic revisions in `migrations/` against a DSN, and make a
-database ready for a command (`make_ready`)."""
+"""Apply or roll back the Alembic revisions in `migrations/` against a DSN, say where a
+database stands (`status`, `history`), and make a database ready for a command
+(`make_ready`).
+
+A database is at the code's head (current), at an older revision the code knows (behind:
+`frontier db upgrade` brings it up), or at a revision the code does not know: written by a
+newer frontier, which no command here can use or migrate (`SchemaOutdated` says "upgrade
+frontier").
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy
@@ -51,6 +60,9 @@ def _run(dsn: str, action: str, revision: str) -> None:
     engine = sqlalchemy.create_engine(sqlalchemy_url(dsn), poolclass=sqlalchemy.pool.NullPool)
     try:
         with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+            connection.rollback()
+            refuse_newer(dsn, current)  # Alembic would fail on a revision it cannot locate
             config.attributes["connection"] = connection
             getattr(command, action)(config, revision)
     except sqlalchemy.exc.OperationalError as exc:
@@ -62,24 +74,102 @@ def _run(dsn: str, action: str, revision: str) -> None:
 
 
 class SchemaOutdated(FrontierError):
-    """The database's schema is not at the revision this code expects."""
+    """The database's schema is not at the revision this code expects: behind it, or at a
+    revision this code does not know (a newer frontier's)."""
 
 
-def check_current(dsn: str) -> None:
-    """Raise `SchemaOutdated` unless the schema is at the newest revision."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """One of the code's revisions, oldest first in `history`."""
+
+    revision: str
+    down_revision: str | None
+    title: str  # its docstring up to the first colon or full stop
+    current: bool  # the database is at this revision
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaStatus:
+    """Where a database's schema stands against this code."""
+
+    current: str | None  # the database's revision; None: never migrated
+    head: str  # the code's newest revision
+    known: bool  # the code has `current` (or it is None)
+
+    @property
+    def at_head(self) -> bool:
+        return self.current == self.head
+
+    @property
+    def newer(self) -> bool:
+        """The database is at a revision this code does not know: a newer frontier's."""
+        return not self.known
+
+
+def _script() -> ScriptDirectory:
+    return ScriptDirectory.from_config(_config())
+
+
+def head() -> str:
+    """The code's newest revision."""
+    newest = _script().get_current_head()
+    assert newest is not None, "migrations/ holds no revision"
+    return newest
+
+
+def _known(revision: str | None) -> bool:
+    return revision is None or any(r.revision == revision for r in _script().walk_revisions())
+
+
+def _newer_message(dsn: str, current: str) -> str:
+    return (
+        f"the database schema at {describe_dsn(dsn)} (revision {current}) is newer than "
+        f"this frontier (head {head()}): upgrade frontier"
+    )
+
+
+def refuse_newer(dsn: str, current: str | None) -> None:
+    """Raise `SchemaOutdated` ("upgrade frontier") when `current` is unknown to this code."""
+    if not _known(current):
+        raise SchemaOutdated(_newer_message(dsn, str(current)))
+
+
+def current_revision(dsn: str) -> str | None:
+    """The database's revision (alembic_version), None when it was never migrated."""
     engine = sqlalchemy.create_engine(sqlalchemy_url(dsn), poolclass=sqlalchemy.pool.NullPool)
     try:
         with engine.connect() as connection:
-            current = MigrationContext.configure(connection).get_current_revision()
+            return MigrationContext.configure(connection).get_current_revision()
     except sqlalchemy.exc.OperationalError as exc:
         raise _unavailable(dsn, exc) from None
     finally:
         engine.dispose()
-    if current != head:
+
+
+def status(dsn: str) -> SchemaStatus:
+    current = current_revision(dsn)
+    return SchemaStatus(current=current, head=head(), known=_known(current))
+
+
+def history(current: str | None = None) -> list[Revision]:
+    """The code's revisions, oldest first, marking `current` (a database's revision)."""
+    revisions = []
+    for script in reversed(list(_script().walk_revisions())):
+        down = script.down_revision
+        assert down is None or isinstance(down, str), "the revisions form one line"
+        title = re.split(r"[:.](?:\s|$)", " ".join((script.doc or "").split()))[0]
+        revisions.append(Revision(script.revision, down, title, script.revision == current))
+    return revisions
+
+
+def check_current(dsn: str) -> None:
+    """Raise `SchemaOutdated` unless the schema is at the newest revision."""
+    found = status(dsn)
+    refuse_newer(dsn, found.current)
+    if not found.at_head:
         raise SchemaOutdated(
-            f"the database schema at {describe_dsn(dsn)} is at revision {current or 'none'}, "
-            f"this code needs {head}: run `frontier db upgrade`"
+            f"the database schema at {describe_dsn(dsn)} is at revision "
+            f"{found.current or 'none'}, this code needs {found.head}: run `frontier db upgrade`"
         )
 
 
