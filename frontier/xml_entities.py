@@ -45,6 +45,9 @@ _SNIFF = (
     (b"\x4c\x6f\xa7\x94", "cp037"),
 )
 
+# XML 1.0's EncName production, bounded.
+_ENC_NAME = re.compile(r"[A-Za-z][A-Za-z0-9._-]{0,63}")
+
 
 def entity_problem(body: bytes, http_charset: str | None = None) -> str | None:
     """Why `body` must be refused (it declares entities, or its declared encoding cannot
@@ -82,7 +85,8 @@ def candidate_encodings(body: bytes, http_charset: str | None = None) -> list[st
         found.append(declared.group(1).strip())
     if http_charset:
         found.append(http_charset.strip().strip("\"'"))
-    return list(dict.fromkeys(name for name in found if name))
+    # Only names XML allows (EncName); anything else no parser takes as an encoding.
+    return list(dict.fromkeys(name for name in found if _ENC_NAME.fullmatch(name)))
 
 
 @lru_cache(maxsize=64)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from frontier.xml_entities import entity_problem
 from poller.entries import ContentQuality, FeedEntry, html_to_text
 from poller.errors import FeedRefused
 from poller.feed_parse import parse_feed
@@ -174,3 +175,10 @@ def test_filters() -> None:
 def test_html_to_text_decodes_entities_and_keeps_plain_less_than() -> None:
     assert html_to_text("Fish &amp; Chips &lt;3") == "Fish & Chips <3"
     assert html_to_text("<p>A <script>x()</script>b</p>") == "A b"
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "utf-8\n", "x" * 200, "", "8bit"])
+def test_an_encoding_name_xml_does_not_allow_is_not_looked_up(name: str) -> None:
+    """Found by Hypothesis: a NUL in the declared name crashed codecs.lookup."""
+    body = f'<?xml version="1.0" encoding="{name}"?><rss><channel/></rss>'.encode("latin-1")
+    assert entity_problem(body, http_charset=name) is None
