@@ -300,11 +300,15 @@ class Fetcher:
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
                         continue
-                if until_idle and not tasks and not claimed and await self._idle():
+                # The batches running now, taken before the awaits below: one that ends
+                # meanwhile leaves `tasks` at once, and waiting on the rest would sleep the
+                # whole timeout instead of looking again (a finished task wakes at once).
+                running = [*tasks]
+                if until_idle and not running and not claimed and await self._idle():
                     break
                 timeout = await self._idle_wait() if not claimed else config.idle_poll_s
                 wake.clear()
-                await first_of([*tasks], [wake, stop], timeout)
+                await first_of(running, [wake, stop], timeout)
         finally:
             await self._shutdown(tasks)
 
