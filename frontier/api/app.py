@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-
 from typing import Any
 
 from fastapi import Depends, FastAPI

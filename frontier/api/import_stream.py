@@ -193,7 +193,7 @@ class JsonBody:
                 if event != "start_map":
                     raise BadBody('the JSON body must be an object: {"urls": [...]}')
             elif self._depth == 2:
-                return self._top_level_value(event, None)
+                self._top_level_value(event, None)
             elif self._depth == 3 and self._key == "urls":
                 return self._item(event, None)
             return None
@@ -207,7 +207,8 @@ class JsonBody:
         if self._depth == 0:
             raise BadBody('the JSON body must be an object: {"urls": [...]}')
         if self._depth == 1:
-            return self._top_level_value(event, value)
+            self._top_level_value(event, value)
+            return None
         if self._depth == 2 and self._key == "urls":
             return self._item(event, value)
         return None

@@ -13,15 +13,16 @@ import httpx
 import pytest
 
 from frontier.db import Database
-from tests.integration.test_api import (  # noqa: F401 - api is a fixture
-    AUTH,
-    api,
-    assert_error,
-    client_for,
-    make_settings,
-)
+from tests.integration.test_api import AUTH, assert_error, client_for, make_settings
 
 SOURCES = "/api/v1/sources"
+JSON = {**AUTH, "Content-Type": "application/json"}
+
+
+@pytest.fixture
+async def api(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
+    async with await client_for(make_settings(fresh_dsn, tmp_path), db) as client:
+        yield client
 
 
 def _counting(total: int, chunk: bytes, seen: list[int]) -> AsyncIterator[bytes]:
@@ -102,8 +103,8 @@ async def test_nul_characters_answer_422_not_500(api: httpx.AsyncClient) -> None
                  {"name": "nul", "feed_url": "http://nul.example/f\u0000eed"}):  # fmt: skip
         response = await api.post(SOURCES, headers=AUTH, json=body)
         assert_error(response, 422, "validation_error")
-    imported = await api.post("/api/v1/import", headers={**AUTH, "Content-Type": "application/json"},
-                              content=json.dumps({"urls": ["http://nul.example/a\u0000b"]}))  # fmt: skip
+    urls = json.dumps({"urls": ["http://nul.example/a\u0000b"]})
+    imported = await api.post("/api/v1/import", headers=JSON, content=urls)
     assert imported.status_code == 200 and imported.json()["rejected"] == 1, imported.text
 
 
@@ -128,8 +129,7 @@ async def test_a_64_mib_json_string_in_an_import_is_refused(
                 yield chunk
             yield b'"]}'
 
-        response = await client.post("/api/v1/import", content=body(),
-                                     headers={**AUTH, "Content-Type": "application/json"})  # fmt: skip
+        response = await client.post("/api/v1/import", content=body(), headers=JSON)
         error = assert_error(response, 400, "bad_body")
         assert "longer than" in error["message"]
         assert seen[0] <= 1024 * 1024
