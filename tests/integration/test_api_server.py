@@ -66,7 +66,7 @@ async def test_half_open_connections_are_closed_at_the_header_deadline(served: s
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /healthz HTTP/1.1\r\n")
     try:
-        await wait_until(lambda: reader._eof, deadline_s=20, what="EOF after one answer")  # noqa: SLF001
+        await wait_until(lambda: reader._eof, deadline_s=20, what="EOF after one answer")
     finally:
         writer.close()
     answer = await reader.read()
