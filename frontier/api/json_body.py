@@ -27,12 +27,8 @@ MAX_JSON_DEPTH = 32  # arrays and objects inside each other; our bodies need 3
 Model = TypeVar("Model", bound=BaseModel)
 
 
-class TooDeep(BadBody):
-    """JSON nested deeper than MAX_JSON_DEPTH."""
-
-
-def too_deep() -> TooDeep:
-    return TooDeep(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+def too_deep() -> BadBody:
+    return BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
 
 
 def parse_json(data: bytes) -> Any:
