@@ -14,6 +14,7 @@ under this root (one module each, named in brackets):
     ├── UnusableSpec             (frontier.source_specs; also a ValueError) a sources file
     │                            that is not a YAML spec or OPML
     ├── UnusableInput            (frontier.imports) a URL import file that cannot be read
+    │   └── NestedTooDeeply      an NDJSON line nested past the parser's limit
     ├── MigrationFailed          (frontier.migrate) a revision the server refused
     ├── SchemaOutdated           (frontier.migrate) the schema is not the code's
     ├── HttpError                (frontier.safe_http) an outbound request

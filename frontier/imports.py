@@ -44,6 +44,14 @@ class UnusableInput(FrontierError):
     """The input as a whole cannot be imported (no url column, unreadable file)."""
 
 
+class NestedTooDeeply(UnusableInput):
+    """An NDJSON line nested past the JSON parser's recursion limit: refused as a whole."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(f"line {number}: JSON nested too deeply")
+        self.number = number
+
+
 def detect_format(name: str) -> ImportFormat:
     lowered = name.lower()
     if lowered.endswith(".csv"):
@@ -108,6 +116,8 @@ def _ndjson_line(number: int, text: str) -> Line:
         value: Any = json.loads(text)
     except json.JSONDecodeError as exc:
         return Line(number, None, f"invalid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:  # a line of thousands of '[': hostile, not a typo
+        raise NestedTooDeeply(number) from None
     if isinstance(value, dict):
         value = value.get("url")
         if value is None:

@@ -190,6 +190,19 @@ class Settings(BaseSettings):
         ge=1024,
         description="Largest POST /api/v1/import body in bytes; larger ones get 413.",
     )
+    api_json_max_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest JSON body of the other write endpoints (sources) in bytes; "
+        "larger ones get 413, refused by Content-Length or while the body streams.",
+    )
+    api_header_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        description="Seconds a client gets to send a request's headers; a connection "
+        "still without them is closed (no slowloris holding file descriptors).",
+    )
     api_dashboard_refresh_s: int = Field(
         default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
     )

@@ -86,6 +86,12 @@ def _instant(value: object) -> object:
                 "iso_date", "{value} is not an ISO 8601 date or datetime", {"value": repr(value)}
             ) from None
     if isinstance(value, datetime):
+        try:
+            value.astimezone(UTC)  # stored as UTC: year 1 at +14:00 is before year 1
+        except OverflowError:
+            raise PydanticCustomError(
+                "iso_date", "{value} is out of range in UTC", {"value": repr(str(value))}
+            ) from None
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)

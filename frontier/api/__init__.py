@@ -10,8 +10,10 @@ leave as one JSON shape, `{"error": {"code", "message", "fields": [{"field", "me
 
     FrontierError
     └── ApiError                 (frontier.api.errors) a request the API refuses
-        ├── BadBody              400: a body that cannot be parsed (invalid JSON, ...)
-        ├── RequestTooLarge      413: over FRONTIER_API_IMPORT_MAX_BYTES
+        ├── BadBody              400: a body that cannot be parsed (invalid JSON, nested
+        │                        past 32 levels, ...)
+        ├── RequestTooLarge      413: over FRONTIER_API_IMPORT_MAX_BYTES or
+        │                        FRONTIER_API_JSON_MAX_BYTES (`frontier.api.body_limit`)
         ├── UnsupportedMediaType 415: a Content-Type the import does not read
         └── FireUnavailable      501: the app was built without a fire function
 

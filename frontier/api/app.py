@@ -6,13 +6,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
+from fastapi.openapi.utils import get_openapi
 
+from frontier.api.body_limit import BodyLimit, Cap
 from frontier.api.context import ApiContext, FireSource
 from frontier.api.errors import install_error_handlers
 from frontier.api.metrics import DatabaseCollector
-from frontier.api.routes import dashboard, imports, sources, views
+from frontier.api.query_guard import refuse_nul
+from frontier.api.routes import dashboard, docs, imports, sources, views
+from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
 from frontier.safe_http import SafeClient
 from frontier.settings import Settings
@@ -47,10 +52,37 @@ def create_app(
 
     app = FastAPI(
         title="frontier", version="1", description=DESCRIPTION, lifespan=lifespan,
-        docs_url="/docs", redoc_url=None,
+        docs_url=None, redoc_url=None, dependencies=[Depends(refuse_nul)],
     )  # fmt: skip
     app.state.context = context
     install_error_handlers(app)
-    for module in (views, sources, imports, dashboard):
+    for module in (views, sources, imports, dashboard, docs):
         app.include_router(module.router)
+    app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
+    app.mount("/static", docs.STATIC, name="static")
+    app.add_middleware(BodyLimit, cap_for=body_caps(settings))
+    app.add_middleware(SecurityHeaders)  # outermost: every answer gets the headers
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+def body_caps(settings: Settings) -> Any:
+    """The size cap of each path's request body: the import's, or the JSON one."""
+    import_cap = Cap(settings.api_import_max_bytes, "FRONTIER_API_IMPORT_MAX_BYTES")
+    json_cap = Cap(settings.api_json_max_bytes, "FRONTIER_API_JSON_MAX_BYTES")
+    return lambda path: import_cap if path == imports.PATH else json_cap
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, plus the models of the bodies routes read themselves (they are
+    not parameters, so that the token is checked before the body is read)."""
+    if app.openapi_schema is None:
+        schema = get_openapi(title=app.title, version=app.version,
+                             description=app.description, routes=app.routes)  # fmt: skip
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in sources.BODY_MODELS:
+            found = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(found.pop("$defs", {}))
+            components[model.__name__] = found
+        app.openapi_schema = schema
+    return app.openapi_schema

@@ -23,6 +23,7 @@ from typing import Any
 import ijson
 
 from frontier.api.errors import BadBody, FieldInvalid, RequestTooLarge
+from frontier.api.json_body import MAX_JSON_DEPTH, too_deep
 from frontier.imports import (
     BATCH_SIZE,
     MAX_LINE_BYTES,
@@ -30,6 +31,7 @@ from frontier.imports import (
     ImportSummary,
     Line,
     LineBatch,
+    NestedTooDeeply,
     prepare_lines,
     read_lines,
 )
@@ -60,18 +62,50 @@ class LimitedBody:
             yield chunk
 
 
-class _AsyncReader:
-    """The `await read(n)` file interface ijson's async parser expects, over a body."""
+class _PushParser:
+    """ijson's push parser (the yajl2_c backend, no prefixes: their cost grows with the
+    nesting depth, squared over a document) fed one chunk at a time in a thread, so a huge
+    string or a deep document never holds the event loop."""
 
-    def __init__(self, body: LimitedBody) -> None:
-        self._chunks = body.chunks()
-        self._pending = b""
+    def __init__(self) -> None:
+        self.events = ijson.sendable_list()
+        self._coro = ijson.basic_parse_coro(self.events, use_float=True)
 
-    async def read(self, size: int = 65_536) -> bytes:
-        if not self._pending:
-            self._pending = await anext(self._chunks, b"")
-        out, self._pending = self._pending[:size], self._pending[size:]
+    def feed(self, chunk: bytes) -> list[tuple[str, Any]]:
+        self._coro.send(chunk)
+        return self._take()
+
+    def close(self) -> list[tuple[str, Any]]:
+        self._coro.close()  # raises IncompleteJSONError for a truncated document
+        return self._take()
+
+    def _take(self) -> list[tuple[str, Any]]:
+        out = list(self.events)
+        del self.events[:]
         return out
+
+
+class _LongValueGuard:
+    """Refuses a JSON body with more than `limit` bytes between two quotes: a string (or a
+    run of anything else) that long is no URL, and yajl would buffer it whole. Two
+    `bytes.find` calls per chunk; escaped quotes count as quotes, so an escaped-quote string
+    slips through, bounded by the body cap."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.since_quote = 0
+
+    def check(self, chunk: bytes) -> None:
+        first = chunk.find(b'"')
+        run = self.since_quote + (len(chunk) if first < 0 else first)
+        if first >= 0:
+            self.since_quote = len(chunk) - chunk.rfind(b'"') - 1
+            if len(chunk) > self.limit:  # a run wholly inside one large chunk
+                run = max(run, max(map(len, chunk.split(b'"'))))
+        else:
+            self.since_quote = run
+        if run > self.limit:
+            raise BadBody(f"a JSON value longer than {self.limit} bytes")
 
 
 async def raw_line_batches(
@@ -113,57 +147,90 @@ class JsonBody:
     source: str | None = None
     saw_urls: bool = False
     source_after_urls: str | None = None
+    _position: int = 0  # items of "urls" so far
+    _depth: int = 0
+    _key: str | None = None
 
     async def batches(self, batch_size: int = BATCH_SIZE) -> AsyncIterator[list[Line]]:
         batch: list[Line] = []
-        position = 0
-        nested = 0  # depth inside a non-string item of "urls"
-        top_level_seen = False
-        events = ijson.parse_async(_AsyncReader(self.body), use_float=True)
+        self._position = 0
+        self._depth = 0
+        self._key: str | None = None  # the current key of the top-level object
+        parser, guard = _PushParser(), _LongValueGuard(MAX_LINE_BYTES)
+        started = False
         try:
-            async for prefix, event, value in events:
-                if not top_level_seen:
-                    top_level_seen = True
-                    if event != "start_map":
-                        raise BadBody('the JSON body must be an object: {"urls": [...]}')
-                if nested:
-                    if event in ("start_map", "start_array"):
-                        nested += 1
-                    elif event in ("end_map", "end_array"):
-                        nested -= 1
-                    continue
-                if prefix == "source" and event not in ("map_key",):
-                    if event != "string":
-                        raise FieldInvalid.of("source", "must be a string (a source name)")
-                    if self.saw_urls:
-                        self.source_after_urls = value
-                    else:
-                        self.source = value
-                elif prefix == "urls" and event == "start_array":
-                    self.saw_urls = True
-                elif prefix == "urls" and event not in ("end_array", "map_key"):
-                    raise FieldInvalid.of("urls", "must be an array of URL strings")
-                elif prefix == "urls.item":
-                    if event == "end_array" or event == "end_map":
-                        continue
-                    position += 1
-                    if event == "string":
-                        batch.append(Line(position, value))
-                    else:
-                        batch.append(Line(position, None, "not a string"))
-                        if event in ("start_map", "start_array"):
-                            nested = 1
-                    if len(batch) >= batch_size:
-                        yield batch
-                        batch = []
+            async for chunk in self.body.chunks():
+                started = started or bool(chunk.strip())
+                for event, value in await asyncio.to_thread(parser.feed, chunk):
+                    line = self._event(event, value)
+                    if line is not None:
+                        batch.append(line)
+                guard.check(chunk)  # before the next chunk grows a long value further
+                if len(batch) >= batch_size:
+                    yield batch
+                    batch = []
+            if not started:
+                raise BadBody('empty body: send {"urls": [...]}')
+            for event, value in await asyncio.to_thread(parser.close):
+                line = self._event(event, value)
+                if line is not None:
+                    batch.append(line)
         except (ijson.JSONError, ValueError) as exc:  # ijson reports bad UTF-8 as ValueError
-            raise BadBody(f"invalid JSON after {position} URLs: {exc}") from None
-        if not top_level_seen:
-            raise BadBody('empty body: send {"urls": [...]}')
+            raise BadBody(f"invalid JSON after {self._position} URLs: {exc}") from None
         if not self.saw_urls:
             raise FieldInvalid.of("urls", "required: an array of URL strings")
         if batch:
             yield batch
+
+    def _event(self, event: str, value: Any) -> Line | None:
+        """One parser event; the Line of a `urls` item, if it is one. Depth 1 is the
+        top-level object, depth 2 the `urls` array."""
+        if event in ("start_map", "start_array"):
+            self._depth += 1
+            if self._depth > MAX_JSON_DEPTH:
+                raise too_deep()
+            if self._depth == 1:
+                if event != "start_map":
+                    raise BadBody('the JSON body must be an object: {"urls": [...]}')
+            elif self._depth == 2:
+                self._top_level_value(event, None)
+            elif self._depth == 3 and self._key == "urls":
+                return self._item(event, None)
+            return None
+        if event in ("end_map", "end_array"):
+            self._depth -= 1
+            return None
+        if event == "map_key":
+            if self._depth == 1:
+                self._key = value
+            return None
+        if self._depth == 0:
+            raise BadBody('the JSON body must be an object: {"urls": [...]}')
+        if self._depth == 1:
+            self._top_level_value(event, value)
+            return None
+        if self._depth == 2 and self._key == "urls":
+            return self._item(event, value)
+        return None
+
+    def _top_level_value(self, event: str, value: Any) -> None:
+        if self._key == "source":
+            if event != "string":
+                raise FieldInvalid.of("source", "must be a string (a source name)")
+            if self.saw_urls:
+                self.source_after_urls = value
+            else:
+                self.source = value
+        elif self._key == "urls":
+            if event != "start_array":
+                raise FieldInvalid.of("urls", "must be an array of URL strings")
+            self.saw_urls = True
+
+    def _item(self, event: str, value: Any) -> Line:
+        self._position += 1
+        if event == "string":
+            return Line(self._position, value)
+        return Line(self._position, None, "not a string")
 
 
 async def text_batches(
@@ -178,7 +245,10 @@ async def text_batches(
 
 
 def _numbered(raw: list[bytes], fmt: ImportFormat, offset: int) -> list[Line]:
-    return [Line(line.number + offset, line.url, line.error) for line in read_lines(raw, fmt)]
+    try:
+        return [Line(line.number + offset, line.url, line.error) for line in read_lines(raw, fmt)]
+    except NestedTooDeeply as exc:  # hostile, not a typo: the body is refused
+        raise BadBody(f"line {exc.number + offset}: JSON nested too deeply") from None
 
 
 async def submit_batches(

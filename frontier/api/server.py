@@ -1,5 +1,6 @@
 """`frontier serve`: open the database, build the app (with the fire function the edge
-gives it) and run it under uvicorn."""
+gives it) and run it under uvicorn. `uvicorn_config` is the one uvicorn configuration,
+shared with `frontier up`."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import contextlib
 import logging
 import signal
 from collections.abc import Iterator
+from typing import Any
 
 import uvicorn
+from fastapi import FastAPI
 
 from frontier.api.app import create_app
 from frontier.api.context import FireSource
+from frontier.api.header_deadline import protocol_with_header_deadline
 from frontier.connect import open_database
+from frontier.safe_http import raise_open_file_limit
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -37,16 +42,25 @@ class _StoppableServer(uvicorn.Server):
                 loop.remove_signal_handler(signum)
 
 
+def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Config:
+    """How both `frontier serve` and `frontier up` run the API (`where`: host and port, or
+    nothing when the caller passes its own socket): a deadline for request headers, no
+    access log, no Server header. Lifts the process's soft open-file limit to its hard one,
+    so that thousands of idle connections do not exhaust the descriptors first."""
+    raise_open_file_limit()
+    return uvicorn.Config(
+        app, **where, http=protocol_with_header_deadline(settings.api_header_timeout_s),
+        log_level="warning", access_log=False, lifespan="on", server_header=False,
+        backlog=4096,
+    )  # fmt: skip
+
+
 async def serve(
     settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None
 ) -> None:
     async with open_database(dsn, settings) as db:
         app = create_app(settings, db, fire=fire)
-        config = uvicorn.Config(
-            app, host=host, port=port, log_level="warning", access_log=False,
-            lifespan="on", server_header=False,
-        )  # fmt: skip
-        server = _StoppableServer(config)
+        server = _StoppableServer(uvicorn_config(app, settings, host=host, port=port))
         if not settings.api_token:
             log.warning("FRONTIER_API_TOKEN is not set: the API refuses every write")
         await server.serve()

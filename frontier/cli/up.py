@@ -38,6 +38,7 @@ import uvicorn
 from fetcher.service import run_fetcher
 from frontier import migrate
 from frontier.api.app import create_app
+from frontier.api.server import uvicorn_config
 from frontier.cli.app import app, settings_of
 from frontier.cli.demo.profile import demo_settings, register, reset_home
 from frontier.cli.demo.sites import DemoSites
@@ -247,14 +248,8 @@ class Platform:
         return sites
 
     async def _serve(self, db: Database) -> None:
-        config = uvicorn.Config(
-            create_app(self.settings, db, fire=poller_service.fire),
-            log_level="warning",
-            access_log=False,
-            lifespan="on",
-            server_header=False,
-        )
-        server = _ApiServer(config)
+        app = create_app(self.settings, db, fire=poller_service.fire)
+        server = _ApiServer(uvicorn_config(app, self.settings))
         host, port = self.sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
         self.console.event(

@@ -76,6 +76,11 @@ def test_import_csv_and_ndjson_from_stdin(fresh_dsn: str) -> None:
         (("import", "-", "--format", "csv"), b"name,title\nx,y\n", "'url' column"),
         (("import", "-", "--format", "xml"), b"", "unknown format"),
         (("import", "-", "--source", "nope"), b"http://a.example/\n", "no source named"),
+        (
+            ("import", "-", "--format", "ndjson"),
+            b'"http://a.example/"\n' + b"[" * 5_000,
+            "line 2: JSON nested too deeply",
+        ),  # issue 19: was exit 1 with a RecursionError
     ],
 )
 def test_unusable_input_exits_2_with_a_message(

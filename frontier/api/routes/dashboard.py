@@ -70,9 +70,7 @@ async def dashboard(request: Request) -> HTMLResponse:
         throughput_chart=charts.stacked_columns(throughput, SERIES, labels),
         hour=hour,
         series=SERIES,
-        pending_hosts=charts.bar_rows(
-            [(h["host"], h["pending"]) for h in stats.hosts.top_pending]
-        ),
+        pending_hosts=charts.bar_rows([(h["host"], h["pending"]) for h in stats.hosts.top_pending]),
         error_hosts=error_hosts,
         error_host_bars=charts.bar_rows(
             [(h["host"], h["consecutive_failures"]) for h in error_hosts], colour="#e45756"

@@ -25,6 +25,7 @@ from frontier.queue import QueuePolicy, QueueRepository, SourceRef
 from frontier.sources import MANUAL, SourceRepository, UnknownSource
 
 router = APIRouter(tags=["import"])
+PATH = "/api/v1/import"
 
 _BODY_DOC: dict[str, Any] = {
     "requestBody": {
@@ -46,7 +47,7 @@ _BODY_DOC: dict[str, Any] = {
 
 
 @router.post(
-    "/api/v1/import",
+    PATH,
     response_model=ImportResult,
     responses={code: {"model": ErrorBody} for code in (400, 401, 403, 413, 415, 422)},
     dependencies=[Depends(require_write)],

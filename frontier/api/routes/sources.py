@@ -7,10 +7,12 @@ from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import BaseModel
 
 from frontier.api.auth import require_read, require_write
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError, FieldInvalid, RateLimited
+from frontier.api.json_body import read_model
 from frontier.api.models import ErrorBody, SourceOut
 from frontier.errors import RetryLater
 from frontier.source_schema import SourceConfig, SourcePatch
@@ -19,7 +21,7 @@ from frontier.sources import Source, SourceRepository
 router = APIRouter(prefix="/api/v1/sources", tags=["sources"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 403, 404, 422)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422)
 }
 
 
@@ -47,20 +49,34 @@ async def get_source(request: Request, source_id: UUID) -> dict[str, Any]:
     return (await _shown(repository, [await repository.get_by_id(source_id)]))[0]
 
 
+def _json_body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its JSON itself (`read_model`), so
+    that the token is checked before the body is read; `frontier.api.app` adds the model's
+    schema to the components."""
+    schema = {"$ref": f"#/components/schemas/{model.__name__}"}
+    return {"requestBody": {"required": True,
+                            "content": {"application/json": {"schema": schema}}}}  # fmt: skip
+
+
+BODY_MODELS = (SourceConfig, SourcePatch)  # schemas the routes below refer to
+
+
 @router.post(
     "", response_model=SourceOut, status_code=201, responses=_ERRORS,
-    dependencies=[Depends(require_write)],
+    dependencies=[Depends(require_write)], openapi_extra=_json_body(SourceConfig),
 )  # fmt: skip
-async def create_source(request: Request, body: SourceConfig) -> dict[str, Any]:
+async def create_source(request: Request) -> dict[str, Any]:
+    body = await read_model(request, SourceConfig)
     repository = SourceRepository(context_of(request).db)
     return (await _shown(repository, [await repository.create(body)]))[0]
 
 
 @router.patch(
     "/{source_id}", response_model=SourceOut, responses=_ERRORS,
-    dependencies=[Depends(require_write)],
+    dependencies=[Depends(require_write)], openapi_extra=_json_body(SourcePatch),
 )  # fmt: skip
-async def update_source(request: Request, source_id: UUID, body: SourcePatch) -> dict[str, Any]:
+async def update_source(request: Request, source_id: UUID) -> dict[str, Any]:
+    body = await read_model(request, SourcePatch)
     repository = SourceRepository(context_of(request).db)
     return (await _shown(repository, [await repository.update(source_id, body)]))[0]
 
