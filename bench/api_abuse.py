@@ -51,8 +51,9 @@ def spaces(total: int) -> Iterator[bytes]:
         yield piece
 
 
-def send_big_body(port: int, method: str, path: str, total: int, *, token: bool,
-                  chunked: bool) -> dict[str, Any]:  # fmt: skip
+def send_big_body(
+    port: int, method: str, path: str, total: int, *, token: bool, chunked: bool
+) -> dict[str, Any]:
     """Send a `total`-byte body and stop at the answer; returns its status and time."""
     head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
     head.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}")
@@ -128,8 +129,12 @@ def half_open(port: int, count: int, base: str) -> dict[str, Any]:
         except OSError:
             closed += 1
         sock.close()
-    return {"opened": opened, "healthz_ok": ok, "healthz_max_s": max(healthz),
-            "closed_at_deadline": closed}  # fmt: skip
+    return {
+        "opened": opened,
+        "healthz_ok": ok,
+        "healthz_max_s": max(healthz),
+        "closed_at_deadline": closed,
+    }
 
 
 def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, Any]:
@@ -139,27 +144,42 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
     env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_API_TOKEN=TOKEN)
     errors = workdir / "serve.log"
     with errors.open("wb") as stderr:
-        process = subprocess.Popen([sys.executable, "-m", "frontier", "serve", "--port",
-                                    str(port)], env=env, cwd=workdir, stderr=stderr)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "frontier", "serve", "--port", str(port)],
+            env=env,
+            cwd=workdir,
+            stderr=stderr,
+        )
     try:
         wait_ready(base, process)
         baseline = vm_hwm_mib(process.pid)
-        source = httpx.post(base + "/api/v1/sources", json={"name": "abuse"},
-                            headers={"Authorization": f"Bearer {TOKEN}"}).json()["id"]  # fmt: skip
-        targets = [("POST", "/api/v1/sources"), ("PATCH", f"/api/v1/sources/{source}"),
-                   ("POST", "/api/v1/import"), ("POST", f"/api/v1/sources/{source}/fire"),
-                   ("DELETE", f"/api/v1/sources/{source}x"), ("GET", "/healthz")]  # fmt: skip
+        source = httpx.post(
+            base + "/api/v1/sources",
+            json={"name": "abuse"},
+            headers={"Authorization": f"Bearer {TOKEN}"},
+        ).json()["id"]
+        targets = [
+            ("POST", "/api/v1/sources"),
+            ("PATCH", f"/api/v1/sources/{source}"),
+            ("POST", "/api/v1/import"),
+            ("POST", f"/api/v1/sources/{source}/fire"),
+            ("DELETE", f"/api/v1/sources/{source}x"),
+            ("GET", "/healthz"),
+        ]
         cases: dict[str, dict[str, Any]] = {}
         for method, path in targets:
             for token in (False, True):
                 for chunked in (False, True):
                     if token and chunked and path == "/api/v1/import":
                         continue  # a real import up to FRONTIER_API_IMPORT_MAX_BYTES
-                    name = (f"{method} {path.replace(source, '{id}')} "
-                            f"{'token' if token else 'no-token'} "
-                            f"{'chunked' if chunked else 'length'}")  # fmt: skip
-                    cases[name] = send_big_body(port, method, path, body, token=token,
-                                                chunked=chunked)  # fmt: skip
+                    name = (
+                        f"{method} {path.replace(source, '{id}')} "
+                        f"{'token' if token else 'no-token'} "
+                        f"{'chunked' if chunked else 'length'}"
+                    )
+                    cases[name] = send_big_body(
+                        port, method, path, body, token=token, chunked=chunked
+                    )
                     log(f"{name}: {cases[name]}")
         peak = vm_hwm_mib(process.pid)
         idle = half_open(port, connections, base)
@@ -169,8 +189,13 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
         process.terminate()
         process.wait(timeout=30)
     tracebacks = errors.read_text(errors="replace").count("Traceback")
-    return {"cases": cases, "baseline_rss_mib": baseline, "peak_rss_mib": peak,
-            "idle": idle, "tracebacks": tracebacks}  # fmt: skip
+    return {
+        "cases": cases,
+        "baseline_rss_mib": baseline,
+        "peak_rss_mib": peak,
+        "idle": idle,
+        "tracebacks": tracebacks,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,8 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     body, connections = (256 << 20, 2_000) if args.quick else (2 << 30, 10_000)
     raise_open_file_limit()  # our side holds the connections too
     runs = []
-    with tempfile.TemporaryDirectory(prefix="frontier-bench-abuse-") as tmp, \
-            running_server() as server:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory(prefix="frontier-bench-abuse-") as tmp,
+        running_server() as server,
+    ):
         for number in range(args.runs):
             dsn = server.migrated_database(f"bench_abuse_{number}")
             runs.append(one_run(dsn, Path(tmp), body, connections))
@@ -191,21 +218,29 @@ def main(argv: list[str] | None = None) -> int:
     statuses = sorted({f"{name}: {case['status']}" for name, case in runs[0]["cases"].items()})
     for line in statuses:
         log(line)
-    emit_result({
-        "body_mib": body >> 20, "connections": connections, "runs": args.runs,
-        "slowest_answer_s": round(median(slowest), 3),
-        "answers_5xx_or_none": sum(not 200 <= c["status"] < 500 for run in runs
-                                   for c in run["cases"].values()),
-        "max_sent_mib": round(max(c["sent_mib"] for run in runs
-                                  for c in run["cases"].values()), 1),
-        "peak_rss_mib": round(median([run["peak_rss_mib"] for run in runs]), 1),
-        "baseline_rss_mib": round(median([run["baseline_rss_mib"] for run in runs]), 1),
-        "half_open_opened": round(median([run["idle"]["opened"] for run in runs])),
-        "healthz_ok_of_5": round(median([run["idle"]["healthz_ok"] for run in runs])),
-        "healthz_max_s": round(median([run["idle"]["healthz_max_s"] for run in runs]), 3),
-        "closed_at_deadline": round(median([run["idle"]["closed_at_deadline"] for run in runs])),
-        "server_tracebacks": sum(run["tracebacks"] for run in runs),
-    })  # fmt: skip
+    emit_result(
+        {
+            "body_mib": body >> 20,
+            "connections": connections,
+            "runs": args.runs,
+            "slowest_answer_s": round(median(slowest), 3),
+            "answers_5xx_or_none": sum(
+                not 200 <= c["status"] < 500 for run in runs for c in run["cases"].values()
+            ),
+            "max_sent_mib": round(
+                max(c["sent_mib"] for run in runs for c in run["cases"].values()), 1
+            ),
+            "peak_rss_mib": round(median([run["peak_rss_mib"] for run in runs]), 1),
+            "baseline_rss_mib": round(median([run["baseline_rss_mib"] for run in runs]), 1),
+            "half_open_opened": round(median([run["idle"]["opened"] for run in runs])),
+            "healthz_ok_of_5": round(median([run["idle"]["healthz_ok"] for run in runs])),
+            "healthz_max_s": round(median([run["idle"]["healthz_max_s"] for run in runs]), 3),
+            "closed_at_deadline": round(
+                median([run["idle"]["closed_at_deadline"] for run in runs])
+            ),
+            "server_tracebacks": sum(run["tracebacks"] for run in runs),
+        }
+    )
     return 0
 
 

@@ -77,8 +77,11 @@ def run_api(dsn: str, path: Path, workdir: Path, lines: int) -> dict[str, float]
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_API_TOKEN=TOKEN,
-               FRONTIER_API_IMPORT_MAX_BYTES=str(4 << 30))  # fmt: skip
+    env.update(
+        FRONTIER_DATABASE_URL=dsn,
+        FRONTIER_API_TOKEN=TOKEN,
+        FRONTIER_API_IMPORT_MAX_BYTES=str(4 << 30),
+    )
     command = [sys.executable, "-m", "frontier", "serve", "--port", str(port)]
     process = subprocess.Popen(command, env=env, cwd=workdir, stderr=subprocess.DEVNULL)
     try:
@@ -86,14 +89,18 @@ def run_api(dsn: str, path: Path, workdir: Path, lines: int) -> dict[str, float]
         log(f"POST /api/v1/import: {lines:,} lines, streamed")
         start = time.perf_counter()
         response = httpx.post(
-            base + "/api/v1/import", content=file_chunks(path), timeout=None,
+            base + "/api/v1/import",
+            content=file_chunks(path),
+            timeout=None,
             headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/plain"},
-        )  # fmt: skip
+        )
         wall = time.perf_counter() - start
         response.raise_for_status()
         summary = response.json()
-        log(f"API import {wall:.2f}s = {lines / wall:,.0f} lines/s (accepted "
-            f"{summary['accepted']:,}, duplicate {summary['duplicate']:,})")  # fmt: skip
+        log(
+            f"API import {wall:.2f}s = {lines / wall:,.0f} lines/s (accepted "
+            f"{summary['accepted']:,}, duplicate {summary['duplicate']:,})"
+        )
         timings = []
         with httpx.Client(base_url=base, timeout=30) as client:
             for _ in range(20):
@@ -104,10 +111,17 @@ def run_api(dsn: str, path: Path, workdir: Path, lines: int) -> dict[str, float]
     finally:
         process.terminate()
         process.wait(timeout=30)
-    log(f"stats median {median(timings):.1f} ms, p95 {percentile(timings, 95):.1f} ms; "
-        f"server peak RSS {rss:.0f} MiB")  # fmt: skip
-    return {"wall": wall, "accepted": summary["accepted"], "rss": rss,
-            "stats_median": median(timings), "stats_p95": percentile(timings, 95)}  # fmt: skip
+    log(
+        f"stats median {median(timings):.1f} ms, p95 {percentile(timings, 95):.1f} ms; "
+        f"server peak RSS {rss:.0f} MiB"
+    )
+    return {
+        "wall": wall,
+        "accepted": summary["accepted"],
+        "rss": rss,
+        "stats_median": median(timings),
+        "stats_p95": percentile(timings, 95),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,16 +147,20 @@ def main(argv: list[str] | None = None) -> int:
     if cli_summary["accepted"] != api["accepted"]:
         raise RuntimeError(f"API accepted {api['accepted']}, CLI {cli_summary['accepted']}")
     log(f"CLI import {cli_wall:.2f}s = {count / cli_wall:,.0f} lines/s")
-    emit_result({
-        "urls": count, "hosts": hosts, "accepted": api["accepted"],
-        "api_urls_per_s": round(count / api["wall"]),
-        "cli_urls_per_s": round(count / cli_wall),
-        "ratio_vs_cli": round(cli_wall / api["wall"], 3),
-        "server_peak_rss_mib": round(api["rss"], 1),
-        "cli_peak_rss_mib": round(cli_rss, 1),
-        "stats_ms_median": round(api["stats_median"], 2),
-        "stats_ms_p95": round(api["stats_p95"], 2),
-    })  # fmt: skip
+    emit_result(
+        {
+            "urls": count,
+            "hosts": hosts,
+            "accepted": api["accepted"],
+            "api_urls_per_s": round(count / api["wall"]),
+            "cli_urls_per_s": round(count / cli_wall),
+            "ratio_vs_cli": round(cli_wall / api["wall"], 3),
+            "server_peak_rss_mib": round(api["rss"], 1),
+            "cli_peak_rss_mib": round(cli_rss, 1),
+            "stats_ms_median": round(api["stats_median"], 2),
+            "stats_ms_p95": round(api["stats_p95"], 2),
+        }
+    )
     return 0
 
 

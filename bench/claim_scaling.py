@@ -301,9 +301,9 @@ def reset_frontier(frontier: Frontier) -> None:
     """Put back only what claims and completions changed, then VACUUM."""
     start = time.perf_counter()
     with psycopg.connect(frontier.dsn) as conn:
-        hosts = sorted({row[0] for row in conn.execute(
-            _RESET_URLS, {"source": frontier.source_id}
-        ).fetchall()})  # fmt: skip
+        hosts = sorted(
+            {row[0] for row in conn.execute(_RESET_URLS, {"source": frontier.source_id}).fetchall()}
+        )
         conn.execute(_RESET_HOSTS, {"hosts": hosts})
         conn.execute(_RESET_POLITENESS, {"delay": DELAY_MS})
         conn.execute("DELETE FROM frontier_counts")
@@ -475,11 +475,21 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
                         hashes = [record["url_hash"] for record in claims]
                         n = len(hashes)
                         plan = await conn.fetch(
-                            analyse + SQL["complete"], "bench-explain", hashes,
-                            ["fetched"] * n, [200] * n, [None] * n, [None] * n, [None] * n,
-                            [None] * n, [None] * n, [None] * n, policy.max_retries, None,
+                            analyse + SQL["complete"],
+                            "bench-explain",
+                            hashes,
+                            ["fetched"] * n,
+                            [200] * n,
+                            [None] * n,
+                            [None] * n,
+                            [None] * n,
+                            [None] * n,
+                            [None] * n,
+                            [None] * n,
+                            policy.max_retries,
+                            None,
                             policy.host_failure_threshold,
-                        )  # fmt: skip
+                        )
                         log(f"EXPLAIN complete ({n} outcomes):\n" + "\n".join(r[0] for r in plan))
                     raise _Rollback
             except _Rollback:
@@ -492,9 +502,12 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
 
 
 def measure_size(
-    server: BenchServer, label: str, counts: Sequence[int], args: argparse.Namespace,
+    server: BenchServer,
+    label: str,
+    counts: Sequence[int],
+    args: argparse.Namespace,
     largest: bool,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     frontier = load_frontier(server, label, counts)
     rounds = []
     try:
@@ -511,21 +524,25 @@ def measure_size(
             if explaining:
                 asyncio.run(explain(frontier.dsn, args.batch, with_complete=False))
             empty = asyncio.run(measure_empty_claims(frontier.dsn))
-            log(f"{label} round {number}: empty claim p50 {empty['empty_claim_ms']:.2f} ms, "
+            log(
+                f"{label} round {number}: empty claim p50 {empty['empty_claim_ms']:.2f} ms, "
                 f"p99 {empty['empty_claim_p99_ms']:.2f} ms, first "
-                f"{empty['empty_claim_first_ms']:.2f} ms")  # fmt: skip
+                f"{empty['empty_claim_first_ms']:.2f} ms"
+            )
             reset_frontier(frontier)
             check_loaded_state(frontier)
             if explaining:
                 asyncio.run(explain(frontier.dsn, args.batch, with_complete=True))
             claims = asyncio.run(measure_claims(frontier.dsn, args.batch, args.seconds))
-            log(f"{label} round {number}: {claims['claims_per_s']:,.0f} claims/s "
+            log(
+                f"{label} round {number}: {claims['claims_per_s']:,.0f} claims/s "
                 f"({claims['claimed']:,} in {claims['claim_statements']:,} claims, "
                 f"{claims['empty_claims']} empty), claim p50 {claims['claim_p50_ms']:.1f} ms "
                 f"p99 {claims['claim_p99_ms']:.1f} ms, complete p50 "
                 f"{claims['complete_p50_ms']:.1f} ms, client CPU "
                 f"{claims['client_cpu_share']:.0%}, WAL {claims['wal_kib_per_claim']:.1f} KiB "
-                f"and {claims['fpi_per_claim']:.2f} full-page images per claim")  # fmt: skip
+                f"and {claims['fpi_per_claim']:.2f} full-page images per claim"
+            )
             rounds.append(claims | empty)
     finally:
         server.drop_database(frontier.database)
@@ -535,9 +552,11 @@ def measure_size(
 
     bound = politeness_bound(counts, args.seconds)
     if mid("empty_claims") or mid("claims_per_s") > 0.9 * bound:
-        log(f"{label}: claims ran out of ready hosts ({mid('empty_claims'):.0f} empty claims "
+        log(
+            f"{label}: claims ran out of ready hosts ({mid('empty_claims'):.0f} empty claims "
             f"per run; the host delays allow {bound:,.0f}/s): this size measured politeness, "
-            f"not the database")  # fmt: skip
+            f"not the database"
+        )
     return {
         "claims_per_s": round(mid("claims_per_s")),
         "claim_p50_ms": round(mid("claim_p50_ms"), 2),
@@ -560,14 +579,17 @@ def measure_size(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="sizes 100k and 1m only, 3 seconds each")  # fmt: skip
+    parser.add_argument(
+        "--quick", action="store_true", help="sizes 100k and 1m only, 3 seconds each"
+    )
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, help="per measurement (10; --quick: 3)")
     parser.add_argument("--batch", type=int, default=DEFAULT_BATCH, help="URLs per claim")
     parser.add_argument("--sizes", help=f"comma-separated, of {', '.join(SIZES)}")
-    parser.add_argument("--dsn", help="an existing server's superuser DSN (URL form) instead of "
-                        "a throwaway embedded one")  # fmt: skip
+    parser.add_argument(
+        "--dsn",
+        help="an existing server's superuser DSN (URL form) instead of a throwaway embedded one",
+    )
     args = parser.parse_args(argv)
     if args.seconds is None:
         args.seconds = 3.0 if args.quick else 10.0

@@ -68,10 +68,12 @@ def page_html(host: int, page: int) -> str:
     for p in range(8):
         words = [WORDS[(seed[(p * 7 + i) % 32] + i * p) % len(WORDS)] for i in range(60)]
         paragraphs.append(f"<p>Story {host}-{page}, part {p}: {' '.join(words)}.</p>")
-    return (f"<!doctype html><html lang='en'><head><title>Story {host}-{page}</title>"
-            f"<meta name='author' content='Desk {host}'></head><body><nav>home news sport"
-            f"</nav><article><h1>Story {host}-{page}</h1>{''.join(paragraphs)}</article>"
-            f"<footer>copyright the bench</footer></body></html>")  # fmt: skip
+    return (
+        f"<!doctype html><html lang='en'><head><title>Story {host}-{page}</title>"
+        f"<meta name='author' content='Desk {host}'></head><body><nav>home news sport"
+        f"</nav><article><h1>Story {host}-{page}</h1>{''.join(paragraphs)}</article>"
+        f"<footer>copyright the bench</footer></body></html>"
+    )
 
 
 def addresses(hosts: int) -> list[str]:
@@ -80,8 +82,9 @@ def addresses(hosts: int) -> list[str]:
 
 def url_list(hosts: int, pages: int) -> list[str]:
     per_host = pages // hosts
-    return [f"http://{address}:{PORT}/a/{p}" for address in addresses(hosts)
-            for p in range(per_host)]  # fmt: skip
+    return [
+        f"http://{address}:{PORT}/a/{p}" for address in addresses(hosts) for p in range(per_host)
+    ]
 
 
 # -- the site (a separate process) ---------------------------------------------------------
@@ -92,8 +95,9 @@ async def serve_site(hosts: int) -> None:
 
     async def article(request: web.Request) -> web.Response:
         host = addresses(hosts).index(request.host.split(":")[0])
-        return web.Response(text=page_html(host, int(request.match_info["n"])),
-                            content_type="text/html")  # fmt: skip
+        return web.Response(
+            text=page_html(host, int(request.match_info["n"])), content_type="text/html"
+        )
 
     app = web.Application()
     app.router.add_get("/a/{n}", article)
@@ -113,9 +117,13 @@ def run_worker(dsn: str, concurrency: int, extract: bool) -> None:
     from frontier.connect import open_database
     from frontier.settings import Settings
 
-    settings = Settings.load(database_url=dsn, allow_private_networks=True,
-                             fetch_concurrency=concurrency, db_pool_size=4,
-                             _env_file=None)  # fmt: skip
+    settings = Settings.load(
+        database_url=dsn,
+        allow_private_networks=True,
+        fetch_concurrency=concurrency,
+        db_pool_size=4,
+        _env_file=None,
+    )
 
     async def main() -> None:
         async with open_database(dsn, settings) as db:
@@ -138,8 +146,7 @@ def run_scrapy(url_file: str, concurrency: int, with_trafilatura: bool) -> None:
         def process_item(self, item: dict[str, Any], spider: Any = None) -> dict[str, Any]:
             import trafilatura
 
-            doc = trafilatura.bare_extraction(item.pop("html"), url=item["url"],
-                                              with_metadata=True)  # fmt: skip
+            doc = trafilatura.bare_extraction(item.pop("html"), url=item["url"], with_metadata=True)
             item["title"] = getattr(doc, "title", None)
             item["body"] = getattr(doc, "text", None)
             return item
@@ -156,11 +163,16 @@ def run_scrapy(url_file: str, concurrency: int, with_trafilatura: bool) -> None:
                 yield {"url": response.url, "html": response.text}
 
     settings: dict[str, Any] = {
-        "CONCURRENT_REQUESTS": concurrency, "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
-        "DOWNLOAD_DELAY": 0, "ROBOTSTXT_OBEY": True, "LOG_LEVEL": "WARNING",
-        "TELNETCONSOLE_ENABLED": False, "COOKIES_ENABLED": False, "RETRY_ENABLED": False,
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
+        "DOWNLOAD_DELAY": 0,
+        "ROBOTSTXT_OBEY": True,
+        "LOG_LEVEL": "WARNING",
+        "TELNETCONSOLE_ENABLED": False,
+        "COOKIES_ENABLED": False,
+        "RETRY_ENABLED": False,
         "USER_AGENT": "frontier-bench/1.0",
-    }  # fmt: skip
+    }
     if with_trafilatura:
         module = sys.modules[__name__]
         module.Extract = Extract  # type: ignore[attr-defined]
@@ -185,8 +197,9 @@ def submit_urls(dsn: str, urls: list[str]) -> None:
             queue = QueueRepository(db, QueuePolicy(default_delay_ms=0))
             ref = SourceRef(source, rate_limit_ms=0)
             for start in range(0, len(urls), 5000):
-                await queue.submit([Candidate(u, ref, Origin.MANUAL)
-                                    for u in urls[start:start + 5000]])  # fmt: skip
+                await queue.submit(
+                    [Candidate(u, ref, Origin.MANUAL) for u in urls[start : start + 5000]]
+                )
         finally:
             await db.close()
 
@@ -215,13 +228,21 @@ def parallel(commands: list[list[str]]) -> list[Measured]:
     return [r for r in results if r is not None]
 
 
-def ours(server: Any, name: str, urls: list[str], processes: int, concurrency: int,
-         extract: bool) -> dict[str, Any]:  # fmt: skip
+def ours(
+    server: Any, name: str, urls: list[str], processes: int, concurrency: int, extract: bool
+) -> dict[str, Any]:
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
     server.checkpoint()
-    command = [sys.executable, "-m", "bench.fetch", "--worker", dsn, "--concurrency",
-               str(concurrency)] + ([] if extract else ["--no-extract"])  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bench.fetch",
+        "--worker",
+        dsn,
+        "--concurrency",
+        str(concurrency),
+    ] + ([] if extract else ["--no-extract"])
     log(f"{name}: {processes} process(es), extraction {'on' if extract else 'off'}")
     runs = parallel([command] * processes)
     for run in runs:
@@ -230,8 +251,12 @@ def ours(server: Any, name: str, urls: list[str], processes: int, concurrency: i
     done = fetched(dsn)
     wall = max(run.wall_s for run in runs)
     server.drop_database(name)
-    result = {"pages": done, "wall_s": round(wall, 2), "pages_per_s": round(done / wall, 1),
-              "peak_rss_mib": [round(run.peak_rss_mib, 1) for run in runs]}  # fmt: skip
+    result = {
+        "pages": done,
+        "wall_s": round(wall, 2),
+        "pages_per_s": round(done / wall, 1),
+        "peak_rss_mib": [round(run.peak_rss_mib, 1) for run in runs],
+    }
     log(f"{name}: {result}")
     if done != len(urls):
         raise RuntimeError(f"{name}: fetched {done} of {len(urls)}")
@@ -239,15 +264,25 @@ def ours(server: Any, name: str, urls: list[str], processes: int, concurrency: i
 
 
 def scrapy_run(url_file: str, count: int, concurrency: int, extract: bool) -> dict[str, Any]:
-    command = [sys.executable, "-m", "bench.fetch", "--scrapy", url_file, "--concurrency",
-               str(concurrency)] + (["--trafilatura"] if extract else [])  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "bench.fetch",
+        "--scrapy",
+        url_file,
+        "--concurrency",
+        str(concurrency),
+    ] + (["--trafilatura"] if extract else [])
     log(f"scrapy: trafilatura {'on' if extract else 'off'}")
     run = run_measured(command, cwd=ROOT)
     if run.returncode:
         raise RuntimeError(f"scrapy failed:\n{run.stderr[-3000:]}")
-    result = {"pages": count, "wall_s": round(run.wall_s, 2),
-              "pages_per_s": round(count / run.wall_s, 1),
-              "peak_rss_mib": round(run.peak_rss_mib, 1)}  # fmt: skip
+    result = {
+        "pages": count,
+        "wall_s": round(run.wall_s, 2),
+        "pages_per_s": round(count / run.wall_s, 1),
+        "peak_rss_mib": round(run.peak_rss_mib, 1),
+    }
     log(f"scrapy: {result}")
     return result
 
@@ -271,8 +306,12 @@ def main() -> None:
 
     hosts, pages = (20, 2_000) if args.quick else (200, 20_000)
     urls = url_list(hosts, pages)
-    site = subprocess.Popen([sys.executable, "-m", "bench.fetch", "--serve", str(hosts)],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    site = subprocess.Popen(
+        [sys.executable, "-m", "bench.fetch", "--serve", str(hosts)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert site.stdout is not None
         if site.stdout.readline().strip() != "ready":
@@ -292,16 +331,25 @@ def main() -> None:
     finally:
         site.terminate()
         site.wait()
-    emit_result({
-        "pages": len(urls), "hosts": hosts, "concurrency": c, "quick": args.quick,
-        "ours_no_extraction_1p": no_extract, "ours_full_1p": full_one, "ours_full_2p": full_two,
-        "scrapy_no_pipeline": scrapy_raw, "scrapy_trafilatura": scrapy_full,
-        "ratio_no_extraction": round(no_extract["pages_per_s"] / scrapy_raw["pages_per_s"], 2),
-        "ratio_full": round(full_one["pages_per_s"] / scrapy_full["pages_per_s"], 2),
-        "peak_rss_mib_max": max(full_one["peak_rss_mib"] + full_two["peak_rss_mib"]
-                                + no_extract["peak_rss_mib"]),
-        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    })  # fmt: skip
+    emit_result(
+        {
+            "pages": len(urls),
+            "hosts": hosts,
+            "concurrency": c,
+            "quick": args.quick,
+            "ours_no_extraction_1p": no_extract,
+            "ours_full_1p": full_one,
+            "ours_full_2p": full_two,
+            "scrapy_no_pipeline": scrapy_raw,
+            "scrapy_trafilatura": scrapy_full,
+            "ratio_no_extraction": round(no_extract["pages_per_s"] / scrapy_raw["pages_per_s"], 2),
+            "ratio_full": round(full_one["pages_per_s"] / scrapy_full["pages_per_s"], 2),
+            "peak_rss_mib_max": max(
+                full_one["peak_rss_mib"] + full_two["peak_rss_mib"] + no_extract["peak_rss_mib"]
+            ),
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -53,9 +53,11 @@ def feed_body(feed: int, host: str) -> bytes:
             "and the library. <img src='/img/1.jpg'> More details follow.</p>]]>"
             "</description></item>"
         )
-    return ('<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
-            f"<title>Feed {feed}</title><link>http://{host}/</link>{''.join(items)}"
-            "</channel></rss>").encode()  # fmt: skip
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
+        f"<title>Feed {feed}</title><link>http://{host}/</link>{''.join(items)}"
+        "</channel></rss>"
+    ).encode()
 
 
 class FeedServer:
@@ -105,13 +107,15 @@ def insert_sources(dsn: str, urls: list[str]) -> None:
     with psycopg.connect(dsn) as conn:
         conn.execute(
             "INSERT INTO sources (name, feed_url) SELECT 'feed-' || n, u "
-            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(u, n)", (urls,),
-        )  # fmt: skip
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(u, n)",
+            (urls,),
+        )
         conn.execute(
             "INSERT INTO feed_state (source_id, feed_url, last_etag) "
             "SELECT id, feed_url, CASE WHEN split_part(name, '-', 2)::int %% 2 = 1 "
-            "THEN %s END FROM sources WHERE name LIKE 'feed-%%'", (ETAG,),
-        )  # fmt: skip
+            "THEN %s END FROM sources WHERE name LIKE 'feed-%%'",
+            (ETAG,),
+        )
 
 
 def naive_loop(urls: list[str]) -> float:
@@ -125,8 +129,7 @@ def naive_loop(urls: list[str]) -> float:
             headers = {"If-None-Match": ETAG} if n % 2 == 1 else {}
             response = client.get(url, headers=headers)
             if response.status_code == 200:
-                feedparser.parse(response.content,
-                                 response_headers=dict(response.headers))  # fmt: skip
+                feedparser.parse(response.content, response_headers=dict(response.headers))
     return len(urls) / (time.perf_counter() - started)
 
 
@@ -134,8 +137,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1,000 feeds over 20 hosts")
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--profile", metavar="FILE", type=Path,
-                        help="run the poller under cProfile, writing its stats to FILE")
+    parser.add_argument(
+        "--profile",
+        metavar="FILE",
+        type=Path,
+        help="run the poller under cProfile, writing its stats to FILE",
+    )
     args = parser.parse_args(argv)
     feeds, hosts = (1_000, 20) if args.quick else (10_000, 50)
     server = FeedServer(hosts).start()
@@ -147,17 +154,24 @@ def main(argv: list[str] | None = None) -> None:
             insert_sources(dsn, urls)
             pg.checkpoint()
             # PYTHONPATH: the child runs this checkout's frontier, not whichever is installed.
-            env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT),
-                   "FRONTIER_DATABASE_URL": dsn,
-                   "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
-                   "FRONTIER_POLL_CONCURRENCY": str(args.concurrency),
-                   "FRONTIER_SEED_DEFAULT_SOURCES": "false"}  # fmt: skip
+            env = {
+                "PATH": os.environ.get("PATH", ""),
+                "PYTHONPATH": str(ROOT),
+                "FRONTIER_DATABASE_URL": dsn,
+                "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
+                "FRONTIER_POLL_CONCURRENCY": str(args.concurrency),
+                "FRONTIER_SEED_DEFAULT_SOURCES": "false",
+            }
             log(f"frontier poll --once over {feeds} feeds on {hosts} hosts")
             with tempfile.TemporaryDirectory() as workdir:
-                profile = (["-m", "cProfile", "-o", str(args.profile.resolve())]
-                           if args.profile else [])  # fmt: skip
-                done = run_measured([sys.executable, *profile, "-m", "frontier", "poll",
-                                     "--once", "--json"], env=env, cwd=Path(workdir))  # fmt: skip
+                profile = (
+                    ["-m", "cProfile", "-o", str(args.profile.resolve())] if args.profile else []
+                )
+                done = run_measured(
+                    [sys.executable, *profile, "-m", "frontier", "poll", "--once", "--json"],
+                    env=env,
+                    cwd=Path(workdir),
+                )
             if done.returncode not in (0, 1):
                 raise RuntimeError(f"poll failed ({done.returncode}): {done.stderr[-2000:]}")
             summaries = json.loads(done.stdout)
@@ -165,14 +179,18 @@ def main(argv: list[str] | None = None) -> None:
                 row = conn.execute("SELECT count(*) FROM url_frontier").fetchone()
             inserted = row[0] if row else 0
             result.update(
-                polled=len(summaries), failed=sum(1 for s in summaries if not s["ok"]),
+                polled=len(summaries),
+                failed=sum(1 for s in summaries if not s["ok"]),
                 not_modified=sum(1 for s in summaries if s["outcome"] == "not_modified"),
-                urls_inserted=inserted, poller_wall_s=round(done.wall_s, 2),
+                urls_inserted=inserted,
+                poller_wall_s=round(done.wall_s, 2),
                 poller_feeds_per_s=round(feeds / done.wall_s, 1),
                 poller_peak_rss_mib=round(done.peak_rss_mib, 1),
-            )  # fmt: skip
-            log(f"poller: {result['poller_feeds_per_s']} feeds/s, "
-                f"{result['poller_peak_rss_mib']} MiB, {inserted} URLs")  # fmt: skip
+            )
+            log(
+                f"poller: {result['poller_feeds_per_s']} feeds/s, "
+                f"{result['poller_peak_rss_mib']} MiB, {inserted} URLs"
+            )
         log("naive sequential httpx + feedparser loop")
         naive = naive_loop(urls)
         result["naive_feeds_per_s"] = round(naive, 1)

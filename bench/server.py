@@ -199,10 +199,11 @@ class BenchServer:
         it: the largest unit that divides evenly, which is how `settings` are written)."""
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
             current = {
-                name: str(conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name)))
-                          .fetchone()[0])  # type: ignore[index]
+                name: str(
+                    conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()[0]
+                )  # type: ignore[index]
                 for name in settings
-            }  # fmt: skip
+            }
         return {
             name: value
             for name, value in current.items()
@@ -222,14 +223,18 @@ class BenchServer:
             log(f"pgbench: initialising scale {scale}")
             subprocess.run(
                 [pgbench, "-i", "-q", "-s", str(scale), dsn],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
+                check=True,
+                capture_output=True,
+                text=True,
+            )
             self.checkpoint()
             log(f"pgbench: -N -c {clients} -j {threads} -T {seconds}")
             done = subprocess.run(
                 [pgbench, "-N", "-c", str(clients), "-j", str(threads), "-T", str(seconds), dsn],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
+                check=True,
+                capture_output=True,
+                text=True,
+            )
         finally:
             self.drop_database("pgbench")
         match = _TPS.search(done.stdout)
@@ -265,9 +270,12 @@ def existing_server(
     server = BenchServer(admin_dsn)
     log(f"PostgreSQL {server.server_version()} at {describe_dsn(admin_dsn)}")
     if differing := server.settings_differing(settings):
-        log("settings differing from the benchmark server's: " + ", ".join(
-            f"{name} = {value} (not {settings[name]})" for name, value in differing.items()
-        ))  # fmt: skip
+        log(
+            "settings differing from the benchmark server's: "
+            + ", ".join(
+                f"{name} = {value} (not {settings[name]})" for name, value in differing.items()
+            )
+        )
     try:
         yield server
     finally:

@@ -98,8 +98,11 @@ IMPORT_EVERY_S = 30.0
 IMPORT_URLS = 1_000
 STOP_GRACE_S = 60.0
 # deploy/README.md's autovacuum advice for the update-heavy url_frontier and host_state.
-AUTOVACUUM = {"autovacuum_naptime": "10s", "autovacuum_max_workers": "4",
-              "autovacuum_vacuum_cost_limit": "2000"}  # fmt: skip
+AUTOVACUUM = {
+    "autovacuum_naptime": "10s",
+    "autovacuum_max_workers": "4",
+    "autovacuum_vacuum_cost_limit": "2000",
+}
 TABLES = ("url_frontier", "host_state", "frontier_counts", "raw_content", "fetch_log")
 WATCHED = ("url_frontier", "host_state")  # the tables whose bloat must stay bounded
 PROCESSES = ("fetch1", "fetch2", "poll", "api")
@@ -130,12 +133,16 @@ def feed_body(n: int, now: float) -> bytes:
         s = slot - k
         host = HOSTS[(n * 31 + s) % len(HOSTS)]
         link = f"http://{host}/f/{n}/{s}"
-        items.append(f"<item><title>Feed {n} story {s}</title><link>{link}</link>"
-                     f"<guid>{link}</guid><pubDate>{formatdate(s * FEED_SLOT_S, usegmt=True)}"
-                     "</pubDate><description>A short summary.</description></item>")  # fmt: skip
-    return ('<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
-            f"<title>Soak feed {n}</title><link>http://{ADDRESSES[n % FEED_HOSTS]}/</link>"
-            f"{''.join(items)}</channel></rss>").encode()  # fmt: skip
+        items.append(
+            f"<item><title>Feed {n} story {s}</title><link>{link}</link>"
+            f"<guid>{link}</guid><pubDate>{formatdate(s * FEED_SLOT_S, usegmt=True)}"
+            "</pubDate><description>A short summary.</description></item>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
+        f"<title>Soak feed {n}</title><link>http://{ADDRESSES[n % FEED_HOSTS]}/</link>"
+        f"{''.join(items)}</channel></rss>"
+    ).encode()
 
 
 async def serve_site() -> None:
@@ -203,22 +210,25 @@ def load_frontier(dsn: str, count: int) -> None:
         conn.execute(_INSERT_URLS, {"source": source})
         conn.execute(
             "INSERT INTO frontier_counts (source_id, origin, status, n) "
-            "VALUES (%s, 'manual', 'pending', %s)", (source, count),
-        )  # fmt: skip
+            "VALUES (%s, 'manual', 'pending', %s)",
+            (source, count),
+        )
         conn.execute(_FILL_HOST_STATE, {"delay": DELAY_MS})
         urls = [feed_url(n) for n in range(FEEDS)]
         conn.execute(
             "INSERT INTO sources (name, feed_url, feed_poll_interval_minutes) "
             "SELECT 'soak-feed-' || n, u, 1 FROM unnest(%s::text[]) WITH ORDINALITY AS t(u, n)",
             (urls,),
-        )  # fmt: skip
+        )
         conn.execute(
             "INSERT INTO feed_state (source_id, feed_url) "
             "SELECT id, feed_url FROM sources WHERE name LIKE 'soak-feed-%'"
         )
     vacuum(dsn, analyze=True)
-    log(f"loaded {count:,} URLs over {len(names)} hosts and {FEEDS} feeds "
-        f"in {time.perf_counter() - start:.1f}s")  # fmt: skip
+    log(
+        f"loaded {count:,} URLs over {len(names)} hosts and {FEEDS} feeds "
+        f"in {time.perf_counter() - start:.1f}s"
+    )
 
 
 # -- the processes -------------------------------------------------------------------------
@@ -246,15 +256,21 @@ class Child:
 def start_children(dsn: str, port: int, concurrency: int, stamp: str, workdir: Path) -> list[Child]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
     base.update(
-        FRONTIER_ALLOW_PRIVATE_NETWORKS="true", FRONTIER_DEFAULT_DELAY_MS=str(DELAY_MS),
-        FRONTIER_POLL_TICK_S="2", FRONTIER_SEED_DEFAULT_SOURCES="false",
-        FRONTIER_API_TOKEN=TOKEN, FRONTIER_FETCH_CONCURRENCY=str(concurrency),
-        FRONTIER_FETCH_SHUTDOWN_S="10", FRONTIER_DB_POOL_SIZE=str(POOL_SIZE),
-    )  # fmt: skip
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+        FRONTIER_DEFAULT_DELAY_MS=str(DELAY_MS),
+        FRONTIER_POLL_TICK_S="2",
+        FRONTIER_SEED_DEFAULT_SOURCES="false",
+        FRONTIER_API_TOKEN=TOKEN,
+        FRONTIER_FETCH_CONCURRENCY=str(concurrency),
+        FRONTIER_FETCH_SHUTDOWN_S="10",
+        FRONTIER_DB_POOL_SIZE=str(POOL_SIZE),
+    )
     commands = {
-        "fetch1": ["fetch"], "fetch2": ["fetch"], "poll": ["poll"],
+        "fetch1": ["fetch"],
+        "fetch2": ["fetch"],
+        "poll": ["poll"],
         "api": ["serve", "--port", str(port)],
-    }  # fmt: skip
+    }
     children = []
     for name in PROCESSES:
         env = dict(base, FRONTIER_DATABASE_URL=with_application_name(dsn, f"soak-{name}"))
@@ -262,8 +278,11 @@ def start_children(dsn: str, port: int, concurrency: int, stamp: str, workdir: P
         with log_path.open("wb") as handle:
             process = subprocess.Popen(
                 [sys.executable, "-m", "frontier", *commands[name]],
-                env=env, cwd=workdir, stdout=handle, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                env=env,
+                cwd=workdir,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+            )
         children.append(Child(name, process, log_path))
     return children
 
@@ -271,8 +290,10 @@ def start_children(dsn: str, port: int, concurrency: int, stamp: str, workdir: P
 def check_alive(children: Sequence[Child]) -> None:
     for child in children:
         if child.process.poll() is not None:
-            raise RuntimeError(f"{child.name} died (exit {child.process.returncode}); its log "
-                               f"{child.log_path} ends:\n{child.tail()}")  # fmt: skip
+            raise RuntimeError(
+                f"{child.name} died (exit {child.process.returncode}); its log "
+                f"{child.log_path} ends:\n{child.tail()}"
+            )
 
 
 def stop_children(children: Sequence[Child]) -> dict[str, Any]:
@@ -342,8 +363,9 @@ def proc_status(pid: int, site: set[str]) -> tuple[float, int, int]:
     return rss, fds, sockets
 
 
-def sample(conn: psycopg.Connection[Any], children: Sequence[Child], elapsed: float,
-           api_ms: float) -> dict[str, Any]:  # fmt: skip
+def sample(
+    conn: psycopg.Connection[Any], children: Sequence[Child], elapsed: float, api_ms: float
+) -> dict[str, Any]:
     row: dict[str, Any] = {"t_s": round(elapsed, 1)}
     fetched = conn.execute(_FETCHED).fetchone()
     assert fetched is not None
@@ -381,8 +403,9 @@ def autovacuum_triggers(conn: psycopg.Connection[Any]) -> dict[str, float]:
             "'autovacuum_vacuum_threshold'))::float8, coalesce((SELECT split_part(o, '=', 2) "
             "FROM unnest(c.reloptions) o WHERE o LIKE 'autovacuum_vacuum_scale_factor=%%'), "
             "current_setting('autovacuum_vacuum_scale_factor'))::float8 "
-            "FROM pg_class c WHERE c.relname = %s", (table,),
-        ).fetchone()  # fmt: skip
+            "FROM pg_class c WHERE c.relname = %s",
+            (table,),
+        ).fetchone()
         assert row is not None
         reltuples, threshold, scale = row
         out[table] = threshold + scale * max(reltuples, 0)
@@ -426,34 +449,41 @@ class Driver:
 
     def bulk_import(self, round_no: int) -> None:
         names = HOSTS
-        body = "\n".join(f"http://{names[(round_no * 131 + k) % len(names)]}/i/{round_no}/{k}"
-                         for k in range(IMPORT_URLS))  # fmt: skip
+        body = "\n".join(
+            f"http://{names[(round_no * 131 + k) % len(names)]}/i/{round_no}/{k}"
+            for k in range(IMPORT_URLS)
+        )
         try:
             response = self.client.post(
-                "/api/v1/import", content=body.encode(),
+                "/api/v1/import",
+                content=body.encode(),
                 headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "text/plain"},
-            )  # fmt: skip
+            )
         except httpx.HTTPError as exc:
             self.failures.append(f"POST /api/v1/import: {exc!r}")
             return
         if response.status_code != 200:
-            self.failures.append(f"POST /api/v1/import: {response.status_code} "
-                                 f"{response.text[:200]}")  # fmt: skip
+            self.failures.append(
+                f"POST /api/v1/import: {response.status_code} {response.text[:200]}"
+            )
             return
         self.imports += 1
         self.imported += int(response.json()["accepted"])
 
 
-def soak(dsn: str, children: Sequence[Child], driver: Driver, seconds: float,
-         csv_path: Path) -> list[dict[str, Any]]:  # fmt: skip
+def soak(
+    dsn: str, children: Sequence[Child], driver: Driver, seconds: float, csv_path: Path
+) -> list[dict[str, Any]]:
     """Run the driver and the sampler for `seconds`; every sample is written as it comes."""
     samples: list[dict[str, Any]] = []
     start = time.monotonic()
     next_api = next_import = next_sample = start
     api_ms = float("nan")
     import_round = 0
-    with psycopg.connect(with_application_name(dsn, "soak-sampler"), autocommit=True) as conn, \
-            csv_path.open("w", newline="") as handle:  # fmt: skip
+    with (
+        psycopg.connect(with_application_name(dsn, "soak-sampler"), autocommit=True) as conn,
+        csv_path.open("w", newline="") as handle,
+    ):
         writer: csv.DictWriter[str] | None = None
         while True:
             now = time.monotonic()
@@ -498,9 +528,12 @@ def quarter(
 
 
 def growth(early: float, late: float) -> dict[str, Any]:
-    return {"q2_median": round(early, 1), "q4_median": round(late, 1),
-            "growth": round(late - early, 1),
-            "growth_pct": round(100 * (late - early) / early, 1) if early else 0.0}  # fmt: skip
+    return {
+        "q2_median": round(early, 1),
+        "q4_median": round(late, 1),
+        "growth": round(late - early, 1),
+        "growth_pct": round(100 * (late - early) / early, 1) if early else 0.0,
+    }
 
 
 def slope_per_min(samples: Sequence[Mapping[str, Any]], key: str) -> float:
@@ -544,8 +577,9 @@ def flatness(
     return out
 
 
-def boundedness(samples: Sequence[Mapping[str, Any]], seconds: float,
-                triggers: Mapping[str, float]) -> dict[str, Any]:  # fmt: skip
+def boundedness(
+    samples: Sequence[Mapping[str, Any]], seconds: float, triggers: Mapping[str, float]
+) -> dict[str, Any]:
     q2, q4 = quarter(samples, seconds, 2), quarter(samples, seconds, 4)
     out: dict[str, Any] = {}
     bounded = True
@@ -554,19 +588,26 @@ def boundedness(samples: Sequence[Mapping[str, Any]], seconds: float,
         final = samples[-1]
         ratio = final[f"{table}_dead"] / max(1, final[f"{table}_dead"] + final[f"{table}_live"])
         figures: dict[str, Any] = {
-            "max_dead": max(dead), "final_dead": final[f"{table}_dead"],
-            "final_live": final[f"{table}_live"], "final_dead_ratio": round(ratio, 3),
+            "max_dead": max(dead),
+            "final_dead": final[f"{table}_dead"],
+            "final_live": final[f"{table}_live"],
+            "final_dead_ratio": round(ratio, 3),
             "autovacuums": final[f"{table}_autovacuums"] - samples[0][f"{table}_autovacuums"],
-            "mib_start": samples[0][f"{table}_mib"], "mib_final": final[f"{table}_mib"],
-        }  # fmt: skip
+            "mib_start": samples[0][f"{table}_mib"],
+            "mib_final": final[f"{table}_mib"],
+        }
         if table in triggers:
             trigger = triggers[table]
             q2_max = max(s[f"{table}_dead"] for s in q2)
             q4_max = max(s[f"{table}_dead"] for s in q4)
             no_trend = q4_max <= DEAD_TREND_FACTOR * q2_max + trigger
             low_final = figures["final_dead"] <= 2 * trigger or ratio <= DEAD_RATIO_MAX
-            figures.update(autovacuum_trigger=round(trigger), q2_max_dead=q2_max,
-                           q4_max_dead=q4_max, bounded=no_trend and low_final)  # fmt: skip
+            figures.update(
+                autovacuum_trigger=round(trigger),
+                q2_max_dead=q2_max,
+                q4_max_dead=q4_max,
+                bounded=no_trend and low_final,
+            )
             bounded = bounded and figures["bounded"]
         out[table] = figures
     out["bounded"] = bounded
@@ -611,8 +652,9 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     OUT.mkdir(parents=True, exist_ok=True)
     csv_path = OUT / f"soak-{stamp}.csv"
-    site = subprocess.Popen([sys.executable, "-m", "bench.soak", "--serve"], cwd=ROOT,
-                            stdout=subprocess.PIPE, text=True)  # fmt: skip
+    site = subprocess.Popen(
+        [sys.executable, "-m", "bench.soak", "--serve"], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     children: list[Child] = []
     try:
         assert site.stdout is not None
@@ -654,23 +696,39 @@ def main(argv: list[str] | None = None) -> int:
     if not clean:
         for child in children:
             log(f"{child.name} log ends:\n{child.tail(20)}")
-    emit_result({
-        "urls": count, "hosts": len(HOSTS), "feeds": FEEDS, "seconds": round(elapsed),
-        "quick": args.quick, "fetchers": 2, "concurrency": args.concurrency,
-        "fetched": fetched, "pages_per_s": round(fetched / elapsed, 1),
-        "page_attempts_per_s": round(attempts / elapsed, 1),
-        "autovacuum": {} if args.pg_default_autovacuum else AUTOVACUUM,
-        "api": {"stats_ms_median": round(median(driver.stats_ms), 1),
+    emit_result(
+        {
+            "urls": count,
+            "hosts": len(HOSTS),
+            "feeds": FEEDS,
+            "seconds": round(elapsed),
+            "quick": args.quick,
+            "fetchers": 2,
+            "concurrency": args.concurrency,
+            "fetched": fetched,
+            "pages_per_s": round(fetched / elapsed, 1),
+            "page_attempts_per_s": round(attempts / elapsed, 1),
+            "autovacuum": {} if args.pg_default_autovacuum else AUTOVACUUM,
+            "api": {
+                "stats_ms_median": round(median(driver.stats_ms), 1),
                 "dashboard_ms_median": round(median(driver.dashboard_ms), 1),
-                "imports": driver.imports, "imported": driver.imported,
-                "failures": driver.failures[:5]},
-        "flat": flat["flat"], "bounded": bounded["bounded"], "clean_exit": clean,
-        "processes": {k: v for k, v in flat.items() if k != "flat"},
-        "tables": {k: v for k, v in bounded.items() if k != "bounded"},
-        "shutdown": {**stopped, "leftover_fetching": leftover},
-        "fetch_log": outcomes, "log_errors": log_errors, "csv": str(csv_path),
-        "ok": ok, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-    })  # fmt: skip
+                "imports": driver.imports,
+                "imported": driver.imported,
+                "failures": driver.failures[:5],
+            },
+            "flat": flat["flat"],
+            "bounded": bounded["bounded"],
+            "clean_exit": clean,
+            "processes": {k: v for k, v in flat.items() if k != "flat"},
+            "tables": {k: v for k, v in bounded.items() if k != "bounded"},
+            "shutdown": {**stopped, "leftover_fetching": leftover},
+            "fetch_log": outcomes,
+            "log_errors": log_errors,
+            "csv": str(csv_path),
+            "ok": ok,
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
+    )
     return 0 if ok else 1
 
 

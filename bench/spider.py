@@ -52,8 +52,11 @@ def _page(number: int, pages: int) -> bytes:
         for i in range(ARTICLES_PER_PAGE)
     ]
     nav = '<nav><a href="/">home</a> <a href="/l/1">first section</a></nav>'
-    return (f"<html><head><title>page {number}</title></head><body>{nav}<ul>"
-            + "".join(links) + "</ul></body></html>").encode()  # fmt: skip
+    return (
+        f"<html><head><title>page {number}</title></head><body>{nav}<ul>"
+        + "".join(links)
+        + "</ul></body></html>"
+    ).encode()
 
 
 @contextmanager
@@ -98,16 +101,26 @@ async def _add_source(dsn: str, origin: str) -> None:
     db = await Database.connect(dsn, max_size=1)
     try:
         await SourceRepository(db).add(
-            "bench", base_url=origin + "/", mode=IngestionMode.SPIDER, rate_limit_ms=0,
+            "bench",
+            base_url=origin + "/",
+            mode=IngestionMode.SPIDER,
+            rate_limit_ms=0,
             article_patterns=[r"/\d{4}/\d{2}/\d{2}/"],
-        )  # fmt: skip
+        )
     finally:
         await db.close()
 
 
 async def _crawl(settings: Settings, dsn: str, pages: int, *, with_pipeline: bool) -> dict:
-    job = job_for(settings, dsn, "bench", max_pages=pages, max_depth=10,
-                  with_pipeline=with_pipeline, record=with_pipeline)  # fmt: skip
+    job = job_for(
+        settings,
+        dsn,
+        "bench",
+        max_pages=pages,
+        max_depth=10,
+        with_pipeline=with_pipeline,
+        record=with_pipeline,
+    )
     result = await crawl_in_child(job)
     summary = result.as_json()
     if summary.get("error") or summary["pages_crawled"] != pages:
@@ -126,8 +139,7 @@ def main() -> None:
     with running_server() as server, serving_site(pages) as origin:
         for round_number in range(1, rounds + 1):
             dsn = server.migrated_database(f"bench_spider_{round_number}")
-            settings = Settings.load(database_url=dsn, allow_private_networks=True,
-                                     _env_file=None)  # fmt: skip
+            settings = Settings.load(database_url=dsn, allow_private_networks=True, _env_file=None)
             asyncio.run(_add_source(dsn, origin))
             log(f"round {round_number}: {pages} pages without the pipeline")
             without = asyncio.run(_crawl(settings, dsn, pages, with_pipeline=False))
@@ -147,18 +159,20 @@ def main() -> None:
             log(f"round {round_number}: {row}")
             results.append(row)
             server.drop_database(f"bench_spider_{round_number}")
-    emit_result({
-        "benchmark": "spider",
-        "pages": pages,
-        "article_urls": pages * ARTICLES_PER_PAGE,
-        "with_pipeline_pages_per_s": median([r["with_pipeline_pages_per_s"] for r in results]),
-        "without_pipeline_pages_per_s": median(
-            [r["without_pipeline_pages_per_s"] for r in results]
-        ),
-        "pipeline_overhead": median([r["pipeline_overhead"] for r in results]),
-        "target_overhead": 0.10,
-        "rounds": results,
-    })  # fmt: skip
+    emit_result(
+        {
+            "benchmark": "spider",
+            "pages": pages,
+            "article_urls": pages * ARTICLES_PER_PAGE,
+            "with_pipeline_pages_per_s": median([r["with_pipeline_pages_per_s"] for r in results]),
+            "without_pipeline_pages_per_s": median(
+                [r["without_pipeline_pages_per_s"] for r in results]
+            ),
+            "pipeline_overhead": median([r["pipeline_overhead"] for r in results]),
+            "target_overhead": 0.10,
+            "rounds": results,
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -58,13 +58,47 @@ from frontier.urls import InvalidURL, normalize_url, url_hash, url_host
 SEED = 20261122
 COPY_CHUNK_BYTES = 1 << 20
 _WORDS = (
-    "council", "budget", "vote", "river", "bridge", "storm", "school", "police", "court",
-    "festival", "museum", "market", "energy", "climate", "water", "housing", "transport", "rail",
-    "airport", "election", "garden", "library", "report", "review", "season", "match", "final",
-    "league", "coach", "player", "record", "weather", "flood", "fire", "health",
-)  # fmt: skip
-_TRACKING = ("utm_source=rss&utm_medium=feed", "utm_source=twitter&utm_campaign=share",
-             "utm_medium=email&utm_source=newsletter")  # fmt: skip
+    "council",
+    "budget",
+    "vote",
+    "river",
+    "bridge",
+    "storm",
+    "school",
+    "police",
+    "court",
+    "festival",
+    "museum",
+    "market",
+    "energy",
+    "climate",
+    "water",
+    "housing",
+    "transport",
+    "rail",
+    "airport",
+    "election",
+    "garden",
+    "library",
+    "report",
+    "review",
+    "season",
+    "match",
+    "final",
+    "league",
+    "coach",
+    "player",
+    "record",
+    "weather",
+    "flood",
+    "fire",
+    "health",
+)
+_TRACKING = (
+    "utm_source=rss&utm_medium=feed",
+    "utm_source=twitter&utm_campaign=share",
+    "utm_medium=email&utm_source=newsletter",
+)
 _PARAMS = ("page=2", "ref=home", "id=48213", "lang=en")
 
 
@@ -84,8 +118,10 @@ def build_urls(count: int, hosts: int, seed: int = SEED) -> list[str]:
             continue
         host = rng.randrange(hosts)
         slug = "-".join(rng.choices(_WORDS, k=rng.randint(3, 6)))
-        url = (f"https://www.host{host}.example/2026/{rng.randint(1, 12):02d}/"
-               f"{rng.randint(1, 28):02d}/{slug}-{i}")  # fmt: skip
+        url = (
+            f"https://www.host{host}.example/2026/{rng.randint(1, 12):02d}/"
+            f"{rng.randint(1, 28):02d}/{slug}-{i}"
+        )
         roll = rng.random()
         if roll < 0.03:
             url += "?" + rng.choice(_TRACKING)
@@ -177,9 +213,14 @@ def time_copy_frontier(dsn: str, rows: Sequence[tuple[str, str, str]]) -> float:
 
 
 def run_round(
-    server: BenchServer, number: int, path: Path, workdir: Path, lines: int,
-    rows: Sequence[tuple[str, str, str]], chunks: Sequence[bytes],
-) -> dict[str, Any]:  # fmt: skip
+    server: BenchServer,
+    number: int,
+    path: Path,
+    workdir: Path,
+    lines: int,
+    rows: Sequence[tuple[str, str, str]],
+    chunks: Sequence[bytes],
+) -> dict[str, Any]:
     name = f"bench_submit_{number}"
     dsn = server.migrated_database(name)
     try:
@@ -193,9 +234,11 @@ def run_round(
             raise RuntimeError(
                 f"expected {len(rows):,} rows, url_frontier holds {stored:,}; summary {summary}"
             )
-        log(f"round {number}: import {wall:.2f}s = {lines / wall:,.0f} lines/s "
+        log(
+            f"round {number}: import {wall:.2f}s = {lines / wall:,.0f} lines/s "
             f"(accepted {summary['accepted']:,}, duplicate {summary['duplicate']:,}, "
-            f"rejected {summary['rejected']:,}; peak RSS {rss:.0f} MiB)")  # fmt: skip
+            f"rejected {summary['rejected']:,}; peak RSS {rss:.0f} MiB)"
+        )
         indexed = time_copy(dsn, chunks, indexed=True)
         unindexed = time_copy(dsn, chunks, indexed=False)
     finally:
@@ -204,9 +247,11 @@ def run_round(
         frontier = time_copy_frontier(server.migrated_database(name), rows)
     finally:
         server.drop_database(name)
-    log(f"round {number}: COPY of {len(rows):,} rows: indexed {len(rows) / indexed:,.0f} rows/s, "
+    log(
+        f"round {number}: COPY of {len(rows):,} rows: indexed {len(rows) / indexed:,.0f} rows/s, "
         f"unindexed {len(rows) / unindexed:,.0f} rows/s, "
-        f"into url_frontier {len(rows) / frontier:,.0f} rows/s")  # fmt: skip
+        f"into url_frontier {len(rows) / frontier:,.0f} rows/s"
+    )
     return {
         "import_s": round(wall, 3),
         "import_urls_per_s": round(lines / wall),
@@ -239,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="100,000 URLs over 10,000 hosts instead of 1,000,000 over 100,000",
     )
-    parser.add_argument("--rounds", type=int, default=3)  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     count, hosts = (100_000, 10_000) if args.quick else (1_000_000, 100_000)
 
@@ -249,8 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = normalised_rows(urls)
     chunks = copy_chunks((hash_, url) for hash_, url, _ in rows)
     hosts_used = len({host for _, _, host in rows})
-    log(f"{len(rows):,} distinct normalised URLs on {hosts_used:,} hosts "
-        f"({count - len(rows):,} duplicate lines)")  # fmt: skip
+    log(
+        f"{len(rows):,} distinct normalised URLs on {hosts_used:,} hosts "
+        f"({count - len(rows):,} duplicate lines)"
+    )
 
     results = []
     with tempfile.TemporaryDirectory(prefix="frontier-bench-submit-") as workdir:

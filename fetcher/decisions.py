@@ -23,8 +23,11 @@ RETRY_AFTER_CAP_S = 86_400.0
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
 )
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-         (codecs.BOM_UTF16_BE, "utf-16"))  # fmt: skip
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 
 
 class Action(StrEnum):
@@ -80,14 +83,21 @@ def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:
     if status == 410:
         return Decision(Action.FINISH, OutcomeKind.GONE)
     if status in (429, 503):
-        return Decision(Action.FINISH, OutcomeKind.RATE_LIMITED, f"HTTP {status}",
-                        retry_after_s=retry_after(get("Retry-After")))  # fmt: skip
+        return Decision(
+            Action.FINISH,
+            OutcomeKind.RATE_LIMITED,
+            f"HTTP {status}",
+            retry_after_s=retry_after(get("Retry-After")),
+        )
     if 200 <= status < 300:
         kind = media_type(get("Content-Type"))
         if kind in HTML_TYPES or (kind is None and looks_like_html(body)):
             return Decision(Action.EXTRACT, OutcomeKind.FETCHED)
-        return Decision(Action.FINISH, OutcomeKind.UNSUPPORTED_CONTENT,
-                        f"content type {kind or 'unknown'} is not HTML")  # fmt: skip
+        return Decision(
+            Action.FINISH,
+            OutcomeKind.UNSUPPORTED_CONTENT,
+            f"content type {kind or 'unknown'} is not HTML",
+        )
     # 5xx, other 4xx (401, 403, ...) and anything else: retried with backoff, then dead.
     return Decision(Action.FINISH, OutcomeKind.RETRY, f"HTTP {status}")
 

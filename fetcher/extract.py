@@ -101,8 +101,9 @@ def by_selectors(html: str, selectors: Mapping[str, Any]) -> Extracted:
             found[name] = _clean(node.attributes.get("src") or node.attributes.get("content"))
         elif name == "published":
             node = nodes[0]
-            found[name] = _clean(node.attributes.get("datetime")
-                                 or node.attributes.get("content") or node.text())  # fmt: skip
+            found[name] = _clean(
+                node.attributes.get("datetime") or node.attributes.get("content") or node.text()
+            )
         elif name == "body":
             parts = (_SPACE.sub(" ", n.text(separator=" ")).strip() for n in nodes)
             found[name] = _clean("\n\n".join(p for p in parts if p))
@@ -110,34 +111,50 @@ def by_selectors(html: str, selectors: Mapping[str, Any]) -> Extracted:
             found[name] = _clean(nodes[0].text(separator=" "))
     lang = tree.root.attributes.get("lang") if tree.root is not None else None
     return Extracted(
-        title=found.get("title"), body=found.get("body"), author=found.get("author"),
-        published_at=parse_date(found.get("published")), image_url=found.get("image"),
-        language=_clean(lang), extractor="selectors",
-    )  # fmt: skip
+        title=found.get("title"),
+        body=found.get("body"),
+        author=found.get("author"),
+        published_at=parse_date(found.get("published")),
+        image_url=found.get("image"),
+        language=_clean(lang),
+        extractor="selectors",
+    )
 
 
 def generic(html: str, url: str | None) -> Extracted:
     """trafilatura's main text and metadata."""
     try:
         doc = trafilatura.bare_extraction(
-            html, url=url, with_metadata=True, include_comments=False, include_tables=True,
-        )  # fmt: skip
+            html,
+            url=url,
+            with_metadata=True,
+            include_comments=False,
+            include_tables=True,
+        )
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
         return Extracted(extractor="generic")
     if doc is None or isinstance(doc, dict):
         return Extracted(extractor="generic")
     return Extracted(
-        title=_clean(doc.title), body=_clean(doc.text), summary=_clean(doc.description),
-        author=_clean(doc.author), published_at=parse_date(doc.date),
-        image_url=_clean(doc.image), language=_clean(doc.language), extractor="generic",
-    )  # fmt: skip
+        title=_clean(doc.title),
+        body=_clean(doc.text),
+        summary=_clean(doc.description),
+        author=_clean(doc.author),
+        published_at=parse_date(doc.date),
+        image_url=_clean(doc.image),
+        language=_clean(doc.language),
+        extractor="generic",
+    )
 
 
 def _merge(first: Extracted, second: Extracted) -> Extracted:
     """`first`, its empty fields filled from `second`."""
-    values = {name: getattr(first, name) or getattr(second, name)
-              for name in Extracted.__slots__ if name != "extractor"}  # fmt: skip
+    values = {
+        name: getattr(first, name) or getattr(second, name)
+        for name in Extracted.__slots__
+        if name != "extractor"
+    }
     return Extracted(**values, extractor=first.extractor)
 
 
@@ -146,12 +163,13 @@ def from_discovery(meta: Mapping[str, Any] | None) -> Extracted:
     if not meta:
         return Extracted()
     return Extracted(
-        title=_clean(meta.get("title")), summary=_clean(meta.get("summary")),
+        title=_clean(meta.get("title")),
+        summary=_clean(meta.get("summary")),
         author=_clean(meta.get("author")),
         published_at=parse_date(meta.get("published") or meta.get("published_at")),
         image_url=_clean(meta.get("image") or meta.get("image_url")),
         language=_clean(meta.get("language")),
-    )  # fmt: skip
+    )
 
 
 def extract(
@@ -190,6 +208,9 @@ def generic_metadata_only(html: str, url: str | None, picked: Extracted) -> Extr
     if meta is None:
         return Extracted()
     return Extracted(
-        title=_clean(meta.title), summary=_clean(meta.description), author=_clean(meta.author),
-        published_at=parse_date(meta.date), image_url=_clean(meta.image),
-    )  # fmt: skip
+        title=_clean(meta.title),
+        summary=_clean(meta.description),
+        author=_clean(meta.author),
+        published_at=parse_date(meta.date),
+        image_url=_clean(meta.image),
+    )

@@ -86,8 +86,9 @@ def interpret(
                 delay_ms = min(int(delay * 1000), max_crawl_delay_ms)
             sitemaps = tuple(dict.fromkeys(s.strip() for s in parsed.sitemaps if s.strip()))
         return RobotsRecord(host, RobotsStatus.OK, text, http_status, None, delay_ms, sitemaps)
-    if http_status is not None and (400 <= http_status < 500 or http_status < 200
-                                    or 300 <= http_status < 400):  # fmt: skip
+    if http_status is not None and (
+        400 <= http_status < 500 or http_status < 200 or 300 <= http_status < 400
+    ):
         # 4xx: "unavailable", crawl without restriction. A 3xx reaching here was not
         # followable (no Location, or past the redirect cap): RFC 9309 treats it the same.
         return RobotsRecord(host, RobotsStatus.ALLOW_ALL, None, http_status, error)

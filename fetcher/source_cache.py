@@ -41,8 +41,9 @@ class SourceCache:
     async def get_many(self, ids: Iterable[UUID | None]) -> dict[UUID, SourceInfo]:
         now = self._clock()
         wanted = {i for i in ids if i is not None}
-        stale = [i for i in wanted if i not in self._entries
-                 or self._entries[i][0] + self._ttl <= now]  # fmt: skip
+        stale = [
+            i for i in wanted if i not in self._entries or self._entries[i][0] + self._ttl <= now
+        ]
         if stale:
             loaded = await asyncio.gather(*(self._load(i) for i in stale))
             for source_id, info in zip(stale, loaded, strict=True):

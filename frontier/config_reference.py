@@ -56,10 +56,12 @@ def _default(value: Any) -> str:
 def _bounds(metadata: list[Any]) -> str:
     parts = []
     for item in metadata:
-        for kind, attribute, symbol in ((annotated_types.Ge, "ge", ">="),
-                                        (annotated_types.Gt, "gt", ">"),
-                                        (annotated_types.Le, "le", "<="),
-                                        (annotated_types.Lt, "lt", "<")):  # fmt: skip
+        for kind, attribute, symbol in (
+            (annotated_types.Ge, "ge", ">="),
+            (annotated_types.Gt, "gt", ">"),
+            (annotated_types.Le, "le", "<="),
+            (annotated_types.Lt, "lt", "<"),
+        ):
             if isinstance(item, kind):
                 bound = getattr(item, attribute)
                 shown = f"{bound:,}".replace(",", " ") if isinstance(bound, int) else bound
@@ -74,8 +76,10 @@ def render() -> str:
     for name, field in Settings.model_fields.items():
         meaning = (field.description or "").replace("|", "\\|")
         bounds = _bounds(field.metadata)
-        rows.append(f"| `{ENV_PREFIX}{name.upper()}` | {_type(field.annotation)} | "
-                    f"{_default(field.default)} | {bounds} | {meaning} |")  # fmt: skip
+        rows.append(
+            f"| `{ENV_PREFIX}{name.upper()}` | {_type(field.annotation)} | "
+            f"{_default(field.default)} | {bounds} | {meaning} |"
+        )
     return HEADER + "\n".join(rows) + "\n" + FOOTER
 
 
@@ -84,8 +88,7 @@ def main(argv: list[str]) -> int:
     if "--check" in argv:
         current = DOCS_FILE.read_text(encoding="utf-8") if DOCS_FILE.exists() else ""
         if current != text:
-            print(f"{DOCS_FILE} is stale: run python -m frontier.config_reference",
-                  file=sys.stderr)  # fmt: skip
+            print(f"{DOCS_FILE} is stale: run python -m frontier.config_reference", file=sys.stderr)
             return 1
         return 0
     DOCS_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -28,9 +28,11 @@ def database_dsn(settings: Settings) -> Iterator[str]:
 @asynccontextmanager
 async def open_database(dsn: str, settings: Settings) -> AsyncIterator[Database]:
     db = await Database.connect(
-        dsn, max_size=settings.db_pool_size, timeout=settings.db_connect_timeout_s,
+        dsn,
+        max_size=settings.db_pool_size,
+        timeout=settings.db_connect_timeout_s,
         reconnect_max_s=settings.db_reconnect_max_s,
-    )  # fmt: skip
+    )
     try:
         yield db
     finally:

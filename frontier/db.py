@@ -60,16 +60,25 @@ class Database:
 
     @classmethod
     async def connect(
-        cls, dsn: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0,
+        cls,
+        dsn: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
         reconnect_max_s: float = RECONNECT_MAX_S,
-    ) -> Database:  # fmt: skip
+    ) -> Database:
         where = describe_dsn(dsn)
         quiet_pool_floor()
         try:
             pool = await asyncpg.create_pool(
-                dsn, min_size=min_size, max_size=max_size, timeout=timeout,
-                command_timeout=None, init=_init_connection,
-            )  # fmt: skip
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                timeout=timeout,
+                command_timeout=None,
+                init=_init_connection,
+            )
         except (OSError, TimeoutError) as exc:
             cause = redact(str(exc), dsn)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None

@@ -88,10 +88,18 @@ class ServerUser:
             entry = pwd.getpwnam(SERVER_USER_AS_ROOT)
         except KeyError:
             subprocess.run(
-                ["useradd", "--system", "--user-group", "--no-create-home",
-                 "--shell", "/usr/sbin/nologin", SERVER_USER_AS_ROOT],
-                check=True, capture_output=True,
-            )  # fmt: skip
+                [
+                    "useradd",
+                    "--system",
+                    "--user-group",
+                    "--no-create-home",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    SERVER_USER_AS_ROOT,
+                ],
+                check=True,
+                capture_output=True,
+            )
             entry = pwd.getpwnam(SERVER_USER_AS_ROOT)
         return cls(SERVER_USER_AS_ROOT, entry.pw_uid, entry.pw_gid)
 
@@ -102,8 +110,9 @@ class ServerUser:
         if self.uid is not None:
             kwargs.update(user=self.uid, group=self.gid, extra_groups=[], umask=0o077)
         with tempfile.TemporaryFile("w+") as output:
-            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, text=True,
-                                  **kwargs)  # type: ignore[call-overload]  # fmt: skip
+            done = subprocess.run(
+                command, stdout=output, stderr=subprocess.STDOUT, text=True, **kwargs
+            )  # type: ignore[call-overload]
             output.seek(0)
             text: str = output.read()
         if done.returncode:
@@ -231,8 +240,9 @@ class EmbeddedPostgres:
         if self._socket_dir is None:
             self._socket_dir = self._choose_socket_dir()
         options = f"-c listen_addresses='' -k {self._socket_dir}"
-        self.pg_ctl("-w", "-t", str(START_TIMEOUT_S), "-o", options,
-                    "-l", str(self.pgdata / "log"), "start")  # fmt: skip
+        self.pg_ctl(
+            "-w", "-t", str(START_TIMEOUT_S), "-o", options, "-l", str(self.pgdata / "log"), "start"
+        )
 
     # -- the pieces ------------------------------------------------------------------------
 
@@ -285,8 +295,18 @@ class EmbeddedPostgres:
     def _initdb(self) -> None:
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         self.user.chown(self.pgdata)
-        self._as_server([str(self.bin / "initdb"), "-D", str(self.pgdata), "-U", SUPERUSER,
-                         "--auth-local=peer", "--auth-host=reject", "--encoding=utf8"])  # fmt: skip
+        self._as_server(
+            [
+                str(self.bin / "initdb"),
+                "-D",
+                str(self.pgdata),
+                "-U",
+                SUPERUSER,
+                "--auth-local=peer",
+                "--auth-host=reject",
+                "--encoding=utf8",
+            ]
+        )
 
     def _write_authentication(self) -> None:
         """pg_hba.conf and pg_ident.conf, rewritten at every start (also over a cluster an
@@ -307,8 +327,9 @@ class EmbeddedPostgres:
         """Where the running postmaster of this data listens, or None if none runs (pg_ctl
         status, not the pid file alone: a stale file's pid may belong to anything now)."""
         try:
-            self.user.run([str(self.bin / "pg_ctl"), "-D", str(self.pgdata), "status"],
-                          cwd=str(self.home))  # fmt: skip
+            self.user.run(
+                [str(self.bin / "pg_ctl"), "-D", str(self.pgdata), "status"], cwd=str(self.home)
+            )
             lines = (self.pgdata / "postmaster.pid").read_text().splitlines()
         except (subprocess.CalledProcessError, OSError):
             return None

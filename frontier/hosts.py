@@ -107,11 +107,17 @@ class HostRepository:
         ordered = sorted(records, key=lambda r: r.host)
         stored = await self._db.fetch(
             SQL["store_robots"],
-            [r.host for r in ordered], [str(r.status) for r in ordered],
-            [r.robots_txt for r in ordered], [r.http_status for r in ordered],
-            [r.error for r in ordered], [r.crawl_delay_ms for r in ordered],
-            ["\n".join(r.sitemaps) for r in ordered], ttl_hours, retry_base_s, now,
-        )  # fmt: skip
+            [r.host for r in ordered],
+            [str(r.status) for r in ordered],
+            [r.robots_txt for r in ordered],
+            [r.http_status for r in ordered],
+            [r.error for r in ordered],
+            [r.crawl_delay_ms for r in ordered],
+            ["\n".join(r.sitemaps) for r in ordered],
+            ttl_hours,
+            retry_base_s,
+            now,
+        )
         return {r["host"]: StoredRobots(r["host"], r["robots_retry_at"], r["now"]) for r in stored}
 
     async def begin_requests(
@@ -128,9 +134,13 @@ class HostRepository:
             return {}
         ordered = sorted(slots)
         records = await self._db.fetch(
-            SQL["begin_requests"], [h for h, _ in ordered], [s for _, s in ordered], owner,
-            margin_ms, now,
-        )  # fmt: skip
+            SQL["begin_requests"],
+            [h for h, _ in ordered],
+            [s for _, s in ordered],
+            owner,
+            margin_ms,
+            now,
+        )
         return {r["host"]: r["go"] for r in records}
 
     async def due_now(self, *, now: datetime | None = None) -> bool:

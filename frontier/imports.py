@@ -151,8 +151,12 @@ class ImportSummary:
             self.reject(batch.numbers[rejection.index], rejection.reason)
 
     def as_json(self) -> dict[str, Any]:
-        return {"accepted": self.accepted, "duplicate": self.duplicate,
-                "rejected": self.rejected, "errors": self.errors}  # fmt: skip
+        return {
+            "accepted": self.accepted,
+            "duplicate": self.duplicate,
+            "rejected": self.rejected,
+            "errors": self.errors,
+        }
 
 
 @dataclass(slots=True)

@@ -148,8 +148,7 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
     )
     meta = None
     if candidate.discovery_meta:
-        meta = json.dumps(_without_nul(candidate.discovery_meta), default=str,
-                          ensure_ascii=False)  # fmt: skip
+        meta = json.dumps(_without_nul(candidate.discovery_meta), default=str, ensure_ascii=False)
         if len(meta) > MAX_DISCOVERY_META_BYTES:
             raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
     if candidate.depth < 0:
@@ -157,9 +156,17 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
     priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
     delay = source.rate_limit_ms if source.rate_limit_ms is not None else default_delay_ms
     return (
-        url_hash(url), url, url_host(url), source.id, str(candidate.origin),
-        candidate.parent_url, candidate.depth, priority, meta, delay,
-    )  # fmt: skip
+        url_hash(url),
+        url,
+        url_host(url),
+        source.id,
+        str(candidate.origin),
+        candidate.parent_url,
+        candidate.depth,
+        priority,
+        meta,
+        delay,
+    )
 
 
 def _without_nul(value: Any) -> Any:
@@ -286,12 +293,17 @@ class QueueRepository:
             result = CompleteResult()
             arrays = _outcome_arrays(outcomes)
             records = await tx.fetch(
-                SQL["complete"], worker_id, *arrays, self.policy.max_retries, now,
+                SQL["complete"],
+                worker_id,
+                *arrays,
+                self.policy.max_retries,
+                now,
                 self.policy.host_failure_threshold,
-            )  # fmt: skip
+            )
             result.applied = {r["url_hash"]: r["status"] for r in records}
-            result.refused = [o.claim.url_hash for o in outcomes
-                              if o.claim.url_hash not in result.applied]  # fmt: skip
+            result.refused = [
+                o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
+            ]
             applied_redirects = [
                 candidate for hash_, candidate in redirects if hash_ in result.applied
             ]
@@ -337,11 +349,20 @@ class QueueRepository:
             if hops > MAX_REDIRECT_HOPS:
                 continue
             meta.update(redirect_hops=hops, redirected_from=claim.url)
-            targets.append((claim.url_hash, Candidate(
-                url=target, source=SourceRef(claim.source_id), origin=claim.origin,
-                parent_url=claim.parent_url, depth=claim.depth, discovery_meta=meta,
-                priority=claim.priority,
-            )))  # fmt: skip
+            targets.append(
+                (
+                    claim.url_hash,
+                    Candidate(
+                        url=target,
+                        source=SourceRef(claim.source_id),
+                        origin=claim.origin,
+                        parent_url=claim.parent_url,
+                        depth=claim.depth,
+                        discovery_meta=meta,
+                        priority=claim.priority,
+                    ),
+                )
+            )
         return checked, targets
 
     async def release(
@@ -397,10 +418,16 @@ def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
             else outcome.retry_after_s
         )
         values = (
-            outcome.claim.url_hash, str(outcome.kind), outcome.http_status,
-            outcome.content_hash, outcome.etag, outcome.last_modified, outcome.final_url,
-            outcome.error, delay,
-        )  # fmt: skip
+            outcome.claim.url_hash,
+            str(outcome.kind),
+            outcome.http_status,
+            outcome.content_hash,
+            outcome.etag,
+            outcome.last_modified,
+            outcome.final_url,
+            outcome.error,
+            delay,
+        )
         for column, value in zip(columns, values, strict=True):
             column.append(value)
     return columns

@@ -75,8 +75,11 @@ class PoolFloorFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        return not (record.getMessage().startswith("Failed to restore the pool connection")
-                    and error is not None and is_connection_loss(error))  # fmt: skip
+        return not (
+            record.getMessage().startswith("Failed to restore the pool connection")
+            and error is not None
+            and is_connection_loss(error)
+        )
 
 
 POOL_FLOOR_FILTER = PoolFloorFilter()  # stateless; adding it twice is a no-op
@@ -100,8 +103,9 @@ class Backoff:
     def next_delay(self) -> float:
         """Count one more failure; the seconds to wait before the next try."""
         self.attempts += 1
-        return retry_delay(self.attempts, base_s=min(self.base_s, self.cap_s),
-                           cap_s=self.cap_s, rand=self.rand)  # fmt: skip
+        return retry_delay(
+            self.attempts, base_s=min(self.base_s, self.cap_s), cap_s=self.cap_s, rand=self.rand
+        )
 
     def reset(self) -> None:
         self.attempts = 0
@@ -142,8 +146,11 @@ class Outage:
         if self.reported:
             return
         self.reported = True
-        then = (f"retrying in {retry_in_s:.1f} s" if retry_in_s is not None
-                else "answering 503 until it is back")  # fmt: skip
+        then = (
+            f"retrying in {retry_in_s:.1f} s"
+            if retry_in_s is not None
+            else "answering 503 until it is back"
+        )
         cause = describe_cause(exc.__cause__ if exc.__cause__ is not None else exc)
         log.warning("database unavailable at %s: %s; %s", self.where, cause, then)
 

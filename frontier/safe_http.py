@@ -234,9 +234,11 @@ class SafeClient:
                 sock_read=self.limits.read_timeout_s,
             )
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=timeout, cookie_jar=aiohttp.DummyCookieJar(),
+                connector=connector,
+                timeout=timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),
                 headers={"User-Agent": self.limits.user_agent},
-            )  # fmt: skip
+            )
         return self._session
 
     async def close(self) -> None:
@@ -256,8 +258,11 @@ class SafeClient:
         if fetchprotection == 1:
             return {}
         origin = url.split("/", 3)
-        return {**BROWSER_HEADERS, "Origin": "/".join(origin[:3]),
-                "Referer": "/".join(origin[:3]) + "/"}  # fmt: skip
+        return {
+            **BROWSER_HEADERS,
+            "Origin": "/".join(origin[:3]),
+            "Referer": "/".join(origin[:3]) + "/",
+        }
 
     async def get(
         self,
@@ -290,8 +295,9 @@ class SafeClient:
                 elapsed = int((time.monotonic() - started) * 1000)
                 return Response(url, status, response_headers, body, elapsed, tuple(history))
             if len(history) >= self.limits.max_redirects:
-                raise TooManyRedirects(f"more than {self.limits.max_redirects} redirects "
-                                       f"from {history[0][1]}")  # fmt: skip
+                raise TooManyRedirects(
+                    f"more than {self.limits.max_redirects} redirects from {history[0][1]}"
+                )
             history.append((status, url))
             try:
                 url = normalize_url(location, url, keep_trailing_slash=True)

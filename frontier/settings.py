@@ -70,13 +70,17 @@ class Settings(BaseSettings):
 
     # -- reliability settings ---------------------------------------------------------
     sink_retry_max_s: float = Field(
-        default=3600.0, gt=0, le=86_400,
+        default=3600.0,
+        gt=0,
+        le=86_400,
         description="Longest wait of claimed URLs while the content sink is down (the cap).",
-    )  # fmt: skip
+    )
     db_reconnect_max_s: float = Field(
-        default=30.0, gt=0, le=600,
+        default=30.0,
+        gt=0,
+        le=600,
         description="Longest wait between tries while PostgreSQL is unreachable (backoff cap).",
-    )  # fmt: skip
+    )
 
     # -- poller settings --------------------------------------------------------------
     poll_tick_s: float = Field(
@@ -117,9 +121,11 @@ class Settings(BaseSettings):
         default=10 * 1024 * 1024, ge=1024, description="Largest page body (after decompression)."
     )
     fetch_shutdown_s: float = Field(
-        default=30.0, ge=0, le=3600,
+        default=30.0,
+        ge=0,
+        le=3600,
         description="On SIGTERM, seconds to finish in-flight fetches before releasing them.",
-    )  # fmt: skip
+    )
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
     )
@@ -130,13 +136,17 @@ class Settings(BaseSettings):
         default=30_000, ge=0, le=3_600_000, description="Cap on a robots.txt Crawl-delay."
     )
     robots_retry_s: float = Field(
-        default=300.0, gt=0, le=86_400,
+        default=300.0,
+        gt=0,
+        le=86_400,
         description="First retry delay after robots.txt failed (5xx/unreachable); doubles.",
-    )  # fmt: skip
+    )
     sink_retry_s: float = Field(
-        default=60.0, gt=0, le=86_400,
+        default=60.0,
+        gt=0,
+        le=86_400,
         description="While the content sink is down, claimed URLs wait this long (doubling).",
-    )  # fmt: skip
+    )
     elasticsearch_index: str = Field(
         default="raw_content", min_length=1, description="Elasticsearch index of documents."
     )
@@ -149,36 +159,46 @@ class Settings(BaseSettings):
 
     # -- spider settings --------------------------------------------------------------
     spider_max_pages: int = Field(
-        default=1000, ge=1, le=10_000_000,
+        default=1000,
+        ge=1,
+        le=10_000_000,
         description="Pages (listing and navigation) one spider run may request.",
-    )  # fmt: skip
+    )
     spider_max_depth: int = Field(
         default=3, ge=0, le=100, description="Links the spider follows away from its start pages."
     )
     spider_max_body_bytes: int = Field(
-        default=5 * 1024 * 1024, ge=1024, le=1024**3,
+        default=5 * 1024 * 1024,
+        ge=1024,
+        le=1024**3,
         description="Largest page the spider downloads (after decompression).",
-    )  # fmt: skip
+    )
     spider_timeout_s: float = Field(
         default=30.0, gt=0, le=600, description="Seconds the spider waits for one page."
     )
     spider_recrawl_max_hours: int = Field(
-        default=168, ge=0, le=8760,
+        default=168,
+        ge=0,
+        le=8760,
         description="An unchanged listing page is re-checked at least this often (0: always).",
-    )  # fmt: skip
+    )
     spider_batch_size: int = Field(
         default=500, ge=1, le=100_000, description="URLs per spider submission to the frontier."
     )
 
     # -- platform settings ------------------------------------------------------------
     up_spider_tick_s: float = Field(
-        default=60.0, gt=0, le=86_400,
+        default=60.0,
+        gt=0,
+        le=86_400,
         description="`frontier up`: seconds between looks for sources due for the spider.",
-    )  # fmt: skip
+    )
     up_progress_s: float = Field(
-        default=30.0, gt=0, le=86_400,
+        default=30.0,
+        gt=0,
+        le=86_400,
         description="`frontier up`: seconds between progress lines when not on a terminal.",
-    )  # fmt: skip
+    )
 
     # -- api settings -----------------------------------------------------------------
     api_read_auth: bool = Field(

@@ -94,10 +94,14 @@ class StatsRepository:
         end = now.replace(second=0, microsecond=0) + timedelta(minutes=1)
         start = end - timedelta(minutes=minutes)
         buckets = {
-            start + timedelta(minutes=i): {"pages_ok": 0, "pages_error": 0, "pages_other": 0,
-                                           "polls": 0}
+            start + timedelta(minutes=i): {
+                "pages_ok": 0,
+                "pages_error": 0,
+                "pages_other": 0,
+                "polls": 0,
+            }
             for i in range(minutes)
-        }  # fmt: skip
+        }
         for row in await self._db.fetch(SQL["throughput"], start, end):
             bucket = buckets.get(row["minute"])
             if bucket is None:

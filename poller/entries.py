@@ -59,8 +59,11 @@ class FeedEntry:
         return meta
 
     def as_json(self) -> dict[str, Any]:
-        return {"url": self.url, **self.as_meta(),
-                "published_at": self.published_at.isoformat() if self.published_at else None}
+        return {
+            "url": self.url,
+            **self.as_meta(),
+            "published_at": self.published_at.isoformat() if self.published_at else None,
+        }
 
 
 def html_to_text(value: str | None) -> str:
@@ -142,7 +145,11 @@ def build_entry(
         summary=summary or None,
         author=html_to_text(author) or None,
         published_at=published_at,
-        image_url=image_url or (first_image(content_html, url, content_tree) if content_html
-                                else first_image(summary_html, url, summary_tree)),
+        image_url=image_url
+        or (
+            first_image(content_html, url, content_tree)
+            if content_html
+            else first_image(summary_html, url, summary_tree)
+        ),
         content_quality=quality(body, bool(summary)),
     )

@@ -16,10 +16,17 @@ from poller.feed_parse import parse_feed
 
 log = logging.getLogger(__name__)
 
-FEED_TYPES = frozenset({
-    "application/rss+xml", "application/atom+xml", "application/feed+json",
-    "application/json", "application/rdf+xml", "application/xml", "text/xml",
-})  # fmt: skip
+FEED_TYPES = frozenset(
+    {
+        "application/rss+xml",
+        "application/atom+xml",
+        "application/feed+json",
+        "application/json",
+        "application/rdf+xml",
+        "application/xml",
+        "text/xml",
+    }
+)
 COMMON_PATHS = ("/feed", "/rss", "/atom.xml", "/feed.xml", "/rss.xml", "/index.xml")
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 
@@ -46,8 +53,9 @@ async def discover_feed(client: SafeClient, base_url: str, fetchprotection: int 
     """The first working feed URL for the site at `base_url`, or None."""
     candidates: list[str] = []
     try:
-        page = await client.get(base_url, fetchprotection=fetchprotection,
-                                max_body_bytes=MAX_PAGE_BYTES)  # fmt: skip
+        page = await client.get(
+            base_url, fetchprotection=fetchprotection, max_body_bytes=MAX_PAGE_BYTES
+        )
         if page.status == 200:
             candidates.extend(alternate_links(page.body, page.url))
     except HttpError as exc:

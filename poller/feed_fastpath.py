@@ -52,8 +52,13 @@ _C1 = re.compile("[\x80-\x9f]")
 _URIFIXER = re.compile("^([A-Za-z][A-Za-z0-9+-.]*://)(/*)(.*?)")  # feedparser.urls
 _AMP_REF = re.compile("&([A-Za-z0-9_]+);")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
-_ATOM_TEXT_TYPES = {None: "text/plain", "text": "text/plain", "html": "text/html",
-                    "text/plain": "text/plain", "text/html": "text/html"}  # fmt: skip
+_ATOM_TEXT_TYPES = {
+    None: "text/plain",
+    "text": "text/plain",
+    "html": "text/html",
+    "text/plain": "text/plain",
+    "text/html": "text/html",
+}
 
 
 class Unsupported(Exception):
@@ -81,9 +86,15 @@ def parse_fast(body: bytes, headers: Mapping[str, str], url: str) -> FastFeed | 
     try:
         data = _utf8_body(body, headers)
         parser = etree.XMLParser(
-            encoding="utf-8", resolve_entities=False, no_network=True, huge_tree=False,
-            load_dtd=False, recover=False, remove_comments=False, collect_ids=False,
-        )  # fmt: skip
+            encoding="utf-8",
+            resolve_entities=False,
+            no_network=True,
+            huge_tree=False,
+            load_dtd=False,
+            recover=False,
+            remove_comments=False,
+            collect_ids=False,
+        )
         root = etree.fromstring(data, parser)
         if len(parser.error_log):
             return None
@@ -104,9 +115,11 @@ def _utf8_body(body: bytes, headers: Mapping[str, str]) -> bytes:
     match = RE_XML_PI_ENCODING.match(body)
     xml_encoding = match.group(1).decode("utf-8").lower() if match else ""
     content_type, http_encoding = parse_content_type(headers.get("content-type") or "")
-    if content_type in ("application/xml", "application/xml-dtd",
-                        "application/xml-external-parsed-entity") or (
-            content_type.startswith("application/") and content_type.endswith("+xml")):  # fmt: skip
+    if content_type in (
+        "application/xml",
+        "application/xml-dtd",
+        "application/xml-external-parsed-entity",
+    ) or (content_type.startswith("application/") and content_type.endswith("+xml")):
         encoding = http_encoding or xml_encoding or "utf-8"
     elif content_type.startswith("text/"):
         encoding = http_encoding or "us-ascii"
@@ -251,8 +264,11 @@ class _Reader:
             raise Unsupported("xml:base")
         declared = [uri.lower() for uri in root.nsmap.values()]
         versions = [uri for uri in declared if uri in _VERSION_URIS]
-        if root.tag == "rss" and root.get("version", "").startswith("2.") \
-                and versions in ([], [ATOM.lower()]):  # fmt: skip
+        if (
+            root.tag == "rss"
+            and root.get("version", "").startswith("2.")
+            and versions in ([], [ATOM.lower()])
+        ):
             channels = root.findall("channel")
             if len([c for c in root if isinstance(c.tag, str)]) != 1 or len(channels) != 1:
                 raise Unsupported("not one <channel> alone")
@@ -270,12 +286,19 @@ class _Reader:
         raise Unsupported(f"root <{root.tag}>")
 
     def _read(
-        self, root: Any, channel: Any, items: list[Any], kind: str,
+        self,
+        root: Any,
+        channel: Any,
+        items: list[Any],
+        kind: str,
         read_item: Callable[[Any], _Entry],
-    ) -> FastFeed:  # fmt: skip
+    ) -> FastFeed:
         # feedparser starts an entry at any element named item or entry, wherever it is.
-        starts = sum(1 for el in root.iter(etree.Element)
-                     if etree.QName(el).localname.lower() in ("item", "entry"))  # fmt: skip
+        starts = sum(
+            1
+            for el in root.iter(etree.Element)
+            if etree.QName(el).localname.lower() in ("item", "entry")
+        )
         if starts != len(items):
             raise Unsupported("entries outside the expected place")
         ns = etree.QName(channel).namespace
@@ -288,8 +311,11 @@ class _Reader:
             if child in item_set:
                 first_item = position if first_item is None else first_item
             elif local == "title":
-                if child.tag != (f"{{{ns}}}title" if ns else "title") or title is not None \
-                        or first_item is not None:  # fmt: skip
+                if (
+                    child.tag != (f"{{{ns}}}title" if ns else "title")
+                    or title is not None
+                    or first_item is not None
+                ):
                     raise Unsupported("feed title")
                 title = _text(child)
             elif local == "ttl":
@@ -298,8 +324,13 @@ class _Reader:
                 ttl = _text(child)
             elif local in ("item", "entry", "source", "content"):
                 raise Unsupported(f"<{local}> in the channel")
-        nested = (el for child in channel if child not in item_set
-                  for el in child.iter(etree.Element) if el is not child)  # fmt: skip
+        nested = (
+            el
+            for child in channel
+            if child not in item_set
+            for el in child.iter(etree.Element)
+            if el is not child
+        )
         if title is None and any(etree.QName(el).localname.lower() == "title" for el in nested):
             raise Unsupported("a nested title and no feed title")
         feed = FastFeed(kind=kind, title=title, ttl=ttl)
@@ -329,8 +360,9 @@ class _Reader:
             value = _fix_text(self._resolve(_raw(child)))
             value = _AMP_REF.sub(r"&\g<1>", value.replace("&amp;", "&"))
             entry.link = value
-            entry.links.append({"rel": "alternate", "type": "text/html",
-                                **({"href": value} if value else {})})  # fmt: skip
+            entry.links.append(
+                {"rel": "alternate", "type": "text/html", **({"href": value} if value else {})}
+            )
         elif tag == own + "description" or tag == f"{{{CONTENT}}}encoded":
             _attrs(child, ())
             if tag == f"{{{CONTENT}}}encoded":
@@ -360,9 +392,25 @@ class _Reader:
         elif tag in tuple(f"{{{m}}}content" for m in MEDIA):
             if len(child):
                 raise Unsupported("media:content with children")
-            entry.media.append(_attrs(child, ("url", "type", "medium", "width", "height",
-                                              "filesize", "duration", "lang", "bitrate",
-                                              "framerate", "expression", "isdefault")))
+            entry.media.append(
+                _attrs(
+                    child,
+                    (
+                        "url",
+                        "type",
+                        "medium",
+                        "width",
+                        "height",
+                        "filesize",
+                        "duration",
+                        "lang",
+                        "bitrate",
+                        "framerate",
+                        "expression",
+                        "isdefault",
+                    ),
+                )
+            )
         else:
             return False
         return True
@@ -393,8 +441,9 @@ class _Reader:
                 attrs = _attrs(child, ("url", "type", "length"))
                 if len(child) or "url" not in attrs:
                     raise Unsupported("enclosure")
-                entry.links.append({"type": attrs.get("type", ""), "href": attrs["url"],
-                                    "rel": "enclosure"})  # fmt: skip
+                entry.links.append(
+                    {"type": attrs.get("type", ""), "href": attrs["url"], "rel": "enclosure"}
+                )
             else:
                 raise Unsupported(f"<{tag}> in an item")
         return entry
@@ -503,5 +552,6 @@ class _Reader:
 def _content_type(value: str) -> str:
     """feedparser's map_content_type."""
     value = value.lower()
-    return {"text": "text/plain", "html": "text/html",
-            "xhtml": "application/xhtml+xml"}.get(value, value)  # fmt: skip
+    return {"text": "text/plain", "html": "text/html", "xhtml": "application/xhtml+xml"}.get(
+        value, value
+    )

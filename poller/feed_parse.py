@@ -119,8 +119,9 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
     if not version and not raw_entries and not (problem is None and _FEED_ROOT.search(body[:4096])):
         raise FeedRefused(f"not a feed ({problem or 'no RSS, Atom or RDF root element'})")
     feed = result.get("feed") or {}
-    parsed = ParsedFeed(kind=version or "unknown", title=feed.get("title"),
-                        ttl=feed.get("ttl"), problem=problem)  # fmt: skip
+    parsed = ParsedFeed(
+        kind=version or "unknown", title=feed.get("title"), ttl=feed.get("ttl"), problem=problem
+    )
     parsed.items_seen = len(raw_entries)
     _collect(parsed, (_from_feedparser(e, url) for e in raw_entries))
     return parsed

@@ -60,12 +60,27 @@ class FeedState:
 
 # The columns `complete_many` writes, in its parameter order ($3 onwards).
 _WRITTEN = (
-    "feed_url", "last_polled_at", "last_etag", "last_modified", "last_item_count",
-    "consecutive_errors", "last_error", "next_poll_at", "sitemap_next_poll_at",
-    "sitemap_etag", "sitemap_last_modified", "last_outcome", "interval_s", "min_interval_s",
-    "feed_cursor_at", "sitemap_location", "sitemap_cursor_at", "sitemap_consecutive_errors",
-    "sitemap_last_error", "discovery_attempted_at",
-)  # fmt: skip
+    "feed_url",
+    "last_polled_at",
+    "last_etag",
+    "last_modified",
+    "last_item_count",
+    "consecutive_errors",
+    "last_error",
+    "next_poll_at",
+    "sitemap_next_poll_at",
+    "sitemap_etag",
+    "sitemap_last_modified",
+    "last_outcome",
+    "interval_s",
+    "min_interval_s",
+    "feed_cursor_at",
+    "sitemap_location",
+    "sitemap_cursor_at",
+    "sitemap_consecutive_errors",
+    "sitemap_last_error",
+    "discovery_attempted_at",
+)
 MAX_ERROR_CHARS = 2_000
 
 
@@ -132,14 +147,20 @@ class FeedStateRepository:
             await self._db.execute(SQL["release"], list(source_ids), owner)
 
     async def fire_claim(
-        self, source_id: UUID, owner: str, *, rate_s: float, lease_s: float,
+        self,
+        source_id: UUID,
+        owner: str,
+        *,
+        rate_s: float,
+        lease_s: float,
         now: datetime | None = None,
-    ) -> FireTicket | None:  # fmt: skip
+    ) -> FireTicket | None:
         record = await self._db.fetchrow(SQL["fire_claim"], source_id, now, rate_s, lease_s, owner)
         if record is None:
             return None
-        return FireTicket(record["claimed"], record["last_fired_at"],
-                          record["poll_lease_until"], record["now"])  # fmt: skip
+        return FireTicket(
+            record["claimed"], record["last_fired_at"], record["poll_lease_until"], record["now"]
+        )
 
     # A poll's changes to its source go through the sources' one owner, on this
     # repository's database (the poller's transaction, when it runs in one).

@@ -60,9 +60,10 @@ class EntryFilter:
         kept = [entry for entry in entries if self._keeps(entry)]
         if self.most_recent is not None and len(kept) > self.most_recent:
             newest_first = sorted(
-                kept, key=lambda e: e.published_at or datetime.max.replace(tzinfo=UTC),
+                kept,
+                key=lambda e: e.published_at or datetime.max.replace(tzinfo=UTC),
                 reverse=True,
-            )  # fmt: skip
+            )
             chosen = {id(e) for e in newest_first[: self.most_recent]}
             kept = [entry for entry in kept if id(entry) in chosen]
         return kept

@@ -78,8 +78,9 @@ async def fire_source(
     at = now or utcnow()
     owner = worker_id("fire")
     if not dry_run:
-        ticket = await states.fire_claim(source_id, owner, rate_s=policy.fire_rate_limit_s,
-                                         lease_s=policy.lease_s, now=now)  # fmt: skip
+        ticket = await states.fire_claim(
+            source_id, owner, rate_s=policy.fire_rate_limit_s, lease_s=policy.lease_s, now=now
+        )
         assert ticket is not None
         if not ticket.claimed:
             _refuse(source.name, ticket.last_fired_at, ticket.lease_until, ticket.now, policy)
@@ -88,35 +89,54 @@ async def fire_source(
         source, state = found
     feed = bool(source.feed_url or source.base_url)
     polled = await poll_source(
-        queue or QueueRepository(db), states, client, policy, source, state,
-        now=at, feed=feed, sitemap=not feed, dry_run=dry_run,
-    )  # fmt: skip
+        queue or QueueRepository(db),
+        states,
+        client,
+        policy,
+        source,
+        state,
+        now=at,
+        feed=feed,
+        sitemap=not feed,
+        dry_run=dry_run,
+    )
     if not dry_run:
         await states.complete(owner, [polled.state])
         await FetchLogRepository(db).record(polled.logs)
     summary = polled.summary()
     sitemap_entries = polled.sitemap.urls if polled.sitemap else []
-    entries = polled.entries or [FeedEntry(u.loc, title=u.news_title,
-                                           published_at=u.modified_at)
-                                 for u in sitemap_entries]  # fmt: skip
+    entries = polled.entries or [
+        FeedEntry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries
+    ]
     return FireResult(
-        source=source.name, dry_run=dry_run, entries=entries,
-        items_seen=summary.items_seen, items_new=summary.items_new,
-        error=summary.error, outcome=summary.outcome, url=summary.url,
-    )  # fmt: skip
+        source=source.name,
+        dry_run=dry_run,
+        entries=entries,
+        items_seen=summary.items_seen,
+        items_new=summary.items_new,
+        error=summary.error,
+        outcome=summary.outcome,
+        url=summary.url,
+    )
 
 
 def _refuse(
-    name: str, last_fired: datetime | None, lease_until: datetime | None, now: datetime,
+    name: str,
+    last_fired: datetime | None,
+    lease_until: datetime | None,
+    now: datetime,
     policy: PollPolicy,
-) -> None:  # fmt: skip
+) -> None:
     if last_fired is not None:
         wait = policy.fire_rate_limit_s - (now - last_fired).total_seconds()
         if wait > 0:
             raise FireRateLimited(
                 f"source {name!r} was fired {int(policy.fire_rate_limit_s - wait)} s ago; "
-                f"try again in {wait:.0f} s", retry_after_s=wait,
-            )  # fmt: skip
+                f"try again in {wait:.0f} s",
+                retry_after_s=wait,
+            )
     busy = (lease_until - now).total_seconds() if lease_until else 1.0
-    raise SourceBusy(f"source {name!r} is being polled right now; try again shortly",
-                     retry_after_s=max(1.0, min(busy, policy.lease_s)))  # fmt: skip
+    raise SourceBusy(
+        f"source {name!r} is being polled right now; try again shortly",
+        retry_after_s=max(1.0, min(busy, policy.lease_s)),
+    )

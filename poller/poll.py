@@ -48,8 +48,10 @@ class FeedOutcome:
     @property
     def failed(self) -> bool:
         return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED,
-        )  # fmt: skip
+            LogOutcome.OK,
+            LogOutcome.OK_NO_NEW,
+            LogOutcome.NOT_MODIFIED,
+        )
 
 
 def interval_of(source: Source, state: FeedState) -> float:
@@ -80,17 +82,18 @@ async def poll_feed(
         recent = state.discovery_attempted_at and now - state.discovery_attempted_at < timedelta(
             seconds=policy.discovery_retry_s
         )
-        found = None if recent else await discover_feed(client, source.base_url,
-                                                         source.fetchprotection)  # fmt: skip
+        found = (
+            None if recent else await discover_feed(client, source.base_url, source.fetchprotection)
+        )
         if found is None:
             if not recent:
-                log.warning("source %s: no feed found at %s; skipped", source.name,
-                            source.base_url)  # fmt: skip
+                log.warning("source %s: no feed found at %s; skipped", source.name, source.base_url)
             later = replace(
-                state, discovery_attempted_at=now if not recent else state.discovery_attempted_at,
+                state,
+                discovery_attempted_at=now if not recent else state.discovery_attempted_at,
                 next_poll_at=now + timedelta(seconds=policy.discovery_retry_s),
                 last_error=f"no feed found at {source.base_url}",
-            )  # fmt: skip
+            )
             return FeedOutcome(source, later, None, None, error=later.last_error)
         feed_url = new_feed_url = found
     outcome = FeedOutcome(source, state, feed_url, LogOutcome.FAILED, new_feed_url=new_feed_url)
@@ -109,9 +112,13 @@ async def poll_feed(
 
 
 async def _fetch(
-    client: SafeClient, outcome: FeedOutcome, policy: PollPolicy, *, conditional: bool,
+    client: SafeClient,
+    outcome: FeedOutcome,
+    policy: PollPolicy,
+    *,
+    conditional: bool,
     now: datetime,
-) -> None:  # fmt: skip
+) -> None:
     source, state = outcome.source, outcome.state
     assert outcome.url is not None
     response = await client.get(
@@ -120,9 +127,11 @@ async def _fetch(
         etag=state.last_etag if conditional else None,
         last_modified=state.last_modified if conditional else None,
         max_body_bytes=policy.max_feed_bytes,
-        headers={"Accept": "application/rss+xml, application/atom+xml, application/feed+json,"
-                           " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"},
-    )  # fmt: skip
+        headers={
+            "Accept": "application/rss+xml, application/atom+xml, application/feed+json,"
+            " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"
+        },
+    )
     outcome.http_status = response.status
     decision = decide(
         response.status, response.headers, now, redirected_to=response.permanent_redirect_to
@@ -137,9 +146,11 @@ async def _fetch(
             last_polled_at=now,
             last_etag=response.headers.get("ETag") or state.last_etag,
             last_modified=response.headers.get("Last-Modified") or state.last_modified,
-            consecutive_errors=0, last_error=None, last_outcome=str(LogOutcome.NOT_MODIFIED),
+            consecutive_errors=0,
+            last_error=None,
+            last_outcome=str(LogOutcome.NOT_MODIFIED),
             next_poll_at=intervals.next_poll_ok(now, source.id, interval),
-        )  # fmt: skip
+        )
         return
     if decision.failed:
         outcome.outcome, outcome.error = decision.outcome, decision.error
@@ -179,8 +190,13 @@ def _failed(outcome: FeedOutcome, interval: float, now: datetime, policy: PollPo
     state = outcome.state
     errors = state.consecutive_errors + 1
     level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
-    log.log(level, "source %s: feed poll failed (%d in a row): %s", outcome.source.name,
-            errors, outcome.error)  # fmt: skip
+    log.log(
+        level,
+        "source %s: feed poll failed (%d in a row): %s",
+        outcome.source.name,
+        errors,
+        outcome.error,
+    )
     outcome.state = replace(
         state,
         last_polled_at=now,

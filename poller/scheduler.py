@@ -76,10 +76,13 @@ class Poller:
                 # state writes then come in batches instead of one transaction per poll.
                 if len(running) <= limit // 2:
                     claimed = await self.states.claim_due(
-                        self.owner, limit - len(running), lease_s=self.policy.lease_s,
-                        per_key=self.policy.per_host, proxy_hosts=self.policy.proxy_hosts,
+                        self.owner,
+                        limit - len(running),
+                        lease_s=self.policy.lease_s,
+                        per_key=self.policy.per_host,
+                        proxy_hosts=self.policy.proxy_hosts,
                         now=now,
-                    )  # fmt: skip
+                    )
                 for source, state in claimed:
                     running.add(asyncio.create_task(self._poll(source, state, now)))
                 if not running:
@@ -103,9 +106,16 @@ class Poller:
         )
         try:
             return await poll_source(
-                self.queue, self.states, self.client, self.policy, source, state,
-                now=at, feed=feed_due, sitemap=sitemap_due,
-            )  # fmt: skip
+                self.queue,
+                self.states,
+                self.client,
+                self.policy,
+                source,
+                state,
+                now=at,
+                feed=feed_due,
+                sitemap=sitemap_due,
+            )
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")
         except DatabaseUnavailable:  # not the source's fault: no error charged; its lease
@@ -116,11 +126,16 @@ class Poller:
             errors = state.consecutive_errors + 1
             interval = source.feed_poll_interval_minutes * 60.0
             backed_off = replace(
-                state, consecutive_errors=errors, last_error=crash, last_polled_at=at,
+                state,
+                consecutive_errors=errors,
+                last_error=crash,
+                last_polled_at=at,
                 next_poll_at=intervals.next_poll_failed(at, interval, errors),
-                sitemap_next_poll_at=max(state.sitemap_next_poll_at or at,
-                                         intervals.next_poll_failed(at, interval, errors)),
-            )  # fmt: skip
+                sitemap_next_poll_at=max(
+                    state.sitemap_next_poll_at or at,
+                    intervals.next_poll_failed(at, interval, errors),
+                ),
+            )
             return Polled(source, backed_off, crash=crash)
 
     async def _write(self, polled: Sequence[Polled]) -> list[PollSummary]:

@@ -24,8 +24,10 @@ async def seed_defaults(db: Database, specs: ParsedSpecs | None = None) -> SpecI
     """Add the defaults not seeded before; returns what was added (and any errors, such
     as a name already taken by an operator's own source)."""
     specs = specs or default_specs()
-    keyed = {(spec.feed_url or spec.base_url or spec.sitemap_url or ""): (n, spec)
-             for n, spec in specs.specs}  # fmt: skip
+    keyed = {
+        (spec.feed_url or spec.base_url or spec.sitemap_url or ""): (n, spec)
+        for n, spec in specs.specs
+    }
 
     async def work(tx: Database) -> SpecImportSummary:
         fresh = await tx.fetch(SQL["claim_new"], list(keyed))

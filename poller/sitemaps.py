@@ -60,8 +60,10 @@ class SitemapOutcome:
     @property
     def failed(self) -> bool:
         return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED,
-        )  # fmt: skip
+            LogOutcome.OK,
+            LogOutcome.OK_NO_NEW,
+            LogOutcome.NOT_MODIFIED,
+        )
 
 
 def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
@@ -86,8 +88,9 @@ async def poll_sitemaps(
         locations = await _locations(client, source, state, site or "")
         if not locations:
             outcome.outcome = None
-            outcome.state = replace(state, sitemap_next_poll_at=later,
-                                    sitemap_last_error="no sitemap found")  # fmt: skip
+            outcome.state = replace(
+                state, sitemap_next_poll_at=later, sitemap_last_error="no sitemap found"
+            )
             return outcome
         outcome.url = locations[0]
         await _read(client, outcome, locations, policy, now=now)
@@ -101,8 +104,13 @@ async def poll_sitemaps(
     if outcome.failed:
         errors = state.sitemap_consecutive_errors + 1
         level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
-        log.log(level, "source %s: sitemap poll failed (%d in a row): %s", source.name,
-                errors, outcome.error)  # fmt: skip
+        log.log(
+            level,
+            "source %s: sitemap poll failed (%d in a row): %s",
+            source.name,
+            errors,
+            outcome.error,
+        )
         outcome.state = replace(
             state,
             sitemap_consecutive_errors=errors,
@@ -122,8 +130,9 @@ async def _locations(client: SafeClient, source: Source, state: FeedState, site:
         return [state.sitemap_location]
     robots_url = urljoin(site, "/robots.txt")
     try:
-        robots = await client.get(robots_url, fetchprotection=source.fetchprotection,
-                                  max_body_bytes=512 * 1024)  # fmt: skip
+        robots = await client.get(
+            robots_url, fetchprotection=source.fetchprotection, max_body_bytes=512 * 1024
+        )
         if robots.status == 200:
             found = _requestable(source, sitemaps_in_robots(robots.body.decode("utf-8", "replace")))
             if found:
@@ -143,9 +152,13 @@ async def _locations(client: SafeClient, source: Source, state: FeedState, site:
 
 
 async def _read(
-    client: SafeClient, outcome: SitemapOutcome, locations: list[str], policy: PollPolicy,
-    *, now: datetime,
-) -> None:  # fmt: skip
+    client: SafeClient,
+    outcome: SitemapOutcome,
+    locations: list[str],
+    policy: PollPolicy,
+    *,
+    now: datetime,
+) -> None:
     source, state = outcome.source, outcome.state
     cutoff = cutoff_of(state, now, policy.sitemap_window_s)
     queue: list[tuple[str, int]] = [(url, 0) for url in locations]
@@ -206,8 +219,12 @@ async def _read(
                 try:
                     queue.append((_request_url(child.loc, response.url), depth + 1))
                 except InvalidURL as exc:
-                    log.info("source %s: sitemap child %r skipped: %s", source.name,
-                             child.loc[:200], exc.reason)  # fmt: skip
+                    log.info(
+                        "source %s: sitemap child %r skipped: %s",
+                        source.name,
+                        child.loc[:200],
+                        exc.reason,
+                    )
                     problems.append(f"{child.loc[:200]!r}: skipped ({exc.reason})")
             continue
         for item in sitemap.urls:
@@ -222,15 +239,15 @@ async def _read(
     outcome.state = replace(
         state,
         sitemap_location=None if source.sitemap_url else locations[0],
-        sitemap_etag=etag or (state.sitemap_etag if outcome.outcome is LogOutcome.NOT_MODIFIED
-                              else None),
-        sitemap_last_modified=last_modified or (
-            state.sitemap_last_modified if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
+        sitemap_etag=etag
+        or (state.sitemap_etag if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
+        sitemap_last_modified=last_modified
+        or (state.sitemap_last_modified if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
         sitemap_cursor_at=now,
         sitemap_consecutive_errors=0,
         sitemap_last_error=outcome.error,
         sitemap_next_poll_at=intervals.next_poll_ok(now, source.id, policy.sitemap_interval_s),
-    )  # fmt: skip
+    )
 
 
 def _request_url(url: str, base: str | None = None) -> str:
@@ -254,15 +271,20 @@ def _requestable(source: Source, urls: list[str]) -> list[str]:
         try:
             found.setdefault(normalize_url(url), _request_url(url))
         except InvalidURL as exc:
-            log.info("source %s: robots.txt Sitemap %r skipped: %s", source.name, url[:200],
-                     exc.reason)  # fmt: skip
+            log.info(
+                "source %s: robots.txt Sitemap %r skipped: %s", source.name, url[:200], exc.reason
+            )
     return list(found.values())
 
 
 async def _get(
-    client: SafeClient, source: Source, state: FeedState, url: str, top: bool,
+    client: SafeClient,
+    source: Source,
+    state: FeedState,
+    url: str,
+    top: bool,
     policy: PollPolicy,
-) -> Response:  # fmt: skip
+) -> Response:
     conditional = top and url == (source.sitemap_url or state.sitemap_location)
     return await client.get(
         url,

@@ -73,8 +73,9 @@ async def poll_source(
 ) -> Polled:
     polled = Polled(source, state)
     if feed:
-        polled.feed = await poll_feed(client, source, polled.state, policy, now=now,
-                                      conditional=not dry_run)  # fmt: skip
+        polled.feed = await poll_feed(
+            client, source, polled.state, policy, now=now, conditional=not dry_run
+        )
         polled.state = polled.feed.state
     if sitemap:
         polled.sitemap = await poll_sitemaps(client, source, polled.state, policy, now=now)
@@ -86,9 +87,11 @@ async def poll_source(
         polled.state = replace(polled.state, **_feed_fields(polled.feed))
     if polled.sitemap is not None:
         await _apply_sitemap(db_queue, polled.sitemap, now)
-    polled.logs = [_log(kind, part) for kind, part in
-                   ((FetchKind.FEED, polled.feed), (FetchKind.SITEMAP, polled.sitemap))
-                   if part is not None and part.outcome is not None and part.url]  # fmt: skip
+    polled.logs = [
+        _log(kind, part)
+        for kind, part in ((FetchKind.FEED, polled.feed), (FetchKind.SITEMAP, polled.sitemap))
+        if part is not None and part.outcome is not None and part.url
+    ]
     return polled
 
 
@@ -109,10 +112,11 @@ async def _apply_feed(
         await states.disable(source.id, outcome.disable_reason, now=now)
     if outcome.outcome is LogOutcome.OK:
         candidates = [
-            Candidate(entry.url, source.ref, Origin.FEED, discovery_meta=entry.as_meta(),
-                      base=outcome.url)
+            Candidate(
+                entry.url, source.ref, Origin.FEED, discovery_meta=entry.as_meta(), base=outcome.url
+            )
             for entry in outcome.entries
-        ]  # fmt: skip
+        ]
         result = await queue.submit(candidates, now=now) if candidates else None
         outcome.items_new = result.inserted if result else 0
         if not outcome.items_new:
@@ -123,9 +127,16 @@ async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: d
     if outcome.outcome is not LogOutcome.OK:
         return
     source = outcome.source
-    candidates = [Candidate(item.loc, source.ref, Origin.SITEMAP,
-                            discovery_meta=item.as_meta() or None, base=outcome.url)
-                  for item in outcome.urls]  # fmt: skip
+    candidates = [
+        Candidate(
+            item.loc,
+            source.ref,
+            Origin.SITEMAP,
+            discovery_meta=item.as_meta() or None,
+            base=outcome.url,
+        )
+        for item in outcome.urls
+    ]
     inserted = 0
     for start in range(0, len(candidates), 5_000):
         result = await queue.submit(candidates[start : start + 5_000], now=now)
@@ -138,7 +149,13 @@ async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: d
 def _log(kind: FetchKind, part: FeedOutcome | SitemapOutcome) -> LogEntry:
     assert part.outcome is not None and part.url is not None
     return LogEntry(
-        kind, part.source.id, part.url, part.outcome, http_status=part.http_status,
-        items_seen=part.items_seen, items_new=part.items_new, elapsed_ms=part.elapsed_ms,
+        kind,
+        part.source.id,
+        part.url,
+        part.outcome,
+        http_status=part.http_status,
+        items_seen=part.items_seen,
+        items_new=part.items_new,
+        elapsed_ms=part.elapsed_ms,
         error=part.error,
-    )  # fmt: skip
+    )

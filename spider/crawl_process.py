@@ -40,9 +40,13 @@ async def _prepare(job: CrawlJob, settings: Settings, started_at: datetime) -> C
     db = await Database.connect(job.dsn, max_size=2, timeout=settings.db_connect_timeout_s)
     try:
         return await load_plan(
-            db, settings, job.source, max_pages=job.max_pages, max_depth=job.max_depth,
+            db,
+            settings,
+            job.source,
+            max_pages=job.max_pages,
+            max_depth=job.max_depth,
             started_at=started_at,
-        )  # fmt: skip
+        )
     finally:
         await db.close()
 
@@ -51,12 +55,20 @@ async def _record(job: CrawlJob, plan: CrawlPlan, summary: CrawlSummary) -> None
     assert plan.started_at is not None
     db = await Database.connect(job.dsn, max_size=2)
     try:
-        await FetchLogRepository(db).record([LogEntry(
-            kind=FetchKind.SPIDER, source_id=plan.source_id, url=plan.start_urls[0],
-            outcome=summary.outcome, items_seen=summary.articles_found,
-            items_new=summary.new_urls, elapsed_ms=int(summary.elapsed_s * 1000),
-            error=summary.error or (f"{summary.errors} errors" if summary.errors else None),
-        )])  # fmt: skip
+        await FetchLogRepository(db).record(
+            [
+                LogEntry(
+                    kind=FetchKind.SPIDER,
+                    source_id=plan.source_id,
+                    url=plan.start_urls[0],
+                    outcome=summary.outcome,
+                    items_seen=summary.articles_found,
+                    items_new=summary.new_urls,
+                    elapsed_ms=int(summary.elapsed_s * 1000),
+                    error=summary.error or (f"{summary.errors} errors" if summary.errors else None),
+                )
+            ]
+        )
         await SpiderRepository(db).finish_run(
             plan.source_id, plan.started_at, str(summary.outcome), summary.as_json()
         )
@@ -75,15 +87,17 @@ def crawl(job: CrawlJob) -> tuple[CrawlSummary, int]:
     except FrontierError as exc:
         return CrawlSummary(job.source, error=str(exc)), EXIT_PARTIAL
     process = AsyncCrawlerProcess(
-        scrapy_settings(settings, plan, job.dsn, with_pipeline=job.with_pipeline,
-                        log_level=job.log_level),
-    )  # fmt: skip
+        scrapy_settings(
+            settings, plan, job.dsn, with_pipeline=job.with_pipeline, log_level=job.log_level
+        ),
+    )
     crawler = process.create_crawler(DiscoverySpider)
     process.crawl(crawler, plan=plan)
     process.start(install_signal_handlers=True)
     assert crawler.stats is not None
-    summary = CrawlSummary.from_stats(plan.source_name, crawler.stats.get_stats(),
-                                    plan.uses_heuristic)  # fmt: skip
+    summary = CrawlSummary.from_stats(
+        plan.source_name, crawler.stats.get_stats(), plan.uses_heuristic
+    )
     summary.elapsed_s = round(time.monotonic() - started, 3)
     if job.record:
         try:

@@ -68,9 +68,13 @@ class DiscoverySpider(scrapy.Spider):
             yield request
 
     def _walk(
-        self, urls: tuple[str, ...] | list[str], depth: int, parent: str | None,
-        *, start: bool = False,
-    ) -> Iterator[Request]:  # fmt: skip
+        self,
+        urls: tuple[str, ...] | list[str],
+        depth: int,
+        parent: str | None,
+        *,
+        start: bool = False,
+    ) -> Iterator[Request]:
         """Requests for listing pages `urls` (as the site wrote them; deduplicated and keyed
         by their normalised form) at `depth`. Pages skipped as recently unchanged are
         replaced by the listing pages they linked to last time (iteratively)."""
@@ -98,10 +102,17 @@ class DiscoverySpider(scrapy.Spider):
             if state is not None and state.last_modified:
                 headers["If-Modified-Since"] = state.last_modified
             yield Request(
-                href, headers=headers, callback=self.parse, errback=self.failed,
-                meta={META_URL: url, META_DEPTH: level, META_PARENT: via,
-                      "handle_httpstatus_list": [304]},
-            )  # fmt: skip
+                href,
+                headers=headers,
+                callback=self.parse,
+                errback=self.failed,
+                meta={
+                    META_URL: url,
+                    META_DEPTH: level,
+                    META_PARENT: via,
+                    "handle_httpstatus_list": [304],
+                },
+            )
 
     def parse(self, response: Response) -> Iterator[Any]:
         url = response.meta[META_URL]
@@ -144,9 +155,12 @@ class DiscoverySpider(scrapy.Spider):
             self.count("pages_unchanged")
         children = tuple(dict.fromkeys(listing))[:MAX_CHILDREN]
         yield PageCheck(
-            url, _header(response, b"ETag"), _header(response, b"Last-Modified"), links_hash,
+            url,
+            _header(response, b"ETag"),
+            _header(response, b"Last-Modified"),
+            links_hash,
             children,
-        )  # fmt: skip
+        )
         yield from self._walk(list(children), depth + 1, response.url)
 
     def _submit(self, url: str, source: Any, parent: str, depth: int) -> Iterator[ArticleLink]:

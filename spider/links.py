@@ -33,8 +33,10 @@ from spider.errors import SpiderConfigError
 # slug (at least four words joined by '-' or '_'), or a numeric id followed by a slug
 # (/12345-some-title); and it is not under a path that names a listing (tag, category,
 # author, page N, search, feeds). Pages answering with og:type=article are articles too.
-_DATED = re.compile(r"/(?:19|20)\d{2}/(?:0?[1-9]|1[0-2])(?:/(?:0?[1-9]|[12]\d|3[01]))?/"
-                    r"|/(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[/-]")  # fmt: skip
+_DATED = re.compile(
+    r"/(?:19|20)\d{2}/(?:0?[1-9]|1[0-2])(?:/(?:0?[1-9]|[12]\d|3[01]))?/"
+    r"|/(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[/-]"
+)
 # Four words joined by '-' or '_', searched in the last segment only. Each word is matched
 # possessively from the start of a run of letters and digits, so the cost is linear in the
 # URL's length (`/[^/]*[a-z0-9]+(?:[-_][a-z0-9]+){3,}[^/]*/?$` backtracked cubically: three
@@ -62,9 +64,7 @@ def looks_like_article(url: str) -> bool:
     path_only = path.split("?", 1)[0]
     last_segment = path_only.removesuffix("/").rsplit("/", 1)[-1]
     return bool(
-        _DATED.search(path_only)
-        or _SLUG_WORDS.search(last_segment)
-        or _ID_SLUG.search(path_only)
+        _DATED.search(path_only) or _SLUG_WORDS.search(last_segment) or _ID_SLUG.search(path_only)
     )
 
 

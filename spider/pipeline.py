@@ -62,10 +62,15 @@ class FrontierPipeline:
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, ArticleLink):
-            self._articles.append(Candidate(
-                item.url, source=item.source, origin=Origin.SPIDER, parent_url=item.parent_url,
-                depth=item.depth,
-            ))  # fmt: skip
+            self._articles.append(
+                Candidate(
+                    item.url,
+                    source=item.source,
+                    origin=Origin.SPIDER,
+                    parent_url=item.parent_url,
+                    depth=item.depth,
+                )
+            )
         elif isinstance(item, PageCheck):
             self._pages.append(item)
         if len(self._articles) >= self.batch_size or len(self._pages) >= self.batch_size:
@@ -90,8 +95,12 @@ class FrontierPipeline:
                 await self._write_patiently(self._db, articles, pages)
             except (FrontierError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
                 self._count("submit_errors", len(articles) + len(pages))
-                log.error("could not write %d URLs and %d page checks to the frontier: %s",
-                          len(articles), len(pages), exc)  # fmt: skip
+                log.error(
+                    "could not write %d URLs and %d page checks to the frontier: %s",
+                    len(articles),
+                    len(pages),
+                    exc,
+                )
 
     async def _write_patiently(
         self, db: Database, articles: list[Candidate], pages: list[PageCheck]

@@ -53,8 +53,9 @@ class CrawlPlan:
         return state.checked_at + min(unchanged_for, self.limits.recrawl_max)
 
 
-def delay_ms(crawl_delay: int | None, min_delay: int | None, source: Source,
-             default_delay_ms: int) -> int:  # fmt: skip
+def delay_ms(
+    crawl_delay: int | None, min_delay: int | None, source: Source, default_delay_ms: int
+) -> int:
     """The host's delay, as the fetchers use it: robots.txt Crawl-delay > the source's
     rate limit > what host_state holds > the platform default."""
     if crawl_delay is not None:
@@ -74,8 +75,9 @@ def _start_urls(source: Source, options: SpiderOptions) -> tuple[str, ...]:
         try:
             urls.append(normalize_url(raw, keep_trailing_slash=source.keep_trailing_slash))
         except InvalidURL as exc:
-            raise SpiderConfigError(f"source {source.name!r}: bad start URL {raw!r}: "
-                                    f"{exc.reason}") from None  # fmt: skip
+            raise SpiderConfigError(
+                f"source {source.name!r}: bad start URL {raw!r}: {exc.reason}"
+            ) from None
     if not urls:
         raise SpiderConfigError(
             f"source {source.name!r} has no base_url and no listing URLs to start from"

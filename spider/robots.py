@@ -88,8 +88,7 @@ class FrontierRobotsMiddleware(RobotsTxtMiddleware):
             # meets the guard too and is counted as blocked, not as disallowed.
             super()._robots_error(exc, netloc)
             return
-        log.info("robots.txt of %s unavailable (%s): disallowing all for this crawl",
-                 netloc, exc)  # fmt: skip
+        log.info("robots.txt of %s unavailable (%s): disallowing all for this crawl", netloc, exc)
         self._stats.inc_value("robotstxt/unreachable")
         parsers = self._parsers
         waiting = parsers[netloc]

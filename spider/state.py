@@ -139,14 +139,15 @@ class SpiderRepository:
             return
         latest = {check.url: check for check in checks}  # one row per URL per statement
         await self._db.execute(
-            SQL["save_pages"], source_id,
+            SQL["save_pages"],
+            source_id,
             [c.url for c in latest.values()],
             [c.etag for c in latest.values()],
             [c.last_modified for c in latest.values()],
             [c.links_hash for c in latest.values()],
             ["\n".join(c.children) for c in latest.values()],
             now,
-        )  # fmt: skip
+        )
 
     async def host_delay_ms(self, host: str) -> tuple[int | None, int | None]:
         """(robots.txt crawl delay, the host's minimum delay) as host_state knows them."""

@@ -47,12 +47,16 @@ def media_type_error(accept: str, content_type: str | None) -> str | None:
             versions[name] = int(match[1])
             if versions[name] != SERVER_MAJOR:
                 major = SERVER_MAJOR
-                return (f"{name} version must be either version {major} or {major - 1}, "
-                        f"but found {versions[name]}. {name}={value}")  # fmt: skip
+                return (
+                    f"{name} version must be either version {major} or {major - 1}, "
+                    f"but found {versions[name]}. {name}={value}"
+                )
     if versions and content_type is not None and len(versions) != 2:  # one header only
-        return ("A compatible version is required on both Content-Type and Accept headers if "
-                "either one has requested a compatible version and the compatible versions "
-                f"must match. Accept={accept}, Content-Type={content_type}")  # fmt: skip
+        return (
+            "A compatible version is required on both Content-Type and Accept headers if "
+            "either one has requested a compatible version and the compatible versions "
+            f"must match. Accept={accept}, Content-Type={content_type}"
+        )
     return None
 
 
@@ -89,14 +93,17 @@ class ElasticsearchStandIn:
 
     def _answer(self, body: Any, status: int = 200) -> web.Response:
         return web.Response(
-            text=json.dumps(body), status=status, content_type="application/json",
+            text=json.dumps(body),
+            status=status,
+            content_type="application/json",
             headers={"X-Elastic-Product": "Elasticsearch"},
-        )  # fmt: skip
+        )
 
     def _bad(self, reason: str) -> web.Response:
         self.rejected_requests.append(reason)
-        return self._answer({"error": {"type": "illegal_argument_exception", "reason": reason},
-                             "status": 400}, 400)  # fmt: skip
+        return self._answer(
+            {"error": {"type": "illegal_argument_exception", "reason": reason}, "status": 400}, 400
+        )
 
     def _refuse_media_type(self, reason: str) -> web.Response:
         """The answer of an Elasticsearch server to headers it cannot serve."""
@@ -138,8 +145,13 @@ class ElasticsearchStandIn:
 
     async def _create(self, index: str, request: web.Request) -> web.Response:
         if index in self.indices:
-            return self._answer({"error": {"type": "resource_already_exists_exception",
-                                           "reason": index}, "status": 400}, 400)  # fmt: skip
+            return self._answer(
+                {
+                    "error": {"type": "resource_already_exists_exception", "reason": index},
+                    "status": 400,
+                },
+                400,
+            )
         body = await request.json()
         if body.get("mappings") != self.definition["mappings"]:
             return self._bad("mappings differ from frontier/sinks/raw_content.json")
@@ -171,12 +183,18 @@ class ElasticsearchStandIn:
             else:
                 for name, value in source.items():
                     if name not in properties:
-                        problem = ("strict_dynamic_mapping_exception",
-                                   f"field [{name}] not allowed", 400)  # fmt: skip
+                        problem = (
+                            "strict_dynamic_mapping_exception",
+                            f"field [{name}] not allowed",
+                            400,
+                        )
                         break
                     if not _type_ok(properties[name]["type"], value):
-                        problem = ("document_parsing_exception",
-                                   f"failed to parse field [{name}]", 400)  # fmt: skip
+                        problem = (
+                            "document_parsing_exception",
+                            f"failed to parse field [{name}]",
+                            400,
+                        )
                         break
             if problem:
                 errors = True

@@ -32,8 +32,13 @@ async def fetcher_for(
     timeout_s: float = 10.0,
     **config: Any,
 ) -> AsyncIterator[Fetcher]:
-    limits = HttpLimits(UA, allow_private_networks=True, total_timeout_s=timeout_s,
-                        read_timeout_s=timeout_s, max_body_bytes=1_000_000)  # fmt: skip
+    limits = HttpLimits(
+        UA,
+        allow_private_networks=True,
+        total_timeout_s=timeout_s,
+        read_timeout_s=timeout_s,
+        max_body_bytes=1_000_000,
+    )
     policy = QueuePolicy(default_delay_ms=delay_ms, max_retries=max_retries, lease_seconds=60)
     values: dict[str, Any] = {"user_agent": UA, "worker_id": "w-test", "concurrency": 10}
     values.update(config)
@@ -53,9 +58,12 @@ async def manual_ref(db: Database, rate_limit_ms: int | None = None) -> SourceRe
 
 
 async def submit(
-    db: Database, *urls: str, delay_ms: int = 0, meta: dict[str, Any] | None = None,
+    db: Database,
+    *urls: str,
+    delay_ms: int = 0,
+    meta: dict[str, Any] | None = None,
     origin: Origin = Origin.MANUAL,
-) -> None:  # fmt: skip
+) -> None:
     ref = await manual_ref(db)
     queue = QueueRepository(db, QueuePolicy(default_delay_ms=delay_ms))
     result = await queue.submit([Candidate(u, ref, origin, discovery_meta=meta) for u in urls])

@@ -54,9 +54,15 @@ class LocalSite:
     def route(self, path: str, handler: Handler) -> None:
         self._routes[path] = handler
 
-    def serve(self, path: str, body: bytes | str = b"", *, status: int = 200,
-              content_type: str = "text/html; charset=utf-8",
-              headers: Mapping[str, str] | None = None) -> None:  # fmt: skip
+    def serve(
+        self,
+        path: str,
+        body: bytes | str = b"",
+        *,
+        status: int = 200,
+        content_type: str = "text/html; charset=utf-8",
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         data = body.encode() if isinstance(body, str) else body
 
         async def handler(_request: web.Request) -> web.StreamResponse:
@@ -85,8 +91,7 @@ class LocalSite:
         return await handler(request)
 
     async def start(self) -> LocalSite:
-        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address,
-                                                          self.port)  # fmt: skip
+        self._runner, self.port = await serve_on_loopback(self._dispatch, self.address, self.port)
         return self
 
     async def stop(self) -> None:

@@ -19,8 +19,12 @@ def frontier_env(dsn: str, **extra: str) -> dict[str, str]:
     """The environment of a child: this one without FRONTIER_*, then the DSN, loopback
     allowed (the test servers live on 127.0.0.0/8) and `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
-               FRONTIER_USER_AGENT="frontier-test/1.0", **extra)  # fmt: skip
+    env.update(
+        FRONTIER_DATABASE_URL=dsn,
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+        FRONTIER_USER_AGENT="frontier-test/1.0",
+        **extra,
+    )
     return env
 
 
@@ -32,9 +36,16 @@ async def frontier_process(
     log_path = tmp_path / f"{command}-{len(list(tmp_path.glob(f'{command}-*.log')))}.log"
     with log_path.open("wb") as log:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", command, *args, env=frontier_env(dsn, **env),
-            stdout=log, stderr=log, cwd=REPO,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "frontier",
+            command,
+            *args,
+            env=frontier_env(dsn, **env),
+            stdout=log,
+            stderr=log,
+            cwd=REPO,
+        )
         try:
             yield process
         finally:

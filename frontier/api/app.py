@@ -51,9 +51,14 @@ def create_app(
             await context.close()
 
     app = FastAPI(
-        title="frontier", version="1", description=DESCRIPTION, lifespan=lifespan,
-        docs_url=None, redoc_url=None, dependencies=[Depends(refuse_nul)],
-    )  # fmt: skip
+        title="frontier",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        dependencies=[Depends(refuse_nul)],
+    )
     app.state.context = context
     install_error_handlers(app)
     for module in (views, sources, imports, dashboard, docs):
@@ -77,8 +82,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's schema, plus the models of the bodies routes read themselves (they are
     not parameters, so that the token is checked before the body is read)."""
     if app.openapi_schema is None:
-        schema = get_openapi(title=app.title, version=app.version,
-                             description=app.description, routes=app.routes)  # fmt: skip
+        schema = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
         for model in sources.BODY_MODELS:
             found = model.model_json_schema(ref_template="#/components/schemas/{model}")

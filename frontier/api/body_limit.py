@@ -39,10 +39,10 @@ class BodyLimit:
         cap = self.cap_for(scope["path"])
         length = _content_length(scope)
         if length is not None and length > cap.limit:
-            message = (f"request body of {length} bytes is over {cap.limit} bytes "
-                       f"({cap.setting})")  # fmt: skip
-            await error_response(413, "body_too_large", message,
-                                 headers={"Connection": "close"})(scope, receive, send)  # fmt: skip
+            message = f"request body of {length} bytes is over {cap.limit} bytes ({cap.setting})"
+            await error_response(413, "body_too_large", message, headers={"Connection": "close"})(
+                scope, receive, send
+            )
             return
         read = 0
 

@@ -14,10 +14,16 @@ from markupsafe import Markup
 
 # One colour per series, readable on white and for common colour-vision deficiencies.
 COLOURS = {
-    "pending": "#4c78a8", "fetching": "#f58518", "fetched": "#54a24b", "failed": "#e45756",
-    "dead": "#9d9d9d", "pages_ok": "#54a24b", "pages_error": "#e45756",
-    "pages_other": "#bab0ac", "polls": "#4c78a8",
-}  # fmt: skip
+    "pending": "#4c78a8",
+    "fetching": "#f58518",
+    "fetched": "#54a24b",
+    "failed": "#e45756",
+    "dead": "#9d9d9d",
+    "pages_ok": "#54a24b",
+    "pages_error": "#e45756",
+    "pages_other": "#bab0ac",
+    "polls": "#4c78a8",
+}
 
 
 def _colour(name: str) -> str:
@@ -43,14 +49,19 @@ def stacked_bar(parts: Sequence[tuple[str, int]], *, width: int = 600, height: i
     return Markup(
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="100%" height="{height}" '
         f'preserveAspectRatio="none" role="img" aria-label="share by status">'
-        + "".join(shapes) + "</svg>"
-    )  # fmt: skip
+        + "".join(shapes)
+        + "</svg>"
+    )
 
 
 def stacked_columns(
-    buckets: Sequence[dict[str, int]], series: Sequence[str], labels: Sequence[str],
-    *, width: int = 1400, height: int = 170,
-) -> Markup:  # fmt: skip
+    buckets: Sequence[dict[str, int]],
+    series: Sequence[str],
+    labels: Sequence[str],
+    *,
+    width: int = 1400,
+    height: int = 170,
+) -> Markup:
     """One column per bucket (e.g. per minute), stacked by series, with a y-axis maximum
     and the first, middle and last bucket labels along the bottom."""
     top, bottom, left = 16, 22, 44

@@ -38,8 +38,12 @@ from frontier.imports import (
 from frontier.queue import QueueRepository, SourceRef
 
 JSON_TYPES = ("application/json",)
-NDJSON_TYPES = ("application/x-ndjson", "application/ndjson", "application/jsonl",
-                "application/x-jsonlines")  # fmt: skip
+NDJSON_TYPES = (
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/x-jsonlines",
+)
 TEXT_TYPES = ("text/plain", "application/octet-stream", "")
 
 
@@ -57,8 +61,9 @@ class LimitedBody:
                 continue
             self.read += len(chunk)
             if self.read > self.limit:
-                raise RequestTooLarge(f"request body over {self.limit} bytes "
-                                   "(FRONTIER_API_IMPORT_MAX_BYTES)")  # fmt: skip
+                raise RequestTooLarge(
+                    f"request body over {self.limit} bytes (FRONTIER_API_IMPORT_MAX_BYTES)"
+                )
             yield chunk
 
 

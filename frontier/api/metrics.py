@@ -51,9 +51,10 @@ class DatabaseCollector:
         claims.add_metric([], snap.claims)
         yield claims
         fetches = CounterMetricFamily(
-            "frontier_fetches", "Fetch attempts (pages, robots.txt, spider) by outcome.",
+            "frontier_fetches",
+            "Fetch attempts (pages, robots.txt, spider) by outcome.",
             labels=["kind", "outcome"],
-        )  # fmt: skip
+        )
         polls = CounterMetricFamily(
             "frontier_polls", "Feed and sitemap polls by outcome.", labels=["kind", "outcome"]
         )

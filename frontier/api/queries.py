@@ -44,16 +44,25 @@ class ApiQueries:
         self._db = db
 
     async def frontier_page(
-        self, where: FrontierFilter, *, after: str | None, limit: int,
+        self,
+        where: FrontierFilter,
+        *,
+        after: str | None,
+        limit: int,
         scan_budget: int = SCAN_BUDGET,
-    ) -> Page:  # fmt: skip
+    ) -> Page:
         """Up to `limit` rows after `after` (a url_hash) in url_hash order. With filters, at
         most `scan_budget` rows are walked; `next` then continues the walk."""
         budget = limit if where.empty else max(scan_budget, limit)
         record = await self._db.fetchrow(
-            SQL["frontier_page"], after or "", budget, where.status, where.host,
-            where.source_id, limit,
-        )  # fmt: skip
+            SQL["frontier_page"],
+            after or "",
+            budget,
+            where.status,
+            where.host,
+            where.source_id,
+            limit,
+        )
         assert record is not None
         items: list[dict[str, Any]] = record["items"]
         if len(items) == limit:

@@ -49,10 +49,15 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
     so that thousands of idle connections do not exhaust the descriptors first."""
     raise_open_file_limit()
     return uvicorn.Config(
-        app, **where, http=protocol_with_header_deadline(settings.api_header_timeout_s),
-        log_level="warning", access_log=False, lifespan="on", server_header=False,
+        app,
+        **where,
+        http=protocol_with_header_deadline(settings.api_header_timeout_s),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
         backlog=4096,
-    )  # fmt: skip
+    )
 
 
 async def serve(

@@ -46,8 +46,11 @@ def db_history(ctx: typer.Context) -> None:
         found = migrate.status(dsn)
     revisions = migrate.history(found.current)
     for revision in revisions:
-        marks = [m for m, on in (("head", revision.revision == found.head),
-                                  ("current", revision.current)) if on]  # fmt: skip
+        marks = [
+            m
+            for m, on in (("head", revision.revision == found.head), ("current", revision.current))
+            if on
+        ]
         suffix = f" ({', '.join(marks)})" if marks else ""
         typer.echo(f"{revision.revision}{suffix}  {revision.title}")
     if found.current is None:

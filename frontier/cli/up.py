@@ -316,8 +316,10 @@ class Platform:
         ok = [s for s in summaries if s.ok]
         if ok:
             new = sum(s.items_new or 0 for s in ok)
-            self.console.event(f"poller: polled {len(summaries)} sources, "
-                               f"{len(summaries) - len(ok)} failed, {new} new URLs")  # fmt: skip
+            self.console.event(
+                f"poller: polled {len(summaries)} sources, "
+                f"{len(summaries) - len(ok)} failed, {new} new URLs"
+            )
 
     def _report_spider_tick_failed(self, exc: Exception) -> None:
         log.debug("spider tick failed", exc_info=exc)

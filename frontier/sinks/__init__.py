@@ -28,10 +28,26 @@ from uuid import UUID
 from frontier.errors import FrontierError
 
 DOCUMENT_FIELDS = (
-    "url_hash", "url", "final_url", "source_id", "source_name", "host", "origin", "title",
-    "body", "summary", "author", "published_at", "image_url", "language", "content_hash",
-    "word_count", "extractor", "http_status", "fetched_at",
-)  # fmt: skip
+    "url_hash",
+    "url",
+    "final_url",
+    "source_id",
+    "source_name",
+    "host",
+    "origin",
+    "title",
+    "body",
+    "summary",
+    "author",
+    "published_at",
+    "image_url",
+    "language",
+    "content_hash",
+    "word_count",
+    "extractor",
+    "http_status",
+    "fetched_at",
+)
 
 
 class SinkError(FrontierError):

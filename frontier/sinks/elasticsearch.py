@@ -101,9 +101,10 @@ class ElasticsearchSink:
             if await self._client.indices.exists(index=self.index):
                 return
             await self._client.indices.create(
-                index=self.index, mappings=self._definition["mappings"],
+                index=self.index,
+                mappings=self._definition["mappings"],
                 settings=self._definition.get("settings"),
-            )  # fmt: skip
+            )
         except es_errors.BadRequestError as exc:
             if "resource_already_exists" not in str(exc):
                 raise SinkUnavailable(f"cannot create index {self.index}: {exc}") from None
@@ -154,18 +155,27 @@ class ElasticsearchSink:
     async def _send(self, documents: list[RawDocument]) -> dict[str, str]:
         """Bulk-index documents; returns url_hash -> reason for those refused for good."""
         actions = [
-            {"_op_type": "index", "_index": self.index, "_id": doc.url_hash,
-             "_source": doc.as_json()}
+            {
+                "_op_type": "index",
+                "_index": self.index,
+                "_id": doc.url_hash,
+                "_source": doc.as_json(),
+            }
             for doc in documents
-        ]  # fmt: skip
+        ]
         delay = self._backoff
         for attempt in range(1, self._attempts + 1):
             try:
                 _ok, errors = await helpers.async_bulk(
-                    self._client, actions, chunk_size=max(len(actions), 1),
-                    raise_on_error=False, raise_on_exception=True, max_retries=3,
-                    initial_backoff=self._backoff, max_backoff=10,
-                )  # fmt: skip
+                    self._client,
+                    actions,
+                    chunk_size=max(len(actions), 1),
+                    raise_on_error=False,
+                    raise_on_exception=True,
+                    max_retries=3,
+                    initial_backoff=self._backoff,
+                    max_backoff=10,
+                )
             except (TransportError, es_errors.ApiError) as exc:
                 status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
                 permanent = isinstance(status, int) and 400 <= status < 500 and status != 429

@@ -51,8 +51,7 @@ def first_line(batch: int) -> int:
 
 def batch_bytes(batch: int, held_line: int) -> bytes:
     start = first_line(batch)
-    return "".join(url_of(n, held_line) + "\n"
-                   for n in range(start, start + BATCH_SIZE)).encode()  # fmt: skip
+    return "".join(url_of(n, held_line) + "\n" for n in range(start, start + BATCH_SIZE)).encode()
 
 
 def victim(dsn: str) -> str:
@@ -82,8 +81,10 @@ async def waiting_on(db: Database, holder: int) -> list[int]:
     """Backends of the killed-to-be process whose submit waits on the test's row lock."""
     rows = await db.fetch(
         "SELECT pid FROM pg_stat_activity WHERE application_name = $1 "
-        "AND $2 = ANY(pg_blocking_pids(pid))", VICTIM, holder,
-    )  # fmt: skip
+        "AND $2 = ANY(pg_blocking_pids(pid))",
+        VICTIM,
+        holder,
+    )
     return [r["pid"] for r in rows]
 
 
@@ -148,8 +149,16 @@ async def healthy(client: httpx.AsyncClient) -> bool:
 
 
 def serve(dsn: str, tmp_path: Path, port: int) -> AbstractAsyncContextManager[Process]:
-    return frontier_process(victim(dsn), tmp_path, "serve", "--host", "127.0.0.1",
-                            "--port", str(port), FRONTIER_API_TOKEN=TOKEN)  # fmt: skip
+    return frontier_process(
+        victim(dsn),
+        tmp_path,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        FRONTIER_API_TOKEN=TOKEN,
+    )
 
 
 async def test_api_sigkill_mid_import_keeps_whole_batches(
@@ -189,13 +198,19 @@ async def test_api_sigkill_mid_import_keeps_whole_batches(
                 held_row(db) as holder,
                 serve(fresh_dsn, tmp_path, port) as server,
                 httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=None) as client,
-            ):  # fmt: skip
-                await wait_until(lambda: healthy(client), server, deadline_s=DEADLINE_S,
-                                 what="the API answering")  # fmt: skip
-                request = asyncio.create_task(client.post(
-                    "/api/v1/import", content=paced_body(notified), headers=headers))  # fmt: skip
-                pids = await wait_until(lambda: waiting_on(db, holder), server,
-                                        deadline_s=DEADLINE_S, what="the held batch")  # fmt: skip
+            ):
+                await wait_until(
+                    lambda: healthy(client), server, deadline_s=DEADLINE_S, what="the API answering"
+                )
+                request = asyncio.create_task(
+                    client.post("/api/v1/import", content=paced_body(notified), headers=headers)
+                )
+                pids = await wait_until(
+                    lambda: waiting_on(db, holder),
+                    server,
+                    deadline_s=DEADLINE_S,
+                    what="the held batch",
+                )
                 assert len(pids) == 1  # the API has one batch in the database at a time
                 held_in_flight.set()
                 await asyncio.wait_for(paused.wait(), DEADLINE_S)
@@ -214,17 +229,25 @@ async def test_api_sigkill_mid_import_keeps_whole_batches(
         async with (
             serve(fresh_dsn, tmp_path, port) as server,
             httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=None) as client,
-        ):  # fmt: skip
-            await wait_until(lambda: healthy(client), server, deadline_s=DEADLINE_S,
-                             what="the API answering again")  # fmt: skip
+        ):
+            await wait_until(
+                lambda: healthy(client),
+                server,
+                deadline_s=DEADLINE_S,
+                what="the API answering again",
+            )
             response = await asyncio.wait_for(
                 client.post("/api/v1/import", content=whole_body(), headers=headers),
                 DEADLINE_S,
             )
         assert response.status_code == 200, response.text
         total = API_BATCHES * BATCH_SIZE
-        assert response.json() == {"accepted": total - len(lines), "duplicate": len(lines),
-                                   "rejected": 0, "errors": []}  # fmt: skip
+        assert response.json() == {
+            "accepted": total - len(lines),
+            "duplicate": len(lines),
+            "rejected": 0,
+            "errors": [],
+        }
         assert await imported_lines(db) == set(range(1, total + 1))
         await assert_counters_agree(db)
     finally:
@@ -248,8 +271,12 @@ async def test_cli_sigkill_mid_import_keeps_whole_batches(
             held_row(db) as holder,
             frontier_process(victim(fresh_dsn), tmp_path, "import", str(urls)) as importer,
         ):
-            await wait_until(lambda: waiting_on(db, holder), importer, deadline_s=DEADLINE_S,
-                             what="the held batch")  # fmt: skip
+            await wait_until(
+                lambda: waiting_on(db, holder),
+                importer,
+                deadline_s=DEADLINE_S,
+                what="the held batch",
+            )
             importer.send_signal(signal.SIGKILL)
             await asyncio.wait_for(importer.wait(), DEADLINE_S)
         lines = await after_the_kill(db, notified, CLI_BATCHES, CLI_HELD_BATCH)
@@ -259,7 +286,11 @@ async def test_cli_sigkill_mid_import_keeps_whole_batches(
         assert again.returncode == 0
     summary = json.loads(read_log(tmp_path, "import", 1).strip().splitlines()[-1])
     total = CLI_BATCHES * BATCH_SIZE
-    assert summary == {"accepted": total - len(lines), "duplicate": len(lines), "rejected": 0,
-                       "errors": []}  # fmt: skip
+    assert summary == {
+        "accepted": total - len(lines),
+        "duplicate": len(lines),
+        "rejected": 0,
+        "errors": [],
+    }
     assert await imported_lines(db) == set(range(1, total + 1))
     await assert_counters_agree(db)

@@ -58,8 +58,9 @@ async def test_politeness_holds_across_two_processes(
             await site.stop()
 
 
-def blocking_site(site: LocalSite, release: asyncio.Event, arrived: asyncio.Event,
-                  wanted: int, seen: list[str]) -> None:  # fmt: skip
+def blocking_site(
+    site: LocalSite, release: asyncio.Event, arrived: asyncio.Event, wanted: int, seen: list[str]
+) -> None:
     """Pages answer only once `release` is set; `arrived` is set once `wanted` page requests
     (over all sites sharing `seen`) are waiting."""
 
@@ -87,8 +88,9 @@ async def test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing(
             blocking_site(site, release, arrived, 6, seen)
             urls += [site.url(f"/p{i}") for i in range(5)]
         await submit(db, *urls)
-        async with fetch_process(fresh_dsn, tmp_path, "--workers", "8",
-                                 FRONTIER_LEASE_SECONDS="30") as process:  # fmt: skip
+        async with fetch_process(
+            fresh_dsn, tmp_path, "--workers", "8", FRONTIER_LEASE_SECONDS="30"
+        ) as process:
             await asyncio.wait_for(arrived.wait(), DEADLINE_S)
             process.send_signal(signal.SIGKILL)
             await asyncio.wait_for(process.wait(), DEADLINE_S)
@@ -97,8 +99,10 @@ async def test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing(
         release.set()
         queue = QueueRepository(db, QueuePolicy(default_delay_ms=0, max_retries=3))
         # the lease expires (as if 30 s had passed), then the reaper runs
-        await db.execute("UPDATE url_frontier SET lease_until = now() - interval '1 second' "
-                         "WHERE status = 'fetching'")  # fmt: skip
+        await db.execute(
+            "UPDATE url_frontier SET lease_until = now() - interval '1 second' "
+            "WHERE status = 'fetching'"
+        )
         reaped = await queue.reap()
         assert reaped.returned == fetching
         await db.execute("UPDATE host_state SET lease_owner = NULL, lease_until = NULL")
@@ -131,8 +135,9 @@ async def test_sigterm_leaves_nothing_fetching(
             blocking_site(site, release, arrived, 3, seen)
             urls += [site.url(f"/p{i}") for i in range(3)]
         await submit(db, *urls)
-        async with fetch_process(fresh_dsn, tmp_path, "--workers", "6",
-                                 FRONTIER_FETCH_SHUTDOWN_S="1") as process:  # fmt: skip
+        async with fetch_process(
+            fresh_dsn, tmp_path, "--workers", "6", FRONTIER_FETCH_SHUTDOWN_S="1"
+        ) as process:
             await asyncio.wait_for(arrived.wait(), DEADLINE_S)
             assert (
                 await db.fetchval("SELECT count(*) FROM url_frontier WHERE status = 'fetching'")

@@ -42,8 +42,9 @@ LEASE_S = 12  # FRONTIER_LEASE_SECONDS: the poll lease expires for real, no cloc
 
 
 def rss(*links: str) -> str:
-    items = "".join(f"<item><title>Story {i}</title><link>{link}</link></item>"
-                    for i, link in enumerate(links))  # fmt: skip
+    items = "".join(
+        f"<item><title>Story {i}</title><link>{link}</link></item>" for i, link in enumerate(links)
+    )
     return f'<?xml version="1.0"?><rss version="2.0"><channel>{items}</channel></rss>'
 
 
@@ -63,9 +64,12 @@ def held(body: str, content_type: str, arrived: asyncio.Event, release: asyncio.
 
 
 def poll_env(concurrency: int) -> dict[str, str]:
-    return {"FRONTIER_LEASE_SECONDS": str(LEASE_S), "FRONTIER_POLL_TICK_S": "0.5",
-            "FRONTIER_POLL_CONCURRENCY": str(concurrency),
-            "FRONTIER_SEED_DEFAULT_SOURCES": "false"}  # fmt: skip
+    return {
+        "FRONTIER_LEASE_SECONDS": str(LEASE_S),
+        "FRONTIER_POLL_TICK_S": "0.5",
+        "FRONTIER_POLL_CONCURRENCY": str(concurrency),
+        "FRONTIER_SEED_DEFAULT_SOURCES": "false",
+    }
 
 
 async def states(db: Database) -> dict[str, dict[str, Any]]:
@@ -85,8 +89,9 @@ async def frontier_urls(db: Database) -> dict[str, str]:
 async def poll_logs(db: Database, source: Source) -> list[tuple[str, str, int, int]]:
     rows = await db.fetch(
         "SELECT kind, outcome, items_seen, items_new FROM fetch_log WHERE source_id = $1 "
-        "ORDER BY kind, at", source.id,
-    )  # fmt: skip
+        "ORDER BY kind, at",
+        source.id,
+    )
     return [(r["kind"], r["outcome"], r["items_seen"], r["items_new"]) for r in rows]
 
 
@@ -106,17 +111,16 @@ async def test_sigkill_mid_poll_repolls_after_the_lease_and_submits_once(
         b.route("/feed.xml", held(rss(*b_feed), "application/rss+xml", arrived_b, release))
         c.route("/sitemap.xml", held(urlset(*c_sitemap), "application/xml", arrived_c, release))
         sources = SourceRepository(db)
-        src_a = await sources.add("a", feed_url=a.url("/feed.xml"),
-                                  sitemap_url=a.url("/sitemap.xml"))  # fmt: skip
+        src_a = await sources.add(
+            "a", feed_url=a.url("/feed.xml"), sitemap_url=a.url("/sitemap.xml")
+        )
         src_b = await sources.add("b", feed_url=b.url("/feed.xml"))
         src_c = await sources.add("c", sitemap_url=c.url("/sitemap.xml"))
         a_urls = set(a_feed) | set(a_sitemap)
         a_written = concurrency == 4
 
-        async with frontier_process(fresh_dsn, tmp_path, "poll",
-                                    **poll_env(concurrency)) as first:  # fmt: skip
-            await asyncio.wait_for(asyncio.gather(arrived_b.wait(), arrived_c.wait()),
-                                   DEADLINE_S)  # fmt: skip
+        async with frontier_process(fresh_dsn, tmp_path, "poll", **poll_env(concurrency)) as first:
+            await asyncio.wait_for(asyncio.gather(arrived_b.wait(), arrived_c.wait()), DEADLINE_S)
 
             async def a_done() -> bool:
                 if a_written:  # the state, then (another statement) the fetch_log rows
@@ -141,16 +145,19 @@ async def test_sigkill_mid_poll_repolls_after_the_lease_and_submits_once(
         assert len(await poll_logs(db, src_a)) == (2 if a_written else 0)
 
         release.set()
-        async with frontier_process(fresh_dsn, tmp_path, "poll",
-                                    **poll_env(concurrency)) as second:  # fmt: skip
+        async with frontier_process(fresh_dsn, tmp_path, "poll", **poll_env(concurrency)) as second:
 
             async def all_polled() -> dict[str, dict[str, Any]] | None:
                 now = await states(db)
                 done = all(r["poll_lease_owner"] is None and r["polled"] for r in now.values())
                 return now if done else None
 
-            final = await wait_until(all_polled, second, deadline_s=DEADLINE_S + LEASE_S,
-                                     what="every source polled again")  # fmt: skip
+            final = await wait_until(
+                all_polled,
+                second,
+                deadline_s=DEADLINE_S + LEASE_S,
+                what="every source polled again",
+            )
             second.send_signal(signal.SIGTERM)
             await asyncio.wait_for(second.wait(), DEADLINE_S)
             assert second.returncode == 0
@@ -171,8 +178,10 @@ async def test_sigkill_mid_poll_repolls_after_the_lease_and_submits_once(
         if a_written:
             assert await poll_logs(db, src_a) == [("feed", "ok", 5, 5), ("sitemap", "ok", 5, 3)]
         else:  # polled again: the same entries, already known; the first logs died unwritten
-            assert await poll_logs(db, src_a) == [("feed", "ok_no_new", 5, 0),
-                                                  ("sitemap", "ok_no_new", 5, 0)]  # fmt: skip
+            assert await poll_logs(db, src_a) == [
+                ("feed", "ok_no_new", 5, 0),
+                ("sitemap", "ok_no_new", 5, 0),
+            ]
         await assert_counters_agree(db)
     finally:
         release.set()

@@ -87,9 +87,11 @@ def feed(site: LocalSite) -> str:
         f"<guid>{site.url(f'/entry/{i}')}</guid><pubDate>{when}</pubDate></item>"
         for i in range(FEED_ENTRIES)
     )
-    return (f"<?xml version='1.0'?><rss version='2.0'><channel><title>Restart feed</title>"
-            f"<link>{site.origin}/</link><description>d</description>{items}"
-            f"</channel></rss>")  # fmt: skip
+    return (
+        f"<?xml version='1.0'?><rss version='2.0'><channel><title>Restart feed</title>"
+        f"<link>{site.origin}/</link><description>d</description>{items}"
+        f"</channel></rss>"
+    )
 
 
 class Gate:
@@ -170,10 +172,12 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
             assert await until(stats_status, "the API") == 200
 
             async def under_load() -> bool:
-                done = await quietly(db, "SELECT count(*) FROM url_frontier "
-                                         "WHERE status = 'fetched'")  # fmt: skip
-                entries = await quietly(db, "SELECT count(*) FROM url_frontier "
-                                            "WHERE origin = 'feed'")  # fmt: skip
+                done = await quietly(
+                    db, "SELECT count(*) FROM url_frontier WHERE status = 'fetched'"
+                )
+                entries = await quietly(
+                    db, "SELECT count(*) FROM url_frontier WHERE origin = 'feed'"
+                )
                 return bool(done and done >= 40 and entries == FEED_ENTRIES)
 
             await until(under_load, "some pages fetched and the feed polled")
@@ -197,16 +201,18 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
             await asyncio.to_thread(restartable.start_server)
 
             async def all_fetched() -> bool:
-                done = await quietly(db, "SELECT count(*) FROM url_frontier "
-                                         "WHERE status = 'fetched'")  # fmt: skip
+                done = await quietly(
+                    db, "SELECT count(*) FROM url_frontier WHERE status = 'fetched'"
+                )
                 return done == total
 
             await until(all_fetched, f"all {total} URLs fetched")
             assert (await client.get("/api/v1/stats")).status_code == 200
 
             def recovered() -> bool:
-                return all(REACHABLE in read_log(tmp_path, name)
-                           for name in ("fetch", "poll", "serve"))  # fmt: skip
+                return all(
+                    REACHABLE in read_log(tmp_path, name) for name in ("fetch", "poll", "serve")
+                )
 
             await until(recovered, "reachable-again lines")
             assert [p.returncode for p in processes] == [None, None, None]
@@ -215,8 +221,10 @@ async def test_postgres_restart_under_load_loses_and_duplicates_nothing(
         assert statuses == {"fetched": total}, statuses
         assert await db.fetchval("SELECT count(*) FROM raw_content") == total
         assert await db.fetchval("SELECT count(DISTINCT content_hash) FROM raw_content") == total
-        ok = await db.fetch("SELECT url, count(*) FROM fetch_log WHERE kind = 'page' "
-                            "AND outcome = 'ok' GROUP BY url")  # fmt: skip
+        ok = await db.fetch(
+            "SELECT url, count(*) FROM fetch_log WHERE kind = 'page' "
+            "AND outcome = 'ok' GROUP BY url"
+        )
         assert len(ok) == total and all(row["count"] == 1 for row in ok)  # fetched once each
         for name in ("fetch", "poll", "serve"):
             text = read_log(tmp_path, name)

@@ -42,8 +42,9 @@ async def deferred_by_sink(db: Database, like: str) -> int:
     count: int = await db.fetchval(
         "SELECT count(*) FROM url_frontier WHERE status = 'pending' AND retry_count = 0 "
         "AND next_fetch_at > now() AND last_error LIKE 'sink unavailable: %' "
-        "AND last_error LIKE $1", like,
-    )  # fmt: skip
+        "AND last_error LIKE $1",
+        like,
+    )
     return count
 
 
@@ -60,8 +61,12 @@ async def outage_phase(
     the thing under test (an outage of a given length), so the rest is waited out on the
     fetcher process exiting with a timeout: were it to die, the test fails at once."""
     ends = time.monotonic() + PHASE_S
-    await wait_until(lambda: deferred_by_sink(db, like), fetcher, deadline_s=PHASE_S,
-                     what=f"URLs put back while the sink is {what}")  # fmt: skip
+    await wait_until(
+        lambda: deferred_by_sink(db, like),
+        fetcher,
+        deadline_s=PHASE_S,
+        what=f"URLs put back while the sink is {what}",
+    )
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(fetcher.wait(), max(ends - time.monotonic(), 0))
     assert fetcher.returncode is None, f"the fetcher exited while the sink was {what}"
@@ -91,9 +96,15 @@ async def test_sink_down_for_60_s_then_everything_is_indexed_once(
             site.serve(f"/p{i}", article(f"{site.address} page {i}", word=f"w{site.port}x{i}"))
             urls.append(site.url(f"/p{i}"))
     try:
-        async with frontier_process(fresh_dsn, tmp_path, "fetch", "--workers", "8",
-                                    FRONTIER_ELASTICSEARCH_URL=standin.url,
-                                    **ENV) as fetcher:  # fmt: skip
+        async with frontier_process(
+            fresh_dsn,
+            tmp_path,
+            "fetch",
+            "--workers",
+            "8",
+            FRONTIER_ELASTICSEARCH_URL=standin.url,
+            **ENV,
+        ) as fetcher:
 
             async def index_created() -> bool:
                 return INDEX in standin.indices
@@ -115,8 +126,12 @@ async def test_sink_down_for_60_s_then_everything_is_indexed_once(
                 now = await statuses(db)
                 return now if now == {"fetched": len(urls)} else None
 
-            await wait_until(all_fetched, fetcher, deadline_s=DEADLINE_S,
-                             what="every URL fetched after the sink returned")  # fmt: skip
+            await wait_until(
+                all_fetched,
+                fetcher,
+                deadline_s=DEADLINE_S,
+                what="every URL fetched after the sink returned",
+            )
             fetcher.send_signal(signal.SIGTERM)
             await asyncio.wait_for(fetcher.wait(), DEADLINE_S)
             assert fetcher.returncode == 0

@@ -77,8 +77,7 @@ async def test_without_a_configured_token_writes_are_refused_with_how_to(
 ) -> None:
     settings = make_settings(fresh_dsn, tmp_path, api_token=None)
     async with await client_for(settings, db) as client:
-        response = await client.post("/api/v1/import", content=b"http://a.example/\n",
-                                     headers=AUTH)  # fmt: skip
+        response = await client.post("/api/v1/import", content=b"http://a.example/\n", headers=AUTH)
         error = assert_error(response, 403, "writes_disabled")
         assert "FRONTIER_API_TOKEN" in error["message"]
         assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0
@@ -97,25 +96,36 @@ async def test_read_auth_setting_gates_reads(db: Database, fresh_dsn: str, tmp_p
 
 
 async def test_source_crud(api: httpx.AsyncClient, db: Database) -> None:
-    created = await api.post("/api/v1/sources", headers=AUTH, json={
-        "name": "Example News", "feed_url": "https://News.Example/feed.xml",
-        "sitemap_url": "https://news.example/sitemap.xml", "ingestion_mode": "both",
-        "priority": 7, "feed_poll_interval_minutes": 30, "rate_limit_ms": 0,
-        "selectors": {"title": "h1", "body": "article"},
-        "article_url_patterns": [r"/\d{4}/\d{2}/"],
-        "url_filters": {"include": ["/news/"], "keywords": ["election"]},
-    })  # fmt: skip
+    created = await api.post(
+        "/api/v1/sources",
+        headers=AUTH,
+        json={
+            "name": "Example News",
+            "feed_url": "https://News.Example/feed.xml",
+            "sitemap_url": "https://news.example/sitemap.xml",
+            "ingestion_mode": "both",
+            "priority": 7,
+            "feed_poll_interval_minutes": 30,
+            "rate_limit_ms": 0,
+            "selectors": {"title": "h1", "body": "article"},
+            "article_url_patterns": [r"/\d{4}/\d{2}/"],
+            "url_filters": {"include": ["/news/"], "keywords": ["election"]},
+        },
+    )
     assert created.status_code == 201, created.text
     source = created.json()
     assert source["feed_url"] == "https://news.example/feed.xml"  # normalised
     assert source["selectors"] == {"title": "h1", "body": "article"}
     assert source["url_filters"] == {"include": ["/news/"], "keywords": ["election"]}
     sid = source["id"]
-    assert await db.fetchval("SELECT feed_url FROM feed_state WHERE source_id = $1::uuid",
-                             sid) == "https://news.example/feed.xml"  # fmt: skip
+    assert (
+        await db.fetchval("SELECT feed_url FROM feed_state WHERE source_id = $1::uuid", sid)
+        == "https://news.example/feed.xml"
+    )
 
-    patched = await api.patch(f"/api/v1/sources/{sid}", headers=AUTH,
-                              json={"priority": 2, "enabled": False})  # fmt: skip
+    patched = await api.patch(
+        f"/api/v1/sources/{sid}", headers=AUTH, json={"priority": 2, "enabled": False}
+    )
     assert patched.status_code == 200, patched.text
     after = patched.json()
     assert (after["priority"], after["enabled"]) == (2, False)
@@ -128,55 +138,80 @@ async def test_source_crud(api: httpx.AsyncClient, db: Database) -> None:
     assert_error(await api.get(f"/api/v1/sources/{sid}"), 404, "not_found")
     assert_error(await api.delete(f"/api/v1/sources/{sid}", headers=AUTH), 404, "not_found")
     manual = await db.fetchval("SELECT id FROM sources WHERE name = 'manual'")
-    error = assert_error(await api.delete(f"/api/v1/sources/{manual}", headers=AUTH), 422,
-                         "validation_error")  # fmt: skip
+    error = assert_error(
+        await api.delete(f"/api/v1/sources/{manual}", headers=AUTH), 422, "validation_error"
+    )
     assert "manual" in error["message"]
 
 
 async def test_validation_errors_name_the_field(api: httpx.AsyncClient) -> None:
-    response = await api.post("/api/v1/sources", headers=AUTH, json={
-        "name": "x", "priority": 11, "article_url_patterns": ["(unclosed"],
-        "url_filters": {"exclude": ["[bad"]}, "ingestion_mode": "rss", "colour": "red",
-    })  # fmt: skip
+    response = await api.post(
+        "/api/v1/sources",
+        headers=AUTH,
+        json={
+            "name": "x",
+            "priority": 11,
+            "article_url_patterns": ["(unclosed"],
+            "url_filters": {"exclude": ["[bad"]},
+            "ingestion_mode": "rss",
+            "colour": "red",
+        },
+    )
     error = assert_error(response, 422, "validation_error")
-    assert fields_of(error) == {"priority", "article_url_patterns", "url_filters.exclude",
-                                "ingestion_mode", "colour"}  # fmt: skip
+    assert fields_of(error) == {
+        "priority",
+        "article_url_patterns",
+        "url_filters.exclude",
+        "ingestion_mode",
+        "colour",
+    }
     assert "priority" in error["message"]
 
-    response = await api.post("/api/v1/sources", headers=AUTH,
-                              json={"name": "y", "feed_url": "ftp://example.com/feed"})  # fmt: skip
+    response = await api.post(
+        "/api/v1/sources", headers=AUTH, json={"name": "y", "feed_url": "ftp://example.com/feed"}
+    )
     error = assert_error(response, 422, "validation_error")
     assert error["fields"][0]["field"] == "feed_url"
 
     assert (await api.post("/api/v1/sources", headers=AUTH, json={"name": "z"})).is_success
-    error = assert_error(await api.post("/api/v1/sources", headers=AUTH, json={"name": "z"}),
-                         422, "validation_error")  # fmt: skip
+    error = assert_error(
+        await api.post("/api/v1/sources", headers=AUTH, json={"name": "z"}), 422, "validation_error"
+    )
     assert fields_of(error) == {"name"} and "already exists" in error["message"]
 
     sid = (await api.get("/api/v1/sources")).json()[-1]["id"]
-    error = assert_error(await api.patch(f"/api/v1/sources/{sid}", headers=AUTH,
-                                         json={"priority": None}), 422, "validation_error")
+    error = assert_error(
+        await api.patch(f"/api/v1/sources/{sid}", headers=AUTH, json={"priority": None}),
+        422,
+        "validation_error",
+    )
     assert fields_of(error) == {"priority"}
     error = assert_error(await api.get("/api/v1/sources/not-a-uuid"), 422, "validation_error")
     assert fields_of(error) == {"source_id"}
-    broken = await api.post("/api/v1/sources", content=b"{",
-                            headers={**AUTH, "Content-Type": "application/json"})  # fmt: skip
+    broken = await api.post(
+        "/api/v1/sources", content=b"{", headers={**AUTH, "Content-Type": "application/json"}
+    )
     assert assert_error(broken, 422, "validation_error")["fields"]
 
 
 # -- import -------------------------------------------------------------------------
 
-MIXED_TEXT = "\n".join([
-    "http://a.example/1",              # 1 accepted
-    "http://a.example/1#fragment",     # 2 duplicate (same once normalised)
-    "",                                # 3 blank: skipped
-    "# a comment",                     # 4 skipped
-    "ftp://a.example/file",            # 5 rejected: scheme
-    "not a url",                       # 6 rejected
-    "https://b.example/2?utm_source=x",  # 7 accepted
-    "x" * (MAX_LINE_BYTES + 10),       # 8 rejected: too long
-    "http://c.example/3",              # 9 accepted
-]) + "\n"  # fmt: skip
+MIXED_TEXT = (
+    "\n".join(
+        [
+            "http://a.example/1",  # 1 accepted
+            "http://a.example/1#fragment",  # 2 duplicate (same once normalised)
+            "",  # 3 blank: skipped
+            "# a comment",  # 4 skipped
+            "ftp://a.example/file",  # 5 rejected: scheme
+            "not a url",  # 6 rejected
+            "https://b.example/2?utm_source=x",  # 7 accepted
+            "x" * (MAX_LINE_BYTES + 10),  # 8 rejected: too long
+            "http://c.example/3",  # 9 accepted
+        ]
+    )
+    + "\n"
+)
 
 
 async def test_import_text_with_mixed_lines_gives_exact_counts(
@@ -212,56 +247,96 @@ async def test_import_streams_a_chunked_body_split_mid_line(
 async def test_import_ndjson_and_json_bodies(api: httpx.AsyncClient, db: Database) -> None:
     await api.post("/api/v1/sources", headers=AUTH, json={"name": "wire", "priority": 9})
     ndjson = b'{"url": "http://n.example/1"}\n"http://n.example/2"\n{"link": 1}\n[1]\n{bad\n'
-    result = (await api.post("/api/v1/import?source=wire", content=ndjson,
-                             headers={**AUTH, "Content-Type": "application/x-ndjson"})).json()
+    result = (
+        await api.post(
+            "/api/v1/import?source=wire",
+            content=ndjson,
+            headers={**AUTH, "Content-Type": "application/x-ndjson"},
+        )
+    ).json()
     assert (result["accepted"], result["duplicate"], result["rejected"]) == (2, 0, 3)
     assert [e["line"] for e in result["errors"]] == [3, 4, 5]
-    wire = await db.fetchval("SELECT count(*) FROM url_frontier u JOIN sources s "
-                             "ON s.id = u.source_id WHERE s.name = 'wire'")  # fmt: skip
+    wire = await db.fetchval(
+        "SELECT count(*) FROM url_frontier u JOIN sources s "
+        "ON s.id = u.source_id WHERE s.name = 'wire'"
+    )
     assert wire == 2
 
-    body = {"source": "wire", "urls": ["http://j.example/1", 42, {"url": "x"}, ["y"],
-                                       "http://j.example/1", "http://n.example/1", "nope"]}
+    body = {
+        "source": "wire",
+        "urls": [
+            "http://j.example/1",
+            42,
+            {"url": "x"},
+            ["y"],
+            "http://j.example/1",
+            "http://n.example/1",
+            "nope",
+        ],
+    }
     result = (await api.post("/api/v1/import", headers=AUTH, json=body)).json()
     assert (result["accepted"], result["duplicate"], result["rejected"]) == (1, 2, 4)
     assert [e["line"] for e in result["errors"]] == [2, 3, 4, 7]
-    assert await db.fetchval("SELECT priority FROM url_frontier WHERE url = "
-                             "'http://j.example/1'") == 9  # fmt: skip
+    assert (
+        await db.fetchval("SELECT priority FROM url_frontier WHERE url = 'http://j.example/1'") == 9
+    )
 
 
-async def test_import_refusals(api: httpx.AsyncClient, db: Database, fresh_dsn: str,
-                               tmp_path: Path) -> None:  # fmt: skip
-    error = assert_error(await api.post("/api/v1/import?source=nope", headers=AUTH,
-                                        content=b"http://a.example/\n"), 422, "validation_error")
+async def test_import_refusals(
+    api: httpx.AsyncClient, db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    error = assert_error(
+        await api.post("/api/v1/import?source=nope", headers=AUTH, content=b"http://a.example/\n"),
+        422,
+        "validation_error",
+    )
     assert fields_of(error) == {"source"}
     json_headers = {**AUTH, "Content-Type": "application/json"}
-    assert_error(await api.post("/api/v1/import", headers=json_headers, content=b'{"urls": [1,'),
-                 400, "bad_body")  # fmt: skip
-    assert_error(await api.post("/api/v1/import", headers=json_headers, content=b"[]"),
-                 400, "bad_body")  # fmt: skip
-    error = assert_error(await api.post("/api/v1/import", headers=json_headers,
-                                        content=b'{"source": "manual"}'), 422, "validation_error")
+    assert_error(
+        await api.post("/api/v1/import", headers=json_headers, content=b'{"urls": [1,'),
+        400,
+        "bad_body",
+    )
+    assert_error(
+        await api.post("/api/v1/import", headers=json_headers, content=b"[]"), 400, "bad_body"
+    )
+    error = assert_error(
+        await api.post("/api/v1/import", headers=json_headers, content=b'{"source": "manual"}'),
+        422,
+        "validation_error",
+    )
     assert fields_of(error) == {"urls"}
     late = json.dumps({"urls": ["http://late.example/"], "source": "other"}).encode()
-    error = assert_error(await api.post("/api/v1/import", headers=json_headers, content=late),
-                         422, "validation_error")  # fmt: skip
+    error = assert_error(
+        await api.post("/api/v1/import", headers=json_headers, content=late),
+        422,
+        "validation_error",
+    )
     assert "before" in error["message"] and "manual" in error["message"]
-    assert_error(await api.post("/api/v1/import", content=b"x",
-                                headers={**AUTH, "Content-Type": "image/png"}),
-                 415, "unsupported_media_type")  # fmt: skip
+    assert_error(
+        await api.post(
+            "/api/v1/import", content=b"x", headers={**AUTH, "Content-Type": "image/png"}
+        ),
+        415,
+        "unsupported_media_type",
+    )
 
     small = make_settings(fresh_dsn, tmp_path, api_import_max_bytes=2048)
     async with await client_for(small, db) as client:
         big = b"http://big.example/page\n" * 200
-        assert_error(await client.post("/api/v1/import", headers=AUTH, content=big),
-                     413, "body_too_large")  # fmt: skip
+        assert_error(
+            await client.post("/api/v1/import", headers=AUTH, content=big), 413, "body_too_large"
+        )
 
         async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: caught mid-stream
             for i in range(200):
                 yield f"http://big.example/{i}\n".encode()
 
-        error = assert_error(await client.post("/api/v1/import", headers=AUTH, content=chunked()),
-                             413, "body_too_large")  # fmt: skip
+        error = assert_error(
+            await client.post("/api/v1/import", headers=AUTH, content=chunked()),
+            413,
+            "body_too_large",
+        )
         assert "2048" in error["message"]
 
 
@@ -291,16 +366,17 @@ async def test_frontier_keyset_pagination(api: httpx.AsyncClient, db: Database) 
             break
     assert len(seen) == 250 and seen == sorted(seen) and len(set(seen)) == 250
 
-    hosts = (await api.get("/api/v1/frontier",
-                           params={"host": "H1.example", "limit": 1000})).json()  # fmt: skip
+    hosts = (await api.get("/api/v1/frontier", params={"host": "H1.example", "limit": 1000})).json()
     assert len(hosts["items"]) == 83 and {i["host"] for i in hosts["items"]} == {"h1.example"}
     assert hosts["next"] is None
     assert hosts["items"][0]["source_name"] == "manual"
-    by_source = (await api.get("/api/v1/frontier",
-                               params={"source": "manual", "status": "fetched"})).json()
+    by_source = (
+        await api.get("/api/v1/frontier", params={"source": "manual", "status": "fetched"})
+    ).json()
     assert by_source == {"items": [], "next": None, "scanned": 250}
-    error = assert_error(await api.get("/api/v1/frontier", params={"after": "zz"}), 422,
-                         "validation_error")  # fmt: skip
+    error = assert_error(
+        await api.get("/api/v1/frontier", params={"after": "zz"}), 422, "validation_error"
+    )
     assert fields_of(error) == {"after"}
 
 
@@ -330,12 +406,22 @@ async def test_stats_fetch_log_and_metrics(api: httpx.AsyncClient, db: Database)
     assert len(claims) == 2
     log = FetchLogRepository(db)
     await log.record(
-        [LogEntry(FetchKind.PAGE, None, f"http://h0.example/{i}", LogOutcome.OK, 200)
-         for i in range(3)]
-        + [LogEntry(FetchKind.PAGE, None, "http://h1.example/x", LogOutcome.FAILED, 503,
-                    error="server error")]
+        [
+            LogEntry(FetchKind.PAGE, None, f"http://h0.example/{i}", LogOutcome.OK, 200)
+            for i in range(3)
+        ]
+        + [
+            LogEntry(
+                FetchKind.PAGE,
+                None,
+                "http://h1.example/x",
+                LogOutcome.FAILED,
+                503,
+                error="server error",
+            )
+        ]
         + [LogEntry(FetchKind.FEED, None, "http://h1.example/feed", LogOutcome.OK_NO_NEW, 200)]
-    )  # fmt: skip
+    )
 
     stats = (await api.get("/api/v1/stats")).json()
     assert stats["total"] == 30 and stats["by_status"]["fetching"] == 2
@@ -346,8 +432,11 @@ async def test_stats_fetch_log_and_metrics(api: httpx.AsyncClient, db: Database)
 
     first = (await api.get("/api/v1/fetch-log", params={"limit": 3})).json()
     assert [row["outcome"] for row in first["items"]] == ["ok_no_new", "failed", "ok"]
-    rest = (await api.get("/api/v1/fetch-log",
-                          params={"limit": 3, "before_id": first["next_before_id"]})).json()
+    rest = (
+        await api.get(
+            "/api/v1/fetch-log", params={"limit": 3, "before_id": first["next_before_id"]}
+        )
+    ).json()
     assert len(rest["items"]) == 2 and rest["next_before_id"] is None
 
     response = await api.get("/metrics")
@@ -375,12 +464,16 @@ RSS = """<?xml version="1.0"?><rss version="2.0"><channel><title>t</title>
 async def test_fire_dry_run_then_real_then_rate_limited(
     db: Database, fresh_dsn: str, tmp_path: Path, local_site: Any
 ) -> None:
-    local_site.serve("/feed.xml", RSS.format(origin=local_site.origin),
-                     content_type="application/rss+xml")  # fmt: skip
+    local_site.serve(
+        "/feed.xml", RSS.format(origin=local_site.origin), content_type="application/rss+xml"
+    )
     settings = make_settings(fresh_dsn, tmp_path, allow_private_networks=True)
     async with await client_for(settings, db) as client:
-        created = await client.post("/api/v1/sources", headers=AUTH, json={
-            "name": "local", "feed_url": local_site.url("/feed.xml")})  # fmt: skip
+        created = await client.post(
+            "/api/v1/sources",
+            headers=AUTH,
+            json={"name": "local", "feed_url": local_site.url("/feed.xml")},
+        )
         sid = created.json()["id"]
         assert_error(await client.post(f"/api/v1/sources/{sid}/fire"), 401, "unauthorized")
 
@@ -399,8 +492,9 @@ async def test_fire_dry_run_then_real_then_rate_limited(
         assert int(again.headers["Retry-After"]) >= 1 and "fired" in error["message"]
 
         missing = "00000000-0000-0000-0000-000000000000"
-        assert_error(await client.post(f"/api/v1/sources/{missing}/fire", headers=AUTH),
-                     404, "not_found")  # fmt: skip
+        assert_error(
+            await client.post(f"/api/v1/sources/{missing}/fire", headers=AUTH), 404, "not_found"
+        )
 
 
 async def test_fire_without_a_fire_function_answers_501(
@@ -408,8 +502,11 @@ async def test_fire_without_a_fire_function_answers_501(
 ) -> None:
     settings = make_settings(fresh_dsn, tmp_path)
     async with await client_for(settings, db, with_fire=False) as client:
-        created = await client.post("/api/v1/sources", headers=AUTH, json={
-            "name": "local", "feed_url": "http://a.example/feed.xml"})  # fmt: skip
+        created = await client.post(
+            "/api/v1/sources",
+            headers=AUTH,
+            json={"name": "local", "feed_url": "http://a.example/feed.xml"},
+        )
         sid = created.json()["id"]
         error = assert_error(
             await client.post(f"/api/v1/sources/{sid}/fire", headers=AUTH), 501, "not_implemented"

@@ -45,12 +45,14 @@ async def test_sources_writes_check_the_token_before_reading_the_body(
     url = SOURCES if method == "POST" else f"{SOURCES}/00000000-0000-0000-0000-000000000001"
     seen = [0]
     body = _counting(64 * 1024 * 1024, b"[" * 65_536, seen)
-    response = await api.request(method, url, content=body,
-                                 headers={"Content-Type": "application/json"})  # fmt: skip
+    response = await api.request(
+        method, url, content=body, headers={"Content-Type": "application/json"}
+    )
     assert_error(response, 401, "unauthorized")
     assert seen[0] <= 65_536  # the body was never read past its first chunk
-    bad = await api.request(method, url, content=b"{not json",
-                            headers={"Content-Type": "application/json"})  # fmt: skip
+    bad = await api.request(
+        method, url, content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert_error(bad, 401, "unauthorized")  # not 422: no token, no parsing
 
 
@@ -68,39 +70,46 @@ async def test_sources_bodies_over_the_json_cap_get_413_while_streaming(
     assert "FRONTIER_API_JSON_MAX_BYTES" in error["message"]
     assert seen[0] <= 2 * 1024 * 1024  # stopped near the 1 MiB cap
     big = b" " * (2 * 1024 * 1024)  # refused by its Content-Length
-    assert_error(await api.request(method, url, headers=headers, content=big),
-                 413, "body_too_large")  # fmt: skip
+    assert_error(
+        await api.request(method, url, headers=headers, content=big), 413, "body_too_large"
+    )
 
 
 async def test_deeply_nested_json_is_refused_early_in_every_body(api: httpx.AsyncClient) -> None:
     headers = {**AUTH, "Content-Type": "application/json"}
     deep = b'{"urls": [' + b"[" * 60_000 + b"]" * 60_000 + b"]}"
-    error = assert_error(await api.post("/api/v1/import", headers=headers, content=deep),
-                         400, "bad_body")  # fmt: skip
+    error = assert_error(
+        await api.post("/api/v1/import", headers=headers, content=deep), 400, "bad_body"
+    )
     assert "nested" in error["message"]
     source = b'{"name": "deep", "feed_url": ' + b"[" * 60_000 + b"]" * 60_000 + b"}"
-    error = assert_error(await api.post(SOURCES, headers=headers, content=source),
-                         400, "bad_body")  # fmt: skip
+    error = assert_error(await api.post(SOURCES, headers=headers, content=source), 400, "bad_body")
     assert "nested" in error["message"]
 
 
 async def test_a_5000_deep_ndjson_line_refuses_the_body(api: httpx.AsyncClient) -> None:
     body = b'"http://fine.example/a"\n' + b"[" * 5_000 + b"\n"
-    response = await api.post("/api/v1/import", content=body,
-                              headers={**AUTH, "Content-Type": "application/x-ndjson"})  # fmt: skip
+    response = await api.post(
+        "/api/v1/import", content=body, headers={**AUTH, "Content-Type": "application/x-ndjson"}
+    )
     error = assert_error(response, 400, "bad_body")
     assert error["message"].startswith("line 2: JSON nested too deeply"), error
 
 
 async def test_nul_characters_answer_422_not_500(api: httpx.AsyncClient) -> None:
-    for path in ("/api/v1/frontier?source=a%00b", "/api/v1/frontier?host=a%00b.example",
-                 "/api/v1/import?source=a%00b"):  # fmt: skip
+    for path in (
+        "/api/v1/frontier?source=a%00b",
+        "/api/v1/frontier?host=a%00b.example",
+        "/api/v1/import?source=a%00b",
+    ):
         method = "POST" if "import" in path else "GET"
         response = await api.request(method, path, headers=AUTH, content=b"http://x.example/\n")
         assert_error(response, 422, "validation_error")
-    for body in ({"name": "nul\u0000name", "feed_url": "http://nul.example/feed"},
-                 {"name": "nul", "feed_url": "http://nul.example/feed", "selectors": {"title": "a\u0000"}},  # noqa: E501
-                 {"name": "nul", "feed_url": "http://nul.example/f\u0000eed"}):  # fmt: skip
+    for body in (
+        {"name": "nul\u0000name", "feed_url": "http://nul.example/feed"},
+        {"name": "nul", "feed_url": "http://nul.example/feed", "selectors": {"title": "a\u0000"}},
+        {"name": "nul", "feed_url": "http://nul.example/f\u0000eed"},
+    ):
         response = await api.post(SOURCES, headers=AUTH, json=body)
         assert_error(response, 422, "validation_error")
     urls = json.dumps({"urls": ["http://nul.example/a\u0000b"]})
@@ -109,10 +118,12 @@ async def test_nul_characters_answer_422_not_500(api: httpx.AsyncClient) -> None
 
 
 async def test_a_year_1_timestamp_with_plus_14_answers_422(api: httpx.AsyncClient) -> None:
-    body = {"name": "old", "feed_url": "http://old.example/feed",
-            "min_published_at": "0001-01-01T00:00:00+14:00"}  # fmt: skip
-    error = assert_error(await api.post(SOURCES, headers=AUTH, json=body), 422,
-                         "validation_error")  # fmt: skip
+    body = {
+        "name": "old",
+        "feed_url": "http://old.example/feed",
+        "min_published_at": "0001-01-01T00:00:00+14:00",
+    }
+    error = assert_error(await api.post(SOURCES, headers=AUTH, json=body), 422, "validation_error")
     assert error["fields"] and error["fields"][0]["field"] == "min_published_at"
 
 

@@ -31,9 +31,16 @@ from frontier.settings import Settings
 
 TOKEN = "fuzz-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-FUZZ = settings(max_examples=60, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.function_scoped_fixture])  # fmt: skip
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 @contextmanager
@@ -72,17 +79,49 @@ def live_server(dsn: str, home: Path) -> Iterator[str]:
 
 # -- strategies ------------------------------------------------------------------------
 
-ODD_TEXT = st.sampled_from(["\u0000", "a\u0000b", "0001-01-01T00:00:00+14:00",
-                           "9999-12-31T23:59:59-14:00", "http://x.example/\u0000"])  # fmt: skip
-SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
-           | st.text(max_size=40) | ODD_TEXT)  # fmt: skip
-JSON_VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=6)
-                           | st.dictionaries(st.text(max_size=12), inner, max_size=6),
-                           max_leaves=40)  # fmt: skip
-SOURCE_KEYS = ["name", "base_url", "feed_url", "sitemap_url", "ingestion_mode", "priority",
-               "feed_poll_interval_minutes", "rate_limit_ms", "fetchprotection", "selectors",
-               "article_url_patterns", "url_filters", "min_published_at", "enabled",
-               "keep_trailing_slash", "adaptive_interval", "spider_interval_minutes"]  # fmt: skip
+ODD_TEXT = st.sampled_from(
+    [
+        "\u0000",
+        "a\u0000b",
+        "0001-01-01T00:00:00+14:00",
+        "9999-12-31T23:59:59-14:00",
+        "http://x.example/\u0000",
+    ]
+)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=40)
+    | ODD_TEXT
+)
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=12), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+SOURCE_KEYS = [
+    "name",
+    "base_url",
+    "feed_url",
+    "sitemap_url",
+    "ingestion_mode",
+    "priority",
+    "feed_poll_interval_minutes",
+    "rate_limit_ms",
+    "fetchprotection",
+    "selectors",
+    "article_url_patterns",
+    "url_filters",
+    "min_published_at",
+    "enabled",
+    "keep_trailing_slash",
+    "adaptive_interval",
+    "spider_interval_minutes",
+]
 
 
 @st.composite
@@ -92,8 +131,11 @@ def deep(draw: st.DrawFn) -> bytes:
     opener = draw(st.sampled_from([b"[", b'{"a":', b'[{"url":']))
     closer = {b"[": b"]", b'{"a":': b"}", b'[{"url":': b"}]"}[opener]
     inner = opener * depth + b"1" + (closer * depth if draw(st.booleans()) else b"")
-    return draw(st.sampled_from([inner, b'{"urls": [' + inner + b"]}",
-                                 b'{"name": "d", "selectors": ' + inner + b"}"]))  # fmt: skip
+    return draw(
+        st.sampled_from(
+            [inner, b'{"urls": [' + inner + b"]}", b'{"name": "d", "selectors": ' + inner + b"}"]
+        )
+    )
 
 
 @st.composite
@@ -114,13 +156,19 @@ def big_string() -> st.SearchStrategy[bytes]:
     )
 
 
-JSON_BODIES = (source_forms() | deep() | big_string()
-               | JSON_VALUES.map(lambda v: json.dumps(v).encode())
-               | st.binary(max_size=2_000))  # fmt: skip
-NDJSON_BODIES = st.lists(JSON_VALUES.map(json.dumps) | deep().map(lambda b: b.decode()),
-                         max_size=8).map(lambda lines: "\n".join(lines).encode())  # fmt: skip
-TEXT_BODIES = st.lists(st.text(max_size=80) | st.just("http://ok.example/\u0000"),
-                       max_size=20).map(lambda lines: "\n".join(lines).encode())  # fmt: skip
+JSON_BODIES = (
+    source_forms()
+    | deep()
+    | big_string()
+    | JSON_VALUES.map(lambda v: json.dumps(v).encode())
+    | st.binary(max_size=2_000)
+)
+NDJSON_BODIES = st.lists(
+    JSON_VALUES.map(json.dumps) | deep().map(lambda b: b.decode()), max_size=8
+).map(lambda lines: "\n".join(lines).encode())
+TEXT_BODIES = st.lists(st.text(max_size=80) | st.just("http://ok.example/\u0000"), max_size=20).map(
+    lambda lines: "\n".join(lines).encode()
+)
 
 
 def assert_no_server_error(response: httpx.Response) -> None:
@@ -149,8 +197,7 @@ def test_fuzz_sources_bodies(live: str) -> None:
         def check(body: bytes, patch: bool, token: bool) -> None:
             headers = {"Content-Type": "application/json", **(AUTH if token else {})}
             if patch:
-                response = client.patch(f"/api/v1/sources/{target}", content=body,
-                                        headers=headers)  # fmt: skip
+                response = client.patch(f"/api/v1/sources/{target}", content=body, headers=headers)
             else:
                 response = client.post("/api/v1/sources", content=body, headers=headers)
             if not token:
@@ -165,11 +212,16 @@ def test_fuzz_import_bodies(live: str) -> None:
     with httpx.Client(base_url=live, headers=AUTH, timeout=60) as client:
 
         @FUZZ
-        @given(kind=st.sampled_from(["application/json", "application/x-ndjson", "text/plain"]),
-               data=st.data())  # fmt: skip
+        @given(
+            kind=st.sampled_from(["application/json", "application/x-ndjson", "text/plain"]),
+            data=st.data(),
+        )
         def check(kind: str, data: st.DataObject) -> None:
-            strategy = {"application/json": JSON_BODIES, "application/x-ndjson": NDJSON_BODIES,
-                        "text/plain": TEXT_BODIES}[kind]  # fmt: skip
+            strategy = {
+                "application/json": JSON_BODIES,
+                "application/x-ndjson": NDJSON_BODIES,
+                "text/plain": TEXT_BODIES,
+            }[kind]
             body = data.draw(strategy)
             response = client.post("/api/v1/import", content=body, headers={"Content-Type": kind})
             assert_no_server_error(response)
@@ -179,14 +231,16 @@ def test_fuzz_import_bodies(live: str) -> None:
 
 def test_fuzz_fire_with_bodies_and_parameters(live: str) -> None:
     with httpx.Client(base_url=live, headers=AUTH, timeout=60) as client:
-        manual = next(s["id"] for s in client.get("/api/v1/sources").json()
-                      if s["name"] == "manual")  # fmt: skip
+        manual = next(
+            s["id"] for s in client.get("/api/v1/sources").json() if s["name"] == "manual"
+        )
 
         @FUZZ
         @given(body=JSON_BODIES, dry_run=st.sampled_from(["true", "false", "x", "\u0000"]))
         def check(body: bytes, dry_run: str) -> None:
-            response = client.post(f"/api/v1/sources/{manual}/fire", content=body,
-                                   params={"dry_run": dry_run})  # fmt: skip
+            response = client.post(
+                f"/api/v1/sources/{manual}/fire", content=body, params={"dry_run": dry_run}
+            )
             assert_no_server_error(response)  # "manual" has nothing to poll: 422
 
         check()

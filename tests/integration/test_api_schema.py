@@ -22,8 +22,7 @@ TOKEN = "schemathesis-token"
 async def test_schemathesis_finds_no_server_errors(
     db: Database, fresh_dsn: str, tmp_path: Path
 ) -> None:
-    settings = Settings.load(database_url=fresh_dsn, home=tmp_path, api_token=TOKEN,
-                             _env_file=None)  # fmt: skip
+    settings = Settings.load(database_url=fresh_dsn, home=tmp_path, api_token=TOKEN, _env_file=None)
     app = create_app(settings, db)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -33,13 +32,30 @@ async def test_schemathesis_finds_no_server_errors(
     st = shutil.which("schemathesis", path=str(Path(sys.executable).parent)) or "schemathesis"
     try:
         process = await asyncio.create_subprocess_exec(
-            st, "run", f"http://127.0.0.1:{sock.getsockname()[1]}/openapi.json",
-            "--checks", "not_a_server_error", "--max-examples", "8", "--workers", "1",
-            "--phases", "examples,coverage,fuzzing", "--exclude-path-regex", "/fire$",
-            "--header", f"Authorization: Bearer {TOKEN}", "--request-timeout", "20",
-            "--seed", "20261122", "--no-color",
-            cwd=tmp_path, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        )  # fmt: skip
+            st,
+            "run",
+            f"http://127.0.0.1:{sock.getsockname()[1]}/openapi.json",
+            "--checks",
+            "not_a_server_error",
+            "--max-examples",
+            "8",
+            "--workers",
+            "1",
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--exclude-path-regex",
+            "/fire$",
+            "--header",
+            f"Authorization: Bearer {TOKEN}",
+            "--request-timeout",
+            "20",
+            "--seed",
+            "20261122",
+            "--no-color",
+            cwd=tmp_path,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
         output, _ = await asyncio.wait_for(process.communicate(), timeout=170)
     finally:
         server.should_exit = True

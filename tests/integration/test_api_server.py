@@ -23,14 +23,22 @@ from frontier.settings import Settings
 from tests.conditions import wait_until
 
 CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture
 async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[str]:
-    settings = Settings.load(database_url=fresh_dsn, home=tmp_path, api_header_timeout_s=0.5,
-                             _env_file=None)  # fmt: skip
+    settings = Settings.load(
+        database_url=fresh_dsn, home=tmp_path, api_header_timeout_s=0.5, _env_file=None
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)  # connections queue from here on, so no wait for start-up is needed
@@ -94,9 +102,11 @@ async def test_docs_render_offline_in_chromium(served: str, tmp_path: Path) -> N
     console: list[str] = []
     async with async_api.async_playwright() as playwright:
         browser = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True,
+            str(tmp_path / "profile"),
+            executable_path=CHROMIUM,
+            headless=True,
             args=CHROMIUM_ARGS,
-        )  # fmt: skip
+        )
         try:
             page = browser.pages[0] if browser.pages else await browser.new_page()
 

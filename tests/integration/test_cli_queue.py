@@ -18,9 +18,11 @@ def frontier(*args: str, dsn: str, stdin: bytes | None = None) -> subprocess.Com
         [sys.executable, "-m", "frontier", *args],
         env={**clean, "FRONTIER_DATABASE_URL": dsn},
         input=stdin.decode("utf-8", "surrogateescape") if stdin is not None else None,
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
         stdin=None if stdin is not None else subprocess.DEVNULL,
-    )  # fmt: skip
+    )
 
 
 def count(dsn: str, where: str = "true") -> int:
@@ -59,8 +61,10 @@ def test_import_csv_and_ndjson_from_stdin(fresh_dsn: str) -> None:
     assert (summary["accepted"], summary["rejected"]) == (2, 1), result.stderr
     assert summary["errors"][0]["line"] == 4
 
-    ndjson = (b'{"url": "http://n.example/1"}\n"http://n.example/2"\n{"url": 5}\n'
-              b'{"link": "x"}\n{"url": "http://n.example/3"\n')  # fmt: skip
+    ndjson = (
+        b'{"url": "http://n.example/1"}\n"http://n.example/2"\n{"url": 5}\n'
+        b'{"link": "x"}\n{"url": "http://n.example/3"\n'
+    )
     result = frontier("import", "-", "--format", "ndjson", "--json", dsn=fresh_dsn, stdin=ndjson)
     summary = json.loads(result.stdout)
     assert (summary["accepted"], summary["rejected"]) == (2, 3)
@@ -92,16 +96,25 @@ def test_unusable_input_exits_2_with_a_message(
 
 
 def test_submit_and_sources(fresh_dsn: str) -> None:
-    added = frontier("sources", "add", "news", "--feed-url", "https://news.example/feed",
-                     "--priority", "7", dsn=fresh_dsn)  # fmt: skip
+    added = frontier(
+        "sources",
+        "add",
+        "news",
+        "--feed-url",
+        "https://news.example/feed",
+        "--priority",
+        "7",
+        dsn=fresh_dsn,
+    )
     assert added.returncode == 0, added.stderr
     duplicate = frontier("sources", "add", "news", dsn=fresh_dsn)
     assert duplicate.returncode == 2 and "already exists" in duplicate.stderr
     bad = frontier("sources", "add", "x", "--feed-url", "ftp://x.example/", dsn=fresh_dsn)
     assert bad.returncode == 2 and "feed_url" in bad.stderr
 
-    result = frontier("submit", "http://a.example/x", "http://a.example/y", "--source", "news",
-                      dsn=fresh_dsn)  # fmt: skip
+    result = frontier(
+        "submit", "http://a.example/x", "http://a.example/y", "--source", "news", dsn=fresh_dsn
+    )
     assert result.returncode == 0, result.stderr
     assert "accepted 2" in result.stdout
     assert count(fresh_dsn, "priority = 7 AND origin = 'manual'") == 2

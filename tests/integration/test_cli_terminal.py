@@ -24,17 +24,29 @@ def frontier(*args: str, dsn: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
     return subprocess.run(
         [sys.executable, "-m", "frontier", *args],
-        env={**clean, "FRONTIER_DATABASE_URL": dsn, "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
-             "FRONTIER_SEED_DEFAULT_SOURCES": "false"},
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        env={
+            **clean,
+            "FRONTIER_DATABASE_URL": dsn,
+            "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
+            "FRONTIER_SEED_DEFAULT_SOURCES": "false",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize(
     ("text", "shown"),
-    [(EVIL, SHOWN), ("plain café \u2013 ok", "plain café \u2013 ok"), ("a\nb\tc", "a\\nb\\tc"),
-     ("csi \x9b31m", "csi \\x9b31m"), ("nbsp\u00a0kept", "nbsp\u00a0kept")],
-)  # fmt: skip
+    [
+        (EVIL, SHOWN),
+        ("plain café \u2013 ok", "plain café \u2013 ok"),
+        ("a\nb\tc", "a\\nb\\tc"),
+        ("csi \x9b31m", "csi \\x9b31m"),
+        ("nbsp\u00a0kept", "nbsp\u00a0kept"),
+    ],
+)
 def test_printable_escapes_what_a_terminal_acts_on(text: str, shown: str) -> None:
     assert printable(text) == shown
     assert printable("a\nb\x1b", keep_newlines=True) == "a\nb\\x1b"
@@ -55,12 +67,23 @@ def test_sources_list_and_poll_summaries_escape_source_names(fresh_dsn: str) -> 
 
 def test_status_and_up_console_escape_outside_text() -> None:
     stats = FrontierStats(
-        total=1, by_status={"failed": 1}, by_origin={"feed": 1}, by_source={EVIL: 1},
-        due_now=0, oldest_due_at=datetime(2030, 1, 1, tzinfo=UTC), claims_last_minute=0,
+        total=1,
+        by_status={"failed": 1},
+        by_origin={"feed": 1},
+        by_source={EVIL: 1},
+        due_now=0,
+        oldest_due_at=datetime(2030, 1, 1, tzinfo=UTC),
+        claims_last_minute=0,
         hosts=HostCounts(known=1, ready_now=0, top_pending=[{"host": EVIL, "pending": 1}]),
-        recent_errors=[{"at": "2030-01-01T00:00:00+00:00", "kind": "feed",
-                        "url": "https://e.example/\x1b[2J", "error": f"HTTP 500: {EVIL}"}],
-    )  # fmt: skip
+        recent_errors=[
+            {
+                "at": "2030-01-01T00:00:00+00:00",
+                "kind": "feed",
+                "url": "https://e.example/\x1b[2J",
+                "error": f"HTTP 500: {EVIL}",
+            }
+        ],
+    )
     rendered = render_status(stats)
     assert "\x1b" not in rendered and rendered.count(SHOWN) == 3
 

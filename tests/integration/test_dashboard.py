@@ -26,40 +26,74 @@ CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (`make chromium` installs it)"
 )
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 async def seed(db: Database) -> None:
     sources = SourceRepository(db)
-    news = await sources.create(parse_config({"name": "City News", "priority": 6,
-                                              "feed_url": "https://news.example/rss"}))  # fmt: skip
-    await sources.create(parse_config({"name": "Quiet Blog", "feed_url": "https://blog.example/feed"}))
+    news = await sources.create(
+        parse_config({"name": "City News", "priority": 6, "feed_url": "https://news.example/rss"})
+    )
+    await sources.create(
+        parse_config({"name": "Quiet Blog", "feed_url": "https://blog.example/feed"})
+    )
     await db.execute(
         "UPDATE feed_state SET last_outcome = 'failed', last_error = 'HTTP 503 from feed', "
-        "consecutive_errors = 3, last_polled_at = now() WHERE source_id = $1", news.id,
-    )  # fmt: skip
+        "consecutive_errors = 3, last_polled_at = now() WHERE source_id = $1",
+        news.id,
+    )
     queue = QueueRepository(db)
     ref = SourceRef(news.id, priority=6)
-    await queue.submit([
-        Candidate(f"https://host{i % 4}.example/story/{i}", ref, Origin.FEED) for i in range(57)
-    ])  # fmt: skip
+    await queue.submit(
+        [Candidate(f"https://host{i % 4}.example/story/{i}", ref, Origin.FEED) for i in range(57)]
+    )
     claims = await queue.claim("worker-1", 3)
-    await queue.complete("worker-1", [
-        Outcome(claims[0], OutcomeKind.FETCHED, 200),
-        Outcome(claims[1], OutcomeKind.NOT_FOUND, 404),
-    ])  # fmt: skip
-    await db.execute("UPDATE host_state SET consecutive_failures = 4 WHERE host = $1",
-                     claims[1].host)  # fmt: skip
+    await queue.complete(
+        "worker-1",
+        [
+            Outcome(claims[0], OutcomeKind.FETCHED, 200),
+            Outcome(claims[1], OutcomeKind.NOT_FOUND, 404),
+        ],
+    )
+    await db.execute(
+        "UPDATE host_state SET consecutive_failures = 4 WHERE host = $1", claims[1].host
+    )
     await FetchLogRepository(db).record(
-        [LogEntry(FetchKind.PAGE, news.id, claims[0].url, LogOutcome.OK, 200, elapsed_ms=87),
-         LogEntry(FetchKind.PAGE, news.id, claims[1].url, LogOutcome.NOT_FOUND, 404,
-                  elapsed_ms=12),
-         LogEntry(FetchKind.FEED, news.id, "https://news.example/rss", LogOutcome.FAILED, 503,
-                  elapsed_ms=40, error="HTTP 503 from feed")]
-        + [LogEntry(FetchKind.PAGE, news.id, f"https://host1.example/old/{i}", LogOutcome.OK,
-                    200, elapsed_ms=30 + i) for i in range(5)]
-    )  # fmt: skip
+        [
+            LogEntry(FetchKind.PAGE, news.id, claims[0].url, LogOutcome.OK, 200, elapsed_ms=87),
+            LogEntry(
+                FetchKind.PAGE, news.id, claims[1].url, LogOutcome.NOT_FOUND, 404, elapsed_ms=12
+            ),
+            LogEntry(
+                FetchKind.FEED,
+                news.id,
+                "https://news.example/rss",
+                LogOutcome.FAILED,
+                503,
+                elapsed_ms=40,
+                error="HTTP 503 from feed",
+            ),
+        ]
+        + [
+            LogEntry(
+                FetchKind.PAGE,
+                news.id,
+                f"https://host1.example/old/{i}",
+                LogOutcome.OK,
+                200,
+                elapsed_ms=30 + i,
+            )
+            for i in range(5)
+        ]
+    )
 
 
 @pytest.fixture
@@ -88,16 +122,21 @@ async def test_dashboard_numbers_match_the_database(
 ) -> None:
     async_api = pytest.importorskip("playwright.async_api")
     await seed(db)
-    expected = {row["status"]: row["n"] for row in await db.fetch(
-        "SELECT status, count(*) AS n FROM url_frontier GROUP BY 1")}  # fmt: skip
+    expected = {
+        row["status"]: row["n"]
+        for row in await db.fetch("SELECT status, count(*) AS n FROM url_frontier GROUP BY 1")
+    }
     assert expected == {"pending": 54, "fetching": 1, "fetched": 1, "dead": 1}
 
     profile = tmp_path / "chromium-profile"
     async with async_api.async_playwright() as playwright:
         browser = await playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
             viewport={"width": 1440, "height": 900},
-        )  # fmt: skip
+        )
         try:
             page = browser.pages[0] if browser.pages else await browser.new_page()
             response = await page.goto(served)
@@ -110,14 +149,15 @@ async def test_dashboard_numbers_match_the_database(
                 assert await shown(f"status-{status}") == expected.get(status, 0), status
             assert await shown("total") == await db.fetchval("SELECT count(*) FROM url_frontier")
             assert await shown("hosts-known") == await db.fetchval(
-                "SELECT count(*) FROM host_state")  # fmt: skip
+                "SELECT count(*) FROM host_state"
+            )
             assert await shown("sources") == await db.fetchval("SELECT count(*) FROM sources")
             assert await shown("hour-pages_ok") == await db.fetchval(
-                "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'")
+                "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'"
+            )
             assert await shown("hour-polls") == 1
             log_rows = page.get_by_test_id("fetch-log").locator("tr")
-            assert await log_rows.count() == 1 + await db.fetchval(
-                "SELECT count(*) FROM fetch_log")  # fmt: skip
+            assert await log_rows.count() == 1 + await db.fetchval("SELECT count(*) FROM fetch_log")
             sources_text = await page.get_by_test_id("sources-table").inner_text()
             assert "City News" in sources_text and "HTTP 503 from feed" in sources_text
             assert await page.locator("svg.chart").count() == 2

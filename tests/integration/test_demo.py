@@ -27,8 +27,10 @@ POLL_KINDS = {"feed", "sitemap", "spider"}
 
 
 def demo_source_names() -> set[str]:
-    origins = {key: f"http://127.0.0.1:{n}" for n, key in
-               enumerate(("gazette", "lantern", "courier", "meadow"), start=1)}  # fmt: skip
+    origins = {
+        key: f"http://127.0.0.1:{n}"
+        for n, key in enumerate(("gazette", "lantern", "courier", "meadow"), start=1)
+    }
     return {built.source["name"] for built in build(origins, datetime.now(UTC)).values()}
 
 
@@ -46,8 +48,9 @@ async def demo_state(client: httpx.AsyncClient, names: set[str]) -> Any:
         rows = (await client.get("/api/v1/fetch-log", params={"limit": 1000})).json()["items"]
     except (httpx.TransportError, ValueError, KeyError):
         return None  # not serving yet
-    ok = {row["source_name"] for row in rows
-          if row["kind"] in POLL_KINDS and row["outcome"] == "ok"}  # fmt: skip
+    ok = {
+        row["source_name"] for row in rows if row["kind"] in POLL_KINDS and row["outcome"] == "ok"
+    }
     fetched = stats["by_status"]["fetched"]
     if fetched > 0 and names <= ok:
         return fetched, ok, stats
@@ -68,9 +71,18 @@ async def test_demo_crawls_every_source_offline_and_stops_cleanly(
     assert len(names) == 4
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", "up", "--demo", "--port", str(port),
-            env=up_env(frontier_home), stdout=out, stderr=out, cwd=REPO,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "frontier",
+            "up",
+            "--demo",
+            "--port",
+            str(port),
+            env=up_env(frontier_home),
+            stdout=out,
+            stderr=out,
+            cwd=REPO,
+        )
         try:
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
                 fetched, ok, stats = await wait_until(
@@ -97,11 +109,16 @@ async def test_demo_crawls_every_source_offline_and_stops_cleanly(
         EmbeddedPostgres(frontier_home / "demo") as server,
         psycopg.connect(server.dsn("frontier")) as conn,
     ):
-        counts = dict(conn.execute(
-            "SELECT status, count(*) FROM url_frontier GROUP BY status").fetchall())  # fmt: skip
+        counts = dict(
+            conn.execute("SELECT status, count(*) FROM url_frontier GROUP BY status").fetchall()
+        )
         naptime = conn.execute("SHOW autovacuum_naptime").fetchone()
-        outcomes = {row[0] for row in conn.execute(
-            "SELECT dead_reason FROM url_frontier WHERE status = 'dead'").fetchall()}  # fmt: skip
+        outcomes = {
+            row[0]
+            for row in conn.execute(
+                "SELECT dead_reason FROM url_frontier WHERE status = 'dead'"
+            ).fetchall()
+        }
     assert counts.get("fetching", 0) == 0
     assert counts["fetched"] > 0
     assert naptime == ("10s",)  # the embedded server's autovacuum keeps up (AUTOVACUUM)

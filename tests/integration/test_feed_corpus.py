@@ -42,8 +42,9 @@ def serve_corpus(site: LocalSite) -> None:
             kind = "application/feed+json"
         headers = {"Content-Type": kind, **simulated_headers(body)}
 
-        async def handler(_request: web.Request, body: bytes = body,
-                          headers: dict[str, str] = headers) -> web.Response:  # fmt: skip
+        async def handler(
+            _request: web.Request, body: bytes = body, headers: dict[str, str] = headers
+        ) -> web.Response:
             return web.Response(body=body, headers=headers)
 
         site.route("/" + str(path.relative_to(FEEDS)), handler)
@@ -112,9 +113,12 @@ async def test_chosen_feeds_give_exact_entry_sets(
     assert [e.url for e in docuri.entries] == [corpus_site.url("/relative/uri")]
     spec = await fetch_and_parse(client, corpus_site, "feed-rs/jsonfeed/jsonfeed_spec_1.json")
     assert [(e.url, e.title, str(e.published_at)) for e in spec.entries] == [
-        ("https://jsonfeed.org/2017/05/17/announcing_json_feed", "Announcing JSON Feed",
-         "2017-05-17 08:02:12-07:00"),
-    ]  # fmt: skip
+        (
+            "https://jsonfeed.org/2017/05/17/announcing_json_feed",
+            "Announcing JSON Feed",
+            "2017-05-17 08:02:12-07:00",
+        ),
+    ]
     trafilatura = await fetch_and_parse(client, corpus_site, "trafilatura/feed.json")
     assert len(trafilatura.entries) == 25 and len({e.url for e in trafilatura.entries}) == 25
 
@@ -137,8 +141,9 @@ async def test_feeds_with_expected_results_give_the_expected_items(
         items = expected.get("items") or expected.get("entries") or []
         feed = await fetch_and_parse(client, corpus_site, str(source.relative_to(FEEDS)))
         assert feed.items_seen == len(items), source.name
-        titles = [e.title for e in feed.entries] + [html_to_text(s.title) or None
-                                                    for s in feed.skipped]  # fmt: skip
+        titles = [e.title for e in feed.entries] + [
+            html_to_text(s.title) or None for s in feed.skipped
+        ]
         for item in items:
             if item.get("title"):
                 assert html_to_text(item["title"]) in titles, source.name

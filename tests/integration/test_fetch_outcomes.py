@@ -27,8 +27,7 @@ async def test_200_is_extracted_stored_and_fetched(db: Database, local_site: Loc
     assert doc["extractor"] == "generic" and doc["content_hash"] == row["content_hash"]
     assert doc["published_at"].year == 2026 and doc["word_count"] > 50
     logged = await db.fetch("SELECT kind, outcome FROM fetch_log ORDER BY id")
-    assert [(r["kind"], r["outcome"]) for r in logged] == [("robots", "not_found"),
-                                                           ("page", "ok")]  # fmt: skip
+    assert [(r["kind"], r["outcome"]) for r in logged] == [("robots", "not_found"), ("page", "ok")]
 
 
 async def test_304_keeps_the_document_and_sends_validators(
@@ -39,8 +38,9 @@ async def test_304_keeps_the_document_and_sends_validators(
     async with fetcher_for(db) as fetcher:
         await fetcher.run_once()
         await db.execute("UPDATE url_frontier SET status = 'pending', next_fetch_at = now()")
-        await db.execute("UPDATE host_state SET pending_count = 1, pending_priority = 5, "
-                         "pending_due_at = now()")  # fmt: skip
+        await db.execute(
+            "UPDATE host_state SET pending_count = 1, pending_priority = 5, pending_due_at = now()"
+        )
         local_site.serve("/a", b"", status=304)
         assert (await fetcher.run_once()).claimed == 1
     assert local_site.hits("/a")[-1].headers["If-None-Match"] == '"e1"'
@@ -121,8 +121,9 @@ async def test_connection_refused_is_retried(db: Database) -> None:
 
 
 async def test_robots_disallow_is_dead_robots_blocked(db: Database, local_site: LocalSite) -> None:
-    local_site.serve("/robots.txt", "User-agent: frontier-test\nDisallow: /private\n",
-                     content_type="text/plain")  # fmt: skip
+    local_site.serve(
+        "/robots.txt", "User-agent: frontier-test\nDisallow: /private\n", content_type="text/plain"
+    )
     await submit(db, local_site.url("/private/x"))
     async with fetcher_for(db) as fetcher:
         await fetcher.run_once()
@@ -166,9 +167,11 @@ async def test_source_selectors_and_charset(db: Database, local_site: LocalSite)
         {"title": "h2.headline", "body": "div.story p", "author": ".byline"},
     )
     words = " ".join(f"mot{i} été" for i in range(40))
-    html = (f"<html><head><meta charset='iso-8859-1'></head><body><h2 class='headline'>"
-            f"Titre é</h2><span class='byline'>Zoé</span><div class='story'><p>{words}</p>"
-            f"</div></body></html>").encode("iso-8859-1")  # fmt: skip
+    html = (
+        f"<html><head><meta charset='iso-8859-1'></head><body><h2 class='headline'>"
+        f"Titre é</h2><span class='byline'>Zoé</span><div class='story'><p>{words}</p>"
+        f"</div></body></html>"
+    ).encode("iso-8859-1")
     local_site.serve("/fr", html, content_type="text/html")
     from frontier.queue import Candidate, QueueRepository, SourceRef
     from frontier.states import Origin
@@ -178,8 +181,10 @@ async def test_source_selectors_and_charset(db: Database, local_site: LocalSite)
     )
     async with fetcher_for(db) as fetcher:
         await fetcher.run_once()
-    doc = await db.fetchrow("SELECT * FROM raw_content WHERE url_hash = $1",
-                            url_hash(normalize_url(local_site.url("/fr"))))  # fmt: skip
+    doc = await db.fetchrow(
+        "SELECT * FROM raw_content WHERE url_hash = $1",
+        url_hash(normalize_url(local_site.url("/fr"))),
+    )
     assert doc is not None
     assert (doc["title"], doc["author"], doc["extractor"]) == ("Titre é", "Zoé", "selectors")
     assert doc["source_name"] == "sel" and "mot39 été" in doc["body"]

@@ -57,8 +57,9 @@ def dribble(release: asyncio.Event, *, first: bytes, content_type: str) -> Handl
 
 @pytest.fixture
 async def poll_client() -> AsyncIterator[SafeClient]:
-    limits = HttpLimits("frontier-test/1", allow_private_networks=True, read_timeout_s=0.5,
-                        total_timeout_s=0.8)  # fmt: skip
+    limits = HttpLimits(
+        "frontier-test/1", allow_private_networks=True, read_timeout_s=0.5, total_timeout_s=0.8
+    )
     async with SafeClient(limits) as client:
         yield client
 
@@ -74,8 +75,7 @@ async def test_fetcher_slowloris_body_times_out_and_the_url_is_retried(
     db: Database, local_site: LocalSite
 ) -> None:
     release = asyncio.Event()
-    local_site.route("/slow", dribble(release, first=b"<html><body>",
-                                      content_type="text/html"))  # fmt: skip
+    local_site.route("/slow", dribble(release, first=b"<html><body>", content_type="text/html"))
     await submit(db, local_site.url("/slow"))
     try:
         async with fetcher_for(db, timeout_s=0.5) as fetcher:
@@ -92,12 +92,15 @@ async def test_fetcher_slowloris_body_times_out_and_the_url_is_retried(
     ("body", "content_type"),
     [
         (bytes(range(256)) * 64 + b"\x00\xff\xfe" * 1000, "application/octet-stream"),
-        (b"<!doctype html><html><head><title>Error</title></head><body><h1>Something went"
-         b" wrong</h1><p>Disallow: / is not a rule here</p></body></html>", "text/html"),
+        (
+            b"<!doctype html><html><head><title>Error</title></head><body><h1>Something went"
+            b" wrong</h1><p>Disallow: / is not a rule here</p></body></html>",
+            "text/html",
+        ),
         ("User-agent: *\nDisallow: /private\n".encode("utf-16"), "text/plain"),
     ],
     ids=["binary", "html-error-page", "utf16"],
-)  # fmt: skip
+)
 async def test_robots_garbage_or_html_error_page_allows_and_does_not_crash(
     db: Database, local_site: LocalSite, body: bytes, content_type: str
 ) -> None:
@@ -116,8 +119,9 @@ async def test_robots_slowloris_disallows_for_now_and_the_url_waits(
     db: Database, local_site: LocalSite
 ) -> None:
     release = asyncio.Event()
-    local_site.route("/robots.txt", dribble(release, first=b"User-agent: *\n",
-                                            content_type="text/plain"))  # fmt: skip
+    local_site.route(
+        "/robots.txt", dribble(release, first=b"User-agent: *\n", content_type="text/plain")
+    )
     await submit(db, local_site.url("/a"))
     try:
         async with fetcher_for(db, timeout_s=0.5) as fetcher:
@@ -156,8 +160,10 @@ async def test_poller_slowloris_feed_times_out_and_backs_off(
     db: Database, poll_client: SafeClient, local_site: LocalSite
 ) -> None:
     release = asyncio.Event()
-    local_site.route("/feed.xml", dribble(release, first=b'<?xml version="1.0"?><rss>',
-                                          content_type="application/rss+xml"))  # fmt: skip
+    local_site.route(
+        "/feed.xml",
+        dribble(release, first=b'<?xml version="1.0"?><rss>', content_type="application/rss+xml"),
+    )
     source = await SourceRepository(db).add("slow", feed_url=local_site.url("/feed.xml"))
     try:
         summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
@@ -198,8 +204,11 @@ async def test_sitemap_index_pointing_to_itself_is_read_once(
     )
     local_site.serve("/index.xml", index, content_type="application/xml")
     local_site.serve("/index.xml?again", index, content_type="application/xml")
-    local_site.serve("/pages.xml", f"<urlset><url><loc>{local_site.url('/p1')}</loc></url>"
-                                   "</urlset>", content_type="application/xml")  # fmt: skip
+    local_site.serve(
+        "/pages.xml",
+        f"<urlset><url><loc>{local_site.url('/p1')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
     source = await SourceRepository(db).add("selfref", sitemap_url=local_site.url("/index.xml"))
     summaries = await Poller(db, poll_client, PollPolicy()).run_once(now=T0)
     assert [s.ok for s in summaries if s.source == "selfref"] == [True]
@@ -241,8 +250,11 @@ async def test_nul_bytes_and_wrong_charsets_in_pages_and_feeds_are_read(
 ) -> None:
     page = article("Nul\x00story").replace("<p>", "<p>\x00bad\x00 ", 2).encode()
     local_site.serve("/nul", page, content_type="text/html; charset=utf-8")
-    local_site.serve("/lie", article("Caf\u00e9 story").encode("utf-16"),
-                     content_type="text/html; charset=no-such-charset")  # fmt: skip
+    local_site.serve(
+        "/lie",
+        article("Caf\u00e9 story").encode("utf-16"),
+        content_type="text/html; charset=no-such-charset",
+    )
     feed = (
         '<?xml version="1.0"?><rss version="2.0"><channel><title>T\x00</title><item>'
         f"<title>A\x00b</title><link>{local_site.url('/from-feed')}</link>"

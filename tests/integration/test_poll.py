@@ -34,8 +34,10 @@ def rss(*links: str, ttl: int | None = None) -> str:
         for i, link in enumerate(links)
     )
     ttl_tag = f"<ttl>{ttl}</ttl>" if ttl else ""
-    return (f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>{ttl_tag}'
-            f"{items}</channel></rss>")  # fmt: skip
+    return (
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>{ttl_tag}'
+        f"{items}</channel></rss>"
+    )
 
 
 @pytest.fixture
@@ -62,8 +64,12 @@ async def frontier_urls(db: Database) -> dict[str, dict]:
 async def test_run_once_submits_feed_entries_and_logs_the_poll(
     db: Database, client: SafeClient, local_site: LocalSite
 ) -> None:
-    local_site.serve("/feed.xml", rss("/a/1", "/a/2", "/a/1"), content_type="application/rss+xml",
-                     headers={"ETag": '"v1"'})  # fmt: skip
+    local_site.serve(
+        "/feed.xml",
+        rss("/a/1", "/a/2", "/a/1"),
+        content_type="application/rss+xml",
+        headers={"ETag": '"v1"'},
+    )
     source = await add(db, "site", feed_url=local_site.url("/feed.xml"))
 
     summaries = await Poller(db, client, POLICY).run_once(now=T0)
@@ -95,11 +101,15 @@ async def test_conditional_get_round_trip_to_a_304(
 
     async def handler(request: web.Request) -> web.Response:
         if request.headers.get("If-None-Match") == '"v1"':
-            return web.Response(status=304, headers={"ETag": '"v1"',
-                                "Last-Modified": "Mon, 02 Mar 2026 00:00:00 GMT"})  # fmt: skip
-        return web.Response(body=body, content_type="application/rss+xml",
-                            headers={"ETag": '"v1"',
-                                     "Last-Modified": "Sun, 01 Mar 2026 00:00:00 GMT"})  # fmt: skip
+            return web.Response(
+                status=304,
+                headers={"ETag": '"v1"', "Last-Modified": "Mon, 02 Mar 2026 00:00:00 GMT"},
+            )
+        return web.Response(
+            body=body,
+            content_type="application/rss+xml",
+            headers={"ETag": '"v1"', "Last-Modified": "Sun, 01 Mar 2026 00:00:00 GMT"},
+        )
 
     local_site.route("/feed.xml", handler)
     source = await add(db, "cond", feed_url=local_site.url("/feed.xml"))
@@ -124,8 +134,9 @@ async def test_conditional_get_round_trip_to_a_304(
 async def test_failures_back_off_and_never_advance_the_cursor(
     db: Database, client: SafeClient, local_site: LocalSite
 ) -> None:
-    local_site.serve("/feed.xml", rss("/ok/1"), content_type="application/rss+xml",
-                     headers={"ETag": '"good"'})  # fmt: skip
+    local_site.serve(
+        "/feed.xml", rss("/ok/1"), content_type="application/rss+xml", headers={"ETag": '"good"'}
+    )
     source = await add(db, "flaky", feed_url=local_site.url("/feed.xml"))
     poller = Poller(db, client, POLICY)
     await poller.run_once(now=T0)
@@ -244,7 +255,9 @@ async def test_fire_dry_run_writes_nothing_and_real_fires_are_rate_limited(
 
     assert dry.as_json()["items_new"] == 0 and again.items_seen == 2
     assert [e["url"] for e in dry.as_json()["entries"]] == [
-        local_site.url("/f/1"), local_site.url("/f/2")]  # fmt: skip
+        local_site.url("/f/1"),
+        local_site.url("/f/2"),
+    ]
     assert await frontier_urls(db) == {}
     assert await db.fetchval("SELECT count(*) FROM fetch_log") == 0
     assert (await state(db, source))["last_fired_at"] is None
@@ -286,12 +299,22 @@ async def test_cli_poll_once_json_exits_1_when_a_source_failed(
     local_site.serve("/down.xml", "down", status=502)
     await add(db, "good", feed_url=local_site.url("/good.xml"))
     await add(db, "down", feed_url=local_site.url("/down.xml"))
-    env = {**os.environ, "FRONTIER_DATABASE_URL": settings.database_url,
-           "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true"}  # fmt: skip
+    env = {
+        **os.environ,
+        "FRONTIER_DATABASE_URL": settings.database_url,
+        "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
+    }
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "frontier", "poll", "--once", "--json", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "frontier",
+        "poll",
+        "--once",
+        "--json",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(process.communicate(), timeout=60)
 
     assert process.returncode == 1, err.decode()

@@ -73,10 +73,16 @@ async def test_submit_counts_inserted_known_and_rejected(
     queue: QueueRepository, manual: SourceRef, db: Database
 ) -> None:
     result = await queue.submit(
-        manual_urls(manual, "http://a.example/1", "http://A.example/1#frag",
-                    "ftp://a.example/x", "http://b.example/2", "not a url"),
+        manual_urls(
+            manual,
+            "http://a.example/1",
+            "http://A.example/1#frag",
+            "ftp://a.example/x",
+            "http://b.example/2",
+            "not a url",
+        ),
         now=T0,
-    )  # fmt: skip
+    )
     assert (result.inserted, result.raised, result.known) == (2, 0, 1)
     assert [(r.index, r.url) for r in result.rejected] == [
         (2, "ftp://a.example/x"),
@@ -108,8 +114,7 @@ async def test_submit_raises_priority_of_pending_urls_only(
     # A fetched URL is neither re-queued nor re-prioritised by a submit.
     claims = await queue.claim("w1", 10, now=at(0))
     fetched = next(c for c in claims if c.host == "b.example")
-    await queue.complete("w1", [Outcome(fetched, OutcomeKind.FETCHED, http_status=200)],
-                         now=at(1))  # fmt: skip
+    await queue.complete("w1", [Outcome(fetched, OutcomeKind.FETCHED, http_status=200)], now=at(1))
     again = await queue.submit(manual_urls(high, "http://b.example/f"), now=at(2))
     assert (again.inserted, again.raised, again.known) == (0, 0, 1)
     after = await row(db, "http://b.example/f")
@@ -120,14 +125,19 @@ async def test_priority_follows_origin_and_depth(
     queue: QueueRepository, db: Database, manual: SourceRef
 ) -> None:
     source = SourceRef(manual.id, priority=5)
-    await queue.submit([
-        Candidate("http://p.example/feed", source, Origin.FEED),
-        Candidate("http://p.example/map", source, Origin.SITEMAP),
-        Candidate("http://p.example/deep", source, Origin.SPIDER, depth=3),
-        Candidate("http://p.example/very-deep", source, Origin.SPIDER, depth=30),
-    ], now=T0)  # fmt: skip
-    priorities = [(await row(db, f"http://p.example/{p}"))["priority"]
-                  for p in ("feed", "map", "deep", "very-deep")]  # fmt: skip
+    await queue.submit(
+        [
+            Candidate("http://p.example/feed", source, Origin.FEED),
+            Candidate("http://p.example/map", source, Origin.SITEMAP),
+            Candidate("http://p.example/deep", source, Origin.SPIDER, depth=3),
+            Candidate("http://p.example/very-deep", source, Origin.SPIDER, depth=30),
+        ],
+        now=T0,
+    )
+    priorities = [
+        (await row(db, f"http://p.example/{p}"))["priority"]
+        for p in ("feed", "map", "deep", "very-deep")
+    ]
     assert priorities == [7, 6, 2, 1]
 
 
@@ -157,10 +167,10 @@ async def test_claim_prefers_higher_priority_hosts_and_urls(
     queue: QueueRepository, manual: SourceRef
 ) -> None:
     low, high = SourceRef(manual.id, priority=2), SourceRef(manual.id, priority=9)
-    await queue.submit(manual_urls(low, "http://low.example/1", "http://mixed.example/low"),
-                       now=T0)  # fmt: skip
-    await queue.submit(manual_urls(high, "http://high.example/1", "http://mixed.example/high"),
-                       now=T0)  # fmt: skip
+    await queue.submit(manual_urls(low, "http://low.example/1", "http://mixed.example/low"), now=T0)
+    await queue.submit(
+        manual_urls(high, "http://high.example/1", "http://mixed.example/high"), now=T0
+    )
     claims = await queue.claim("w1", 2, now=at(0))
     assert sorted(c.url for c in claims) == ["http://high.example/1", "http://mixed.example/high"]
 
@@ -169,8 +179,7 @@ async def test_source_rate_limit_sets_a_new_hosts_delay(
     queue: QueueRepository, manual: SourceRef, db: Database
 ) -> None:
     own = SourceRef(manual.id, rate_limit_ms=0)
-    await queue.submit(manual_urls(own, "http://own.example/1", "http://own.example/2"),
-                       now=T0)  # fmt: skip
+    await queue.submit(manual_urls(own, "http://own.example/1", "http://own.example/2"), now=T0)
     assert (await host(db, "own.example"))["min_delay_ms"] == 0
     await claim_one(queue, at(0))
     await claim_one(queue, at(0))  # delay 0: the host is ready again at once
@@ -223,11 +232,21 @@ async def test_fetched_and_not_modified_store_validators(
 ) -> None:
     await queue.submit(manual_urls(manual, "http://a.example/x", "http://b.example/y"), now=T0)
     claims = {c.host: c for c in await queue.claim("w1", 10, now=at(0))}
-    await queue.complete("w1", [
-        Outcome(claims["a.example"], OutcomeKind.FETCHED, http_status=200,
-                content_hash="ab" * 32, etag='"v1"', last_modified="Mon, 01 Jan 2026"),
-        Outcome(claims["b.example"], OutcomeKind.NOT_MODIFIED, http_status=304),
-    ], now=at(1))  # fmt: skip
+    await queue.complete(
+        "w1",
+        [
+            Outcome(
+                claims["a.example"],
+                OutcomeKind.FETCHED,
+                http_status=200,
+                content_hash="ab" * 32,
+                etag='"v1"',
+                last_modified="Mon, 01 Jan 2026",
+            ),
+            Outcome(claims["b.example"], OutcomeKind.NOT_MODIFIED, http_status=304),
+        ],
+        now=at(1),
+    )
     a = await row(db, "http://a.example/x")
     assert (a["status"], a["etag"], a["content_hash"], a["last_fetched_at"]) == (
         "fetched",
@@ -246,8 +265,11 @@ async def test_retry_backs_off_then_dies_after_max_retries(
     now = at(0)
     for attempt in range(1, POLICY.max_retries + 2):
         claim = await claim_one(queue, now)
-        await queue.complete("w1", [Outcome(claim, OutcomeKind.RETRY, http_status=503,
-                                            error="server error")], now=now)  # fmt: skip
+        await queue.complete(
+            "w1",
+            [Outcome(claim, OutcomeKind.RETRY, http_status=503, error="server error")],
+            now=now,
+        )
         after = await row(db, claim.url)
         assert after["retry_count"] == attempt
         if attempt <= POLICY.max_retries:
@@ -263,8 +285,11 @@ async def test_rate_limit_defers_without_counting_and_backs_off_the_host(
 ) -> None:
     await queue.submit(manual_urls(manual, "http://a.example/x", "http://a.example/y"), now=T0)
     claim = await claim_one(queue, at(0))
-    await queue.complete("w1", [Outcome(claim, OutcomeKind.RATE_LIMITED, http_status=429,
-                                        retry_after_s=120)], now=at(1))  # fmt: skip
+    await queue.complete(
+        "w1",
+        [Outcome(claim, OutcomeKind.RATE_LIMITED, http_status=429, retry_after_s=120)],
+        now=at(1),
+    )
     after = await row(db, claim.url)
     assert (after["status"], after["retry_count"]) == ("pending", 0)
     state = await host(db, "a.example")
@@ -308,9 +333,18 @@ async def test_redirect_submits_the_target_and_kills_the_original(
     high = SourceRef(manual.id, priority=8)
     await queue.submit([Candidate("http://a.example/old", high, Origin.FEED)], now=T0)
     claim = await claim_one(queue, at(0))
-    result = await queue.complete("w1", [Outcome(
-        claim, OutcomeKind.REDIRECT, http_status=301, redirect_to="https://b.example/new?utm_source=x",
-    )], now=at(1))  # fmt: skip
+    result = await queue.complete(
+        "w1",
+        [
+            Outcome(
+                claim,
+                OutcomeKind.REDIRECT,
+                http_status=301,
+                redirect_to="https://b.example/new?utm_source=x",
+            )
+        ],
+        now=at(1),
+    )
     assert result.redirects.inserted == 1
     old = await row(db, "http://a.example/old")
     assert (old["status"], old["dead_reason"], old["final_url"]) == (
@@ -335,8 +369,9 @@ async def test_redirect_chains_stop_after_the_hop_limit(
     now = at(0)
     for hop in range(MAX_REDIRECT_HOPS + 1):
         claim = await claim_one(queue, now)
-        result = await queue.complete("w1", [Outcome(
-            claim, OutcomeKind.REDIRECT, redirect_to=f"/{hop + 1}")], now=now)  # fmt: skip
+        result = await queue.complete(
+            "w1", [Outcome(claim, OutcomeKind.REDIRECT, redirect_to=f"/{hop + 1}")], now=now
+        )
         now += timedelta(seconds=2)
     assert result.redirects.inserted == 0  # the sixth hop is not followed
     assert await queue.claim("w1", 10, now=now) == []
@@ -378,8 +413,9 @@ async def test_reaped_claims_are_claimable_again_and_stale_completions_refused(
 
     again = await queue.claim("w2", 10, now=at(62))
     assert sorted(c.url_hash for c in again) == sorted(c.url_hash for c in abandoned)
-    stale = await queue.complete("crashed", [Outcome(c, OutcomeKind.FETCHED) for c in abandoned],
-                                 now=at(63))  # fmt: skip
+    stale = await queue.complete(
+        "crashed", [Outcome(c, OutcomeKind.FETCHED) for c in abandoned], now=at(63)
+    )
     assert stale.applied == {} and sorted(stale.refused) == sorted(c.url_hash for c in abandoned)
     assert (await row(db, "http://a.example/x"))["claimed_by"] == "w2"
 
@@ -401,8 +437,7 @@ async def test_stats_follow_the_queue(
     await queue.complete("w1", [Outcome(claims[0], OutcomeKind.GONE)])
     stats = await StatsRepository(db).stats()
     assert stats.total == 5
-    assert stats.by_status == {"pending": 3, "fetching": 1, "fetched": 0, "failed": 0,
-                                  "dead": 1}  # fmt: skip
+    assert stats.by_status == {"pending": 3, "fetching": 1, "fetched": 0, "failed": 0, "dead": 1}
     assert stats.by_origin["manual"] == 5 and stats.by_source == {"manual": 5}
     assert stats.claims_last_minute == 2
     assert stats.due_now == 3
@@ -420,8 +455,11 @@ async def test_concurrent_claimers_never_share_a_url_or_crowd_a_host(
 ) -> None:
     delay_ms, hosts, per_host = 50, 20, 4
     policy = QueuePolicy(default_delay_ms=delay_ms, lease_seconds=60)
-    await QueueRepository(db, policy).submit(manual_urls(manual, *[
-        f"http://h{h}.example/{i}" for h in range(hosts) for i in range(per_host)]))  # fmt: skip
+    await QueueRepository(db, policy).submit(
+        manual_urls(
+            manual, *[f"http://h{h}.example/{i}" for h in range(hosts) for i in range(per_host)]
+        )
+    )
     total = hosts * per_host
     seen: list[tuple[str, str, datetime]] = []
 

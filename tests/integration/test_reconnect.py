@@ -148,8 +148,9 @@ async def test_spider_writes_wait_for_the_database_and_go_through(
     await pipeline.open_spider()
     try:
         proxy.cut()
-        write = asyncio.create_task(pipeline._write(
-            [Candidate(u, ref, Origin.SPIDER) for u in urls], []))  # fmt: skip
+        write = asyncio.create_task(
+            pipeline._write([Candidate(u, ref, Origin.SPIDER) for u in urls], [])
+        )
         deadline = asyncio.get_running_loop().time() + 30
         while proxy.refused < 2:  # it tried again while the network was down
             assert asyncio.get_running_loop().time() < deadline and not write.done()

@@ -127,8 +127,9 @@ async def refused(dsn: str, *statements: str) -> None:
 
 
 def rss(*links: str) -> str:
-    items = "".join(f"<item><title>Story {i}</title><link>{link}</link></item>"
-                    for i, link in enumerate(links))  # fmt: skip
+    items = "".join(
+        f"<item><title>Story {i}</title><link>{link}</link></item>" for i, link in enumerate(links)
+    )
     return (
         f'<?xml version="1.0"?><rss version="2.0"><channel><title>T</title>{items}</channel></rss>'
     )
@@ -153,8 +154,10 @@ async def test_fetcher_role_claims_fetches_completes_and_stores(
             summary = await asyncio.wait_for(fetcher.run(until_idle=True), RUN_DEADLINE_S)
 
             assert summary.batches >= 3, summary
-            statuses = {url: (await frontier_row(db, local_site.url(url)))["status"]
-                        for url in ("/a", "/old", "/b")}  # fmt: skip
+            statuses = {
+                url: (await frontier_row(db, local_site.url(url)))["status"]
+                for url in ("/a", "/old", "/b")
+            }
             assert statuses == {"/a": "fetched", "/old": "dead", "/b": "fetched"}
             stored = await db.fetch("SELECT url, title FROM raw_content ORDER BY url")
             assert [r["title"] for r in stored] == ["Alpha", "Beta"]
@@ -182,8 +185,13 @@ async def test_fetcher_role_is_refused_ddl_and_deleting_sources(
 ) -> None:
     sources = await db.fetchval("SELECT count(*) FROM sources")
 
-    await refused(users["fetcher"], *DDL, "DELETE FROM sources", "DELETE FROM url_frontier",
-                  "UPDATE sources SET enabled = false")  # fmt: skip
+    await refused(
+        users["fetcher"],
+        *DDL,
+        "DELETE FROM sources",
+        "DELETE FROM url_frontier",
+        "UPDATE sources SET enabled = false",
+    )
 
     assert await db.fetchval("SELECT count(*) FROM sources") == sources
     assert await db.fetchval("SELECT count(*) FROM sources WHERE enabled") == sources
@@ -214,10 +222,15 @@ async def test_poller_role_seeds_and_polls_and_cannot_complete_urls(
     urls = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
     assert urls == {local_site.url("/p/1"), local_site.url("/p/2")}
 
-    await refused(users["poller"], *DDL, "DELETE FROM sources", "DELETE FROM url_frontier",
-                  "UPDATE url_frontier SET status = 'dead', dead_reason = 'gone'",
-                  "UPDATE host_state SET backoff_until = now()",
-                  "INSERT INTO spider_state (source_id) SELECT id FROM sources")  # fmt: skip
+    await refused(
+        users["poller"],
+        *DDL,
+        "DELETE FROM sources",
+        "DELETE FROM url_frontier",
+        "UPDATE url_frontier SET status = 'dead', dead_reason = 'gone'",
+        "UPDATE host_state SET backoff_until = now()",
+        "INSERT INTO spider_state (source_id) SELECT id FROM sources",
+    )
     assert await db.fetchval("SELECT count(*) FROM url_frontier WHERE status = 'pending'") == 2
 
 
@@ -228,12 +241,17 @@ async def test_spider_role_crawls_and_submits(
     users: dict[str, str], db: Database, local_site: LocalSite, tmp_path: Path
 ) -> None:
     local_site.serve("/", '<html><body><a href="/2024/01/01/alpha">a</a></body></html>')
-    await SourceRepository(db).add("news", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER,
-                                   article_patterns=[r"/\d{4}/\d{2}/\d{2}/"])  # fmt: skip
+    await SourceRepository(db).add(
+        "news",
+        base_url=local_site.url("/"),
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[r"/\d{4}/\d{2}/\d{2}/"],
+    )
     spider_dsn = users["spider"]
-    settings = Settings.load(database_url=spider_dsn, home=tmp_path,
-                             allow_private_networks=True, _env_file=None)  # fmt: skip
+    settings = Settings.load(
+        database_url=spider_dsn, home=tmp_path, allow_private_networks=True, _env_file=None
+    )
 
     async with database(spider_dsn) as spider_db:
         migrate.check_current(spider_dsn)
@@ -248,9 +266,14 @@ async def test_spider_role_crawls_and_submits(
     assert state is not None and state["last_outcome"] == "ok"
     assert await db.fetchval("SELECT count(*) FROM spider_pages") == 1
 
-    await refused(spider_dsn, *DDL, "DELETE FROM sources", "DELETE FROM spider_pages",
-                  "UPDATE url_frontier SET status = 'fetching'",
-                  "UPDATE feed_state SET next_poll_at = now()")  # fmt: skip
+    await refused(
+        spider_dsn,
+        *DDL,
+        "DELETE FROM sources",
+        "DELETE FROM spider_pages",
+        "UPDATE url_frontier SET status = 'fetching'",
+        "UPDATE feed_state SET next_poll_at = now()",
+    )
 
 
 # -- API -------------------------------------------------------------------------------
@@ -260,8 +283,13 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
     users: dict[str, str], db: Database, local_site: LocalSite, tmp_path: Path
 ) -> None:
     local_site.serve("/feed.xml", rss("/f/1"), content_type="application/rss+xml")
-    settings = Settings.load(database_url=users["api"], home=tmp_path, api_token=TOKEN,
-                             allow_private_networks=True, _env_file=None)  # fmt: skip
+    settings = Settings.load(
+        database_url=users["api"],
+        home=tmp_path,
+        api_token=TOKEN,
+        allow_private_networks=True,
+        _env_file=None,
+    )
 
     async with database(users["api"]) as api_db:
         migrate.check_current(users["api"])
@@ -270,12 +298,16 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
             app = create_app(settings, api_db, fire=poller_service.fire, client=client)
             transport = httpx.ASGITransport(app=app)
             async with httpx.AsyncClient(transport=transport, base_url="http://test") as api:
-                created = await api.post("/api/v1/sources", headers=AUTH, json={
-                    "name": "blog", "feed_url": local_site.url("/feed.xml")})  # fmt: skip
+                created = await api.post(
+                    "/api/v1/sources",
+                    headers=AUTH,
+                    json={"name": "blog", "feed_url": local_site.url("/feed.xml")},
+                )
                 assert created.status_code == 201, created.text
                 source_id = created.json()["id"]
-                patched = await api.patch(f"/api/v1/sources/{source_id}", headers=AUTH,
-                                          json={"priority": 8})  # fmt: skip
+                patched = await api.patch(
+                    f"/api/v1/sources/{source_id}", headers=AUTH, json={"priority": 8}
+                )
                 assert patched.status_code == 200 and patched.json()["priority"] == 8
                 fired = await api.post(f"/api/v1/sources/{source_id}/fire", headers=AUTH)
                 assert fired.status_code == 200 and fired.json()["items_new"] == 1, fired.text
@@ -285,8 +317,15 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
                     content=b"http://a.example/1\nhttp://a.example/2\n",
                 )
                 assert imported.status_code == 200 and imported.json()["accepted"] == 2
-                for path in ("/api/v1/stats", "/api/v1/frontier", "/api/v1/fetch-log",
-                             "/api/v1/sources", "/metrics", "/", "/healthz"):  # fmt: skip
+                for path in (
+                    "/api/v1/stats",
+                    "/api/v1/frontier",
+                    "/api/v1/fetch-log",
+                    "/api/v1/sources",
+                    "/metrics",
+                    "/",
+                    "/healthz",
+                ):
                     response = await api.get(path)
                     assert response.status_code == 200, (path, response.text)
                 assert (await api.get("/api/v1/stats")).json()["total"] == 3
@@ -296,9 +335,14 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
     assert await db.fetchval("SELECT count(*) FROM sources WHERE name = 'blog'") == 0
     assert await db.fetchval("SELECT count(*) FROM url_frontier") == 3  # kept, source unset
 
-    await refused(users["api"], *DDL, "DELETE FROM url_frontier",
-                  "UPDATE url_frontier SET status = 'fetching'", "DELETE FROM raw_content",
-                  "UPDATE host_state SET backoff_until = now()")  # fmt: skip
+    await refused(
+        users["api"],
+        *DDL,
+        "DELETE FROM url_frontier",
+        "UPDATE url_frontier SET status = 'fetching'",
+        "DELETE FROM raw_content",
+        "UPDATE host_state SET backoff_until = now()",
+    )
 
 
 # -- all roles -------------------------------------------------------------------------
@@ -312,8 +356,9 @@ async def test_no_role_can_create_alter_or_drop_anything(
     assert "url_frontier" in tables and "alembic_version" in tables
     owned = await db.fetchval(
         "SELECT count(*) FROM pg_class WHERE relowner = ANY (SELECT oid FROM pg_roles "
-        "WHERE rolname = ANY ($1::text[]))", list(ROLE_OF.values()),
-    )  # fmt: skip
+        "WHERE rolname = ANY ($1::text[]))",
+        list(ROLE_OF.values()),
+    )
     assert owned == 0
     for service, dsn in users.items():
         conn = await asyncpg.connect(dsn)
@@ -325,15 +370,20 @@ async def test_no_role_can_create_alter_or_drop_anything(
                 "SELECT has_database_privilege(current_database(), 'CREATE')"
             ), service
             for table in tables:
-                for statement in (f"ALTER TABLE {table} ADD COLUMN intruder int",
-                                  f"ALTER TABLE {table} OWNER TO CURRENT_USER",
-                                  f"DROP TABLE {table} CASCADE",
-                                  f"TRUNCATE {table} CASCADE"):  # fmt: skip
+                for statement in (
+                    f"ALTER TABLE {table} ADD COLUMN intruder int",
+                    f"ALTER TABLE {table} OWNER TO CURRENT_USER",
+                    f"DROP TABLE {table} CASCADE",
+                    f"TRUNCATE {table} CASCADE",
+                ):
                     with pytest.raises(asyncpg.InsufficientPrivilegeError):
                         await conn.execute(statement)
-            for statement in ("CREATE TABLE intruder (id int)", "CREATE VIEW intruder AS SELECT 1",
-                              "CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'",
-                              "CREATE SCHEMA intruder"):  # fmt: skip
+            for statement in (
+                "CREATE TABLE intruder (id int)",
+                "CREATE VIEW intruder AS SELECT 1",
+                "CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+                "CREATE SCHEMA intruder",
+            ):
                 with pytest.raises(asyncpg.InsufficientPrivilegeError):
                     await conn.execute(statement)
         finally:
@@ -373,8 +423,14 @@ def privileges(dsn: str) -> dict[str, bool]:
                       has_table_privilege('frontier_api', 'sources', 'DELETE')"""
         ).fetchone()
     assert row is not None
-    keys = ("usage", "fetcher_updates_frontier", "fetcher_deletes_sources", "poller_submits",
-            "poller_updates_status", "api_deletes_sources")  # fmt: skip
+    keys = (
+        "usage",
+        "fetcher_updates_frontier",
+        "fetcher_deletes_sources",
+        "poller_submits",
+        "poller_updates_status",
+        "api_deletes_sources",
+    )
     return dict(zip(keys, row, strict=True))
 
 
@@ -434,10 +490,16 @@ def unprivileged_owner(pg_server: PostgresServer, template_dsn: str) -> Iterator
     exist (the migrated template made them)."""
     owner, name, password = unique_name("owner"), unique_name("db"), secrets.token_hex(16)
     with psycopg.connect(pg_server.admin_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN NOCREATEROLE PASSWORD {}").format(
-            sql.Identifier(owner), sql.Literal(password)))  # fmt: skip
-        conn.execute(sql.SQL("CREATE DATABASE {} OWNER {}").format(
-            sql.Identifier(name), sql.Identifier(owner)))  # fmt: skip
+        conn.execute(
+            sql.SQL("CREATE ROLE {} LOGIN NOCREATEROLE PASSWORD {}").format(
+                sql.Identifier(owner), sql.Literal(password)
+            )
+        )
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                sql.Identifier(name), sql.Identifier(owner)
+            )
+        )
     try:
         yield dsn_as(pg_server.dsn(name), owner, password)
     finally:

@@ -27,8 +27,7 @@ UA = "frontier-test/1.0 (+http://example.org/bot)"
 
 @pytest.fixture
 async def client() -> SafeClient:
-    async with SafeClient(HttpLimits(UA, allow_private_networks=True,
-                                     max_body_bytes=100_000)) as c:  # fmt: skip
+    async with SafeClient(HttpLimits(UA, allow_private_networks=True, max_body_bytes=100_000)) as c:
         yield c
 
 
@@ -36,8 +35,9 @@ async def test_get_sends_user_agent_and_conditional_headers(
     client: SafeClient, local_site: LocalSite
 ) -> None:
     local_site.serve("/page", "<p>hi</p>", headers={"ETag": '"v2"'})
-    response = await client.get(local_site.url("/page"), etag='"v1"',
-                                 last_modified="Mon, 01 Jan 2026 00:00:00 GMT")  # fmt: skip
+    response = await client.get(
+        local_site.url("/page"), etag='"v1"', last_modified="Mon, 01 Jan 2026 00:00:00 GMT"
+    )
     assert (response.status, response.body, response.headers["ETag"]) == (200, b"<p>hi</p>", '"v2"')
     seen = local_site.hits("/page")[0].headers
     assert seen["User-Agent"] == UA
@@ -120,9 +120,15 @@ async def test_slow_responses_time_out(local_site: LocalSite) -> None:
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1:{port}/", "http://localhost:{port}/", "http://[::1]:{port}/",
-     "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::ffff:127.0.0.1]/"],
-)  # fmt: skip
+    [
+        "http://127.0.0.1:{port}/",
+        "http://localhost:{port}/",
+        "http://[::1]:{port}/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::ffff:127.0.0.1]/",
+    ],
+)
 async def test_private_addresses_are_refused_by_default(local_site: LocalSite, url: str) -> None:
     local_site.serve("/", "secret")
     async with SafeClient(HttpLimits(UA)) as guarded:
@@ -154,20 +160,41 @@ async def test_a_redirect_to_a_private_address_is_refused(
 
 @pytest.mark.parametrize(
     ("address", "public"),
-    [("8.8.8.8", True), ("2001:4860:4860::8888", True), ("127.0.0.1", False),
-     ("10.1.2.3", False), ("172.16.0.1", False), ("192.168.1.1", False),
-     ("169.254.169.254", False), ("fe80::1", False), ("::1", False), ("fc00::1", False),
-     ("0.0.0.0", False), ("224.0.0.1", False), ("100.64.0.1", False), ("not-an-ip", False),
-     # IPv6 forms that carry an IPv4 address: judged by that address.
-     ("::7f00:1", False), ("::127.0.0.1", False), ("::8.8.8.8", False),
-     ("::ffff:127.0.0.1", False), ("::ffff:8.8.8.8", True),
-     ("::ffff:0:7f00:1", False), ("::ffff:0:a01:203", False), ("::ffff:0:808:808", True),
-     ("64:ff9b::7f00:1", False), ("64:ff9b::a9fe:a9fe", False), ("64:ff9b::808:808", True),
-     ("64:ff9b:1::808:808", False),
-     ("2002:7f00:1::", False), ("2002:a00:1::1", False), ("2002:808:808::1", True),
-     ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),  # Teredo, client 127.0.0.1
-     ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", True)],  # Teredo, client 8.8.8.8
-)  # fmt: skip
+    [
+        ("8.8.8.8", True),
+        ("2001:4860:4860::8888", True),
+        ("127.0.0.1", False),
+        ("10.1.2.3", False),
+        ("172.16.0.1", False),
+        ("192.168.1.1", False),
+        ("169.254.169.254", False),
+        ("fe80::1", False),
+        ("::1", False),
+        ("fc00::1", False),
+        ("0.0.0.0", False),
+        ("224.0.0.1", False),
+        ("100.64.0.1", False),
+        ("not-an-ip", False),
+        # IPv6 forms that carry an IPv4 address: judged by that address.
+        ("::7f00:1", False),
+        ("::127.0.0.1", False),
+        ("::8.8.8.8", False),
+        ("::ffff:127.0.0.1", False),
+        ("::ffff:8.8.8.8", True),
+        ("::ffff:0:7f00:1", False),
+        ("::ffff:0:a01:203", False),
+        ("::ffff:0:808:808", True),
+        ("64:ff9b::7f00:1", False),
+        ("64:ff9b::a9fe:a9fe", False),
+        ("64:ff9b::808:808", True),
+        ("64:ff9b:1::808:808", False),
+        ("2002:7f00:1::", False),
+        ("2002:a00:1::1", False),
+        ("2002:808:808::1", True),
+        ("2001:0:4136:e378:8000:63bf:80ff:fffe", False),  # Teredo, client 127.0.0.1
+        ("2001:0:4136:e378:8000:63bf:f7f7:f7f7", True),
+    ],  # Teredo, client 8.8.8.8
+)
 def test_address_classification(address: str, public: bool) -> None:
     assert address_is_public(address) is public
 
@@ -181,7 +208,8 @@ def test_the_soft_open_file_limit_is_lifted_to_the_hard_one() -> None:
         "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
         "print(raise_open_file_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=REPO)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
     returned, soft, hard = done.stdout.split()
     assert returned == soft == hard != "256"

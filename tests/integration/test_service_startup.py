@@ -50,9 +50,16 @@ async def service(
     env.update(FRONTIER_DATABASE_URL=dsn, **settings)
     with log.open("wb") as out:
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", *args, env=env, cwd=REPO,
-            stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "frontier",
+            *args,
+            env=env,
+            cwd=REPO,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+        )
         try:
             yield child
         finally:
@@ -73,8 +80,12 @@ async def test_poll_seeds_the_default_sources_only_when_asked(
     await poll_forever(settings, db, seed_defaults=True, stop=stopped)
     seeded = await db.fetchval("SELECT count(*) FROM seeded_sources")
     assert seeded > 0
-    assert await db.fetchval("SELECT count(*) FROM sources WHERE name <> ALL($1)",
-                             ["manual", "discovered"]) == seeded  # fmt: skip
+    assert (
+        await db.fetchval(
+            "SELECT count(*) FROM sources WHERE name <> ALL($1)", ["manual", "discovered"]
+        )
+        == seeded
+    )
 
 
 @pytest.mark.parametrize(
@@ -99,15 +110,20 @@ async def test_spider_every_is_a_service_that_sigterm_stops_with_exit_0(
 ) -> None:
     local_site.serve("/robots.txt", "", status=404)
     local_site.serve("/", '<a href="/2024/01/01/a-story">a story</a>')
-    await SourceRepository(db).add("site", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER)  # fmt: skip
+    await SourceRepository(db).add(
+        "site", base_url=local_site.url("/"), rate_limit_ms=0, mode=IngestionMode.SPIDER
+    )
     log = tmp_path / "spider.log"
-    async with service(fresh_dsn, log, "spider", "--due", "--every", "1h",
-                       FRONTIER_ALLOW_PRIVATE_NETWORKS="true") as child:  # fmt: skip
+    async with service(
+        fresh_dsn, log, "spider", "--due", "--every", "1h", FRONTIER_ALLOW_PRIVATE_NETWORKS="true"
+    ) as child:
 
         async def crawled() -> bool:  # the first tick took the source and crawled it
-            return bool(await db.fetchval("SELECT count(*) FROM spider_state "
-                                          "WHERE last_outcome IS NOT NULL"))  # fmt: skip
+            return bool(
+                await db.fetchval(
+                    "SELECT count(*) FROM spider_state WHERE last_outcome IS NOT NULL"
+                )
+            )
 
         await eventually(crawled, "the spider's first crawl")
         assert child.returncode is None  # --every keeps it running for the next look

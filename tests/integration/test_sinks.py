@@ -29,12 +29,26 @@ MEDIA = "application/vnd.elasticsearch+json"
 
 def doc(n: int, **changes: object) -> RawDocument:
     values: dict[str, object] = dict(
-        url_hash=f"{n:064x}", url=f"http://a.test/{n}", final_url=None, source_id=None,
-        source_name="manual", host="a.test", origin="manual", title=f"T{n}", body="b" * n,
-        summary=None, author=None, published_at=datetime(2026, 1, 1, tzinfo=UTC),
-        image_url=None, language="en", content_hash=f"{n:064x}", word_count=1,
-        extractor="generic", http_status=200, fetched_at=datetime(2026, 1, 2, tzinfo=UTC),
-    )  # fmt: skip
+        url_hash=f"{n:064x}",
+        url=f"http://a.test/{n}",
+        final_url=None,
+        source_id=None,
+        source_name="manual",
+        host="a.test",
+        origin="manual",
+        title=f"T{n}",
+        body="b" * n,
+        summary=None,
+        author=None,
+        published_at=datetime(2026, 1, 1, tzinfo=UTC),
+        image_url=None,
+        language="en",
+        content_hash=f"{n:064x}",
+        word_count=1,
+        extractor="generic",
+        http_status=200,
+        fetched_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )
     values.update(changes)
     return RawDocument(**values)  # type: ignore[arg-type]
 
@@ -141,8 +155,9 @@ async def test_the_standin_refuses_another_majors_media_type(
     async with aiohttp.ClientSession() as session:
         async with session.get(standin.url, headers={"Accept": accept}) as answer:
             info = await answer.json()
-        async with session.put(f"{standin.url}/raw_content", headers=headers,
-                               data=json.dumps(definition)) as answer:  # fmt: skip
+        async with session.put(
+            f"{standin.url}/raw_content", headers=headers, data=json.dumps(definition)
+        ) as answer:
             status, body = answer.status, await answer.json()
     if refused is None:
         assert (status, list(standin.indices)) == (200, ["raw_content"])

@@ -67,14 +67,19 @@ async def test_robots_discovery_follows_the_index_and_filters_by_lastmod(
     db: Database, client: SafeClient, local_site: LocalSite
 ) -> None:
     serve_dir(local_site, GO)
-    local_site.serve("/robots.txt", (GO / "robots-with-sitemapindex.robots.txt").read_text()
-                     .replace("HOST", f"{local_site.address}:{local_site.port}"),
-                     content_type="text/plain")  # fmt: skip
+    local_site.serve(
+        "/robots.txt",
+        (GO / "robots-with-sitemapindex.robots.txt")
+        .read_text()
+        .replace("HOST", f"{local_site.address}:{local_site.port}"),
+        content_type="text/plain",
+    )
     source = await SourceRepository(db).add("go", base_url=local_site.url("/"))
     # The corpus dates are from 2024: a window reaching back that far keeps them all.
     policy = PollPolicy(sitemap_window_s=(T0 - datetime(2024, 1, 1, tzinfo=UTC)).total_seconds())
-    await db.execute("UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1",
-                     source.id)  # fmt: skip
+    await db.execute(
+        "UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1", source.id
+    )
 
     summaries = await Poller(db, client, policy).run_once(now=T0)
 
@@ -97,9 +102,11 @@ async def test_lastmod_window_and_conditional_get(
 ) -> None:
     fresh = (T0 - timedelta(hours=1)).isoformat()
     stale = (T0 - timedelta(days=10)).isoformat()
-    body = (f"<urlset><url><loc>{local_site.url('/new')}</loc><lastmod>{fresh}</lastmod></url>"
-            f"<url><loc>{local_site.url('/old')}</loc><lastmod>{stale}</lastmod></url>"
-            f"<url><loc>{local_site.url('/undated')}</loc></url></urlset>").encode()  # fmt: skip
+    body = (
+        f"<urlset><url><loc>{local_site.url('/new')}</loc><lastmod>{fresh}</lastmod></url>"
+        f"<url><loc>{local_site.url('/old')}</loc><lastmod>{stale}</lastmod></url>"
+        f"<url><loc>{local_site.url('/undated')}</loc></url></urlset>"
+    ).encode()
 
     async def handler(request: web.Request) -> web.Response:
         if request.headers.get("If-None-Match") == '"s1"':
@@ -166,16 +173,22 @@ async def test_bad_index_children_are_skipped_and_the_rest_is_read(
         "/b.xml",  # relative
         f"http://{host}/a.xml",  # the same identity again: read once
     ]
-    index = "<sitemapindex>" + "".join(
-        f"<sitemap><loc>{c}</loc></sitemap>" for c in children
-    ) + "</sitemapindex>"  # fmt: skip
+    index = (
+        "<sitemapindex>"
+        + "".join(f"<sitemap><loc>{c}</loc></sitemap>" for c in children)
+        + "</sitemapindex>"
+    )
     local_site.serve("/index.xml", index, content_type="application/xml")
     for name in ("a", "b"):
-        local_site.serve(f"/{name}.xml", f"<urlset><url><loc>{local_site.url('/' + name)}"
-                         "</loc></url></urlset>", content_type="application/xml")  # fmt: skip
+        local_site.serve(
+            f"/{name}.xml",
+            f"<urlset><url><loc>{local_site.url('/' + name)}</loc></url></urlset>",
+            content_type="application/xml",
+        )
     source = await SourceRepository(db).add("idx", sitemap_url=local_site.url("/index.xml"))
-    await db.execute("UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1",
-                     source.id)  # fmt: skip
+    await db.execute(
+        "UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1", source.id
+    )
 
     summaries = await Poller(db, client, PollPolicy()).run_once(now=T0)
 
@@ -191,13 +204,20 @@ async def test_robots_sitemap_lines_are_normalised_and_bad_ones_skipped(
     db: Database, client: SafeClient, local_site: LocalSite
 ) -> None:
     host = f"{local_site.address}:{local_site.port}"
-    local_site.serve("/robots.txt", f"User-agent: *\nSitemap: http://[bad/s.xml\n"
-                     f"Sitemap: HTTP://{host}/s.xml#x\n", content_type="text/plain")  # fmt: skip
-    local_site.serve("/s.xml", f"<urlset><url><loc>{local_site.url('/p')}</loc></url></urlset>",
-                     content_type="application/xml")  # fmt: skip
+    local_site.serve(
+        "/robots.txt",
+        f"User-agent: *\nSitemap: http://[bad/s.xml\nSitemap: HTTP://{host}/s.xml#x\n",
+        content_type="text/plain",
+    )
+    local_site.serve(
+        "/s.xml",
+        f"<urlset><url><loc>{local_site.url('/p')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
     source = await SourceRepository(db).add("rb", base_url=local_site.url("/"))
-    await db.execute("UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1",
-                     source.id)  # fmt: skip
+    await db.execute(
+        "UPDATE feed_state SET next_poll_at = 'infinity' WHERE source_id = $1", source.id
+    )
 
     summaries = await Poller(db, client, PollPolicy()).run_once(now=T0)
 
@@ -205,6 +225,7 @@ async def test_robots_sitemap_lines_are_normalised_and_bad_ones_skipped(
     assert {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")} == {
         local_site.url("/p")
     }
-    state = await db.fetchrow("SELECT sitemap_location FROM feed_state WHERE source_id = $1",
-                              source.id)  # fmt: skip
+    state = await db.fetchrow(
+        "SELECT sitemap_location FROM feed_state WHERE source_id = $1", source.id
+    )
     assert state is not None and state["sitemap_location"] == local_site.url("/s.xml")

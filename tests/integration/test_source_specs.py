@@ -53,12 +53,17 @@ async def test_yaml_import_reports_per_entry_errors(db: Database) -> None:
 
     assert summary.added == ["Good", "Site only"]
     assert [(e.entry, e.name) for e in summary.errors] == [
-        (2, "Bad priority"), (3, "Typo"), (4, "Good")]  # fmt: skip
+        (2, "Bad priority"),
+        (3, "Typo"),
+        (4, "Good"),
+    ]
     assert "priority" in summary.errors[0].reason and "feed_ur" in summary.errors[1].reason
     assert "already exists" in summary.errors[2].reason
     good = await SourceRepository(db).get("Good")
-    assert good.priority == 8 and good.url_filters == {"exclude": ["/sponsored/"],
-                                                       "most_recent": 10}  # fmt: skip
+    assert good.priority == 8 and good.url_filters == {
+        "exclude": ["/sponsored/"],
+        "most_recent": 10,
+    }
     assert good.min_published_at is not None and good.min_published_at.year == 2030
     adaptive = await db.fetchval(
         "SELECT adaptive_interval FROM feed_state WHERE source_id = $1", good.id
@@ -74,10 +79,15 @@ async def test_opml_import(db: Database) -> None:
     assert (one.feed_url, one.base_url) == ("https://one.example/rss", "https://one.example/")
 
 
-@pytest.mark.parametrize("data, name", [
-    (b"sources: 3", "x.yaml"), (b"just: text", "x.yaml"), (b"<opml><body/></opml>", "x.opml"),
-    (b'<!DOCTYPE o [<!ENTITY a "b">]><opml/>', "x.opml"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "data, name",
+    [
+        (b"sources: 3", "x.yaml"),
+        (b"just: text", "x.yaml"),
+        (b"<opml><body/></opml>", "x.opml"),
+        (b'<!DOCTYPE o [<!ENTITY a "b">]><opml/>', "x.opml"),
+    ],
+)
 def test_unusable_files_are_refused_as_a_whole(data: bytes, name: str) -> None:
     with pytest.raises(UnusableSpec):
         parse_specs(data, name)
@@ -130,8 +140,11 @@ def test_cli_refuses_a_yaml_bomb_with_exit_2(settings: Settings, tmp_path: Path)
     result = subprocess.run(
         [sys.executable, "-m", "frontier", "sources", "import", str(spec)],
         env={**env, "FRONTIER_DATABASE_URL": settings.database_url or ""},
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert result.returncode == 2, result.stderr
     assert "anchors/aliases are not allowed" in result.stderr
     assert "Traceback" not in result.stderr

@@ -54,12 +54,25 @@ async def other_site() -> AsyncIterator[LocalSite]:
 def build_news_site(site: LocalSite, partner: LocalSite, other: LocalSite) -> Pages:
     pages = Pages(site)
     site.serve("/robots.txt", "User-agent: *\nDisallow: /members/\n", content_type="text/plain")
-    pages.page("/", html(
-        "/2024/01/01/alpha", "/2024/01/01/alpha#comments", "/section/world", "/members/",
-        "/old-section", "/missing", "/page/2", "/static/logo.png", "mailto:desk@example.com",
-        partner.url("/2024/05/05/partner-story"), partner.url("/about"),
-        other.url("/2024/06/06/other-story"), other.url("/"),
-    ), etag='"home-1"')  # fmt: skip
+    pages.page(
+        "/",
+        html(
+            "/2024/01/01/alpha",
+            "/2024/01/01/alpha#comments",
+            "/section/world",
+            "/members/",
+            "/old-section",
+            "/missing",
+            "/page/2",
+            "/static/logo.png",
+            "mailto:desk@example.com",
+            partner.url("/2024/05/05/partner-story"),
+            partner.url("/about"),
+            other.url("/2024/06/06/other-story"),
+            other.url("/"),
+        ),
+        etag='"home-1"',
+    )
     pages.page("/page/2", html("/2024/01/02/beta", "/page/3", "/"), etag='"p2-1"')
     pages.page("/page/3", html("/2024/01/03/gamma", "/page/2"))  # no validators
     pages.page("/section/world", html("/2024/02/01/delta", "/"), etag='"world-1"')
@@ -79,16 +92,31 @@ async def frontier_rows(db: Database) -> set[tuple[str, int, str, str, str | Non
 
 async def add_sources(db: Database, site: LocalSite, partner: LocalSite) -> None:
     repo = SourceRepository(db)
-    await repo.add("news", base_url=site.url("/"), mode=IngestionMode.SPIDER, rate_limit_ms=0,
-                   priority=6, article_patterns=[DATED])  # fmt: skip
-    await repo.add("partner", base_url=partner.url("/"), feed_url=partner.url("/feed.xml"),
-                   priority=5, article_patterns=[DATED])  # fmt: skip
+    await repo.add(
+        "news",
+        base_url=site.url("/"),
+        mode=IngestionMode.SPIDER,
+        rate_limit_ms=0,
+        priority=6,
+        article_patterns=[DATED],
+    )
+    await repo.add(
+        "partner",
+        base_url=partner.url("/"),
+        feed_url=partner.url("/feed.xml"),
+        priority=5,
+        article_patterns=[DATED],
+    )
 
 
 async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_new(
-    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite,
-    partner_site: LocalSite, other_site: LocalSite,
-) -> None:  # fmt: skip
+    db: Database,
+    settings: Settings,
+    fresh_dsn: str,
+    local_site: LocalSite,
+    partner_site: LocalSite,
+    other_site: LocalSite,
+) -> None:
     pages = build_news_site(local_site, partner_site, other_site)
     await add_sources(db, local_site, partner_site)
     # Batches of 2: most writes happen in the background during the crawl, the rest on close.
@@ -132,9 +160,13 @@ async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_n
 
 
 async def test_external_links_go_to_discovered_only_when_allowed(
-    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite,
-    partner_site: LocalSite, other_site: LocalSite,
-) -> None:  # fmt: skip
+    db: Database,
+    settings: Settings,
+    fresh_dsn: str,
+    local_site: LocalSite,
+    partner_site: LocalSite,
+    other_site: LocalSite,
+) -> None:
     build_news_site(local_site, partner_site, other_site)
     await add_sources(db, local_site, partner_site)
     await configure(db, "news", allow_external=True)
@@ -150,9 +182,13 @@ async def test_external_links_go_to_discovered_only_when_allowed(
 
 
 async def test_ssrf_guard_refuses_loopback_unless_private_networks_are_allowed(
-    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite,
-    partner_site: LocalSite, other_site: LocalSite,
-) -> None:  # fmt: skip
+    db: Database,
+    settings: Settings,
+    fresh_dsn: str,
+    local_site: LocalSite,
+    partner_site: LocalSite,
+    other_site: LocalSite,
+) -> None:
     build_news_site(local_site, partner_site, other_site)
     await add_sources(db, local_site, partner_site)
     guarded = settings.model_copy(update={"allow_private_networks": False})
@@ -162,8 +198,12 @@ async def test_ssrf_guard_refuses_loopback_unless_private_networks_are_allowed(
     assert result.summary.blocked >= 1 and result.summary.pages_crawled == 0
     assert result.exit_code == 1
     # A name resolving to loopback is refused by the resolver, before any connection.
-    await SourceRepository(db).add("by-name", base_url=f"http://localhost:{local_site.port}/",
-                                   mode=IngestionMode.SPIDER, rate_limit_ms=0)  # fmt: skip
+    await SourceRepository(db).add(
+        "by-name",
+        base_url=f"http://localhost:{local_site.port}/",
+        mode=IngestionMode.SPIDER,
+        rate_limit_ms=0,
+    )
     by_name = await crawl_in_child(job_for(guarded, fresh_dsn, "by-name"))
     assert by_name.summary.blocked >= 1 and by_name.summary.pages_crawled == 0
     assert local_site.requests == []  # not even robots.txt
@@ -174,16 +214,24 @@ async def test_heuristic_classification_and_og_type_article(
     db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
 ) -> None:
     local_site.serve("/robots.txt", "", status=404)
-    local_site.serve("/", html("/tag/politics", "/news/a-long-story-about-the-city-council",
-                               "/12345-short-title", "/about", "/logo.svg"))  # fmt: skip
+    local_site.serve(
+        "/",
+        html(
+            "/tag/politics",
+            "/news/a-long-story-about-the-city-council",
+            "/12345-short-title",
+            "/about",
+            "/logo.svg",
+        ),
+    )
     local_site.serve("/tag/politics", html("/2023/11/elections-today"))
     local_site.serve("/about", html(), content_type="text/plain")
     local_site.serve("/12345-short-title", "")
-    await SourceRepository(db).add("blog", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER)  # fmt: skip
+    await SourceRepository(db).add(
+        "blog", base_url=local_site.url("/"), rate_limit_ms=0, mode=IngestionMode.SPIDER
+    )
     # An og:type=article page the URL heuristic cannot tell: found on a listing page.
-    local_site.serve("/tag/politics", html("/2023/11/elections-today", "/weekly",
-                                           "/tag/economy"))  # fmt: skip
+    local_site.serve("/tag/politics", html("/2023/11/elections-today", "/weekly", "/tag/economy"))
     local_site.serve("/weekly", html(extra='<meta property="og:type" content="article">'))
 
     result = await crawl_in_child(job_for(settings, fresh_dsn, "blog", max_depth=2))
@@ -233,9 +281,13 @@ async def test_a_dropped_database_connection_mid_crawl_is_ridden_out(
     local_site.serve("/robots.txt", "", status=404)
     local_site.serve("/", html("/2024/01/01/first-story", "/page/2"))
     local_site.route("/page/2", held_listing)
-    await SourceRepository(db).add("news", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER,
-                                   article_patterns=[DATED])  # fmt: skip
+    await SourceRepository(db).add(
+        "news",
+        base_url=local_site.url("/"),
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[DATED],
+    )
     name = "spider-under-test"
     dsn = f"{fresh_dsn}{'&' if '?' in fresh_dsn else '?'}application_name={name}"
     crawl = asyncio.create_task(crawl_in_child(job_for(settings, dsn, "news")))
@@ -243,8 +295,9 @@ async def test_a_dropped_database_connection_mid_crawl_is_ridden_out(
         await asyncio.wait_for(arrived.wait(), 60)
         terminated = await db.fetchval(
             "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE application_name = $1", name,
-        )  # fmt: skip
+            "WHERE application_name = $1",
+            name,
+        )
         assert terminated >= 1
     finally:
         release.set()
@@ -274,8 +327,13 @@ async def test_robots_5xx_or_unreachable_disallows_the_whole_site(
     else:
         local_site.route("/robots.txt", _abort)
     local_site.serve("/", html("/2024/01/01/alpha"))
-    await SourceRepository(db).add("down", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER, article_patterns=[DATED])  # fmt: skip
+    await SourceRepository(db).add(
+        "down",
+        base_url=local_site.url("/"),
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[DATED],
+    )
 
     result = await crawl_in_child(job_for(settings, fresh_dsn, "down", max_depth=1))
 
@@ -295,8 +353,13 @@ async def test_a_huge_robots_txt_is_read_to_512_kib_and_its_rules_apply(
     local_site.serve("/", html("/late/section", "/open-section"))
     local_site.serve("/late/section", html("/2024/01/01/hidden"))
     local_site.serve("/open-section", html("/2024/01/01/open"))
-    await SourceRepository(db).add("big", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER, article_patterns=[DATED])  # fmt: skip
+    await SourceRepository(db).add(
+        "big",
+        base_url=local_site.url("/"),
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[DATED],
+    )
     small_pages = settings.model_copy(update={"spider_max_body_bytes": 64 * 1024})
 
     result = await crawl_in_child(job_for(small_pages, fresh_dsn, "big", max_depth=2))

@@ -18,9 +18,15 @@ async def frontier(*args: str, dsn: str) -> tuple[int, str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
     env = {**clean, "FRONTIER_DATABASE_URL": dsn, "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true"}
     child = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "frontier", *args, env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "frontier",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(child.communicate(), timeout=120)
     return await child.wait(), out.decode(), err.decode()
 
@@ -31,11 +37,13 @@ async def test_spider_command_prints_the_summary_and_due_runs_each_source_once(
     local_site.serve("/robots.txt", "", status=404)
     local_site.serve("/", '<a href="/2024/01/01/a-story">s</a><a href="/news">n</a>')
     local_site.serve("/news", '<a href="/2024/01/02/another-story">s</a>')
-    await SourceRepository(db).add("site", base_url=local_site.url("/"), rate_limit_ms=0,
-                                   mode=IngestionMode.SPIDER)  # fmt: skip
+    await SourceRepository(db).add(
+        "site", base_url=local_site.url("/"), rate_limit_ms=0, mode=IngestionMode.SPIDER
+    )
 
-    code, out, err = await frontier("spider", "site", "--max-depth", "0", "--json",
-                                    "--interval-hours", "12", dsn=fresh_dsn)  # fmt: skip
+    code, out, err = await frontier(
+        "spider", "site", "--max-depth", "0", "--json", "--interval-hours", "12", dsn=fresh_dsn
+    )
     assert code == 0, err
     summary = json.loads(out.strip().splitlines()[-1])
     assert (summary["pages_crawled"], summary["new_urls"]) == (1, 1)
@@ -62,8 +70,9 @@ async def test_spider_command_usage_errors_exit_2(db: Database, fresh_dsn: str) 
     assert code == 2 and "no source named 'nope'" in err
     # A row stored before the schema refused bad regexes: the spider still refuses it.
     bad = await SourceRepository(db).add("bad", base_url="http://127.0.0.1:9/")
-    await db.execute("UPDATE sources SET article_url_patterns = '{(unclosed}' WHERE id = $1",
-                     bad.id)  # fmt: skip
+    await db.execute(
+        "UPDATE sources SET article_url_patterns = '{(unclosed}' WHERE id = $1", bad.id
+    )
     code, out, _ = await frontier("spider", "bad", "--json", dsn=fresh_dsn)
     assert code == 2
     assert "not a valid regular expression" in json.loads(out)["error"]

@@ -37,8 +37,11 @@ def private_site(partner_site: LocalSite) -> LocalSite:
 
 
 def targets(private_site: LocalSite) -> list[str]:
-    return ["http://169.254.169.254/latest/meta-data/", private_site.url("/secret"),
-            f"http://[::1]:{private_site.port}/secret"]  # fmt: skip
+    return [
+        "http://169.254.169.254/latest/meta-data/",
+        private_site.url("/secret"),
+        f"http://[::1]:{private_site.port}/secret",
+    ]
 
 
 async def test_the_poller_refuses_a_feed_redirecting_to_a_private_address(
@@ -81,15 +84,18 @@ async def test_the_fetcher_submits_the_redirect_target_and_refuses_to_fetch_it(
 
 @pytest.mark.parametrize(
     "target",
-    ["http://169.254.169.254/latest/meta-data/", "http://127.0.0.2:8080/secret",
-     "http://[::1]:8080/secret", "http://10.0.0.7/admin"],
-)  # fmt: skip
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://127.0.0.2:8080/secret",
+        "http://[::1]:8080/secret",
+        "http://10.0.0.7/admin",
+    ],
+)
 def test_the_spider_refuses_the_hop_scrapy_makes_of_a_redirect(target: str) -> None:
     crawler = get_crawler(settings_dict={"REDIRECT_MAX_TIMES": 5})
     redirects = RedirectMiddleware.from_crawler(crawler)
     request = Request("https://news.example/old-section")
-    response = HtmlResponse(request.url, status=302, headers={"Location": target},
-                            request=request)  # fmt: skip
+    response = HtmlResponse(request.url, status=302, headers={"Location": target}, request=request)
     hop = redirects.process_response(request, response)
     assert isinstance(hop, Request) and hop.url == target  # Scrapy follows it as a new request,
     with pytest.raises(BlockedRequest):  # which passes the downloader middlewares again

@@ -39,9 +39,15 @@ async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
     unreachable = f"http://127.0.0.1:{free_port()}/feed.xml"  # nothing listens there
     await SourceRepository(db).add("offline feed", feed_url=unreachable)
     port, log = free_port(), tmp_path / "up.log"
-    env = up_env(tmp_path, FRONTIER_DATABASE_URL=fresh_dsn, FRONTIER_SEED_DEFAULT_SOURCES="false",
-                 FRONTIER_ALLOW_PRIVATE_NETWORKS="true", FRONTIER_POLL_TICK_S="1",
-                 FRONTIER_DEFAULT_DELAY_MS="0", FRONTIER_FETCH_SHUTDOWN_S="1")  # fmt: skip
+    env = up_env(
+        tmp_path,
+        FRONTIER_DATABASE_URL=fresh_dsn,
+        FRONTIER_SEED_DEFAULT_SOURCES="false",
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+        FRONTIER_POLL_TICK_S="1",
+        FRONTIER_DEFAULT_DELAY_MS="0",
+        FRONTIER_FETCH_SHUTDOWN_S="1",
+    )
 
     async def progressed() -> bool:
         failed_poll = await db.fetchval(
@@ -57,9 +63,17 @@ async def test_up_keeps_running_past_failing_polls_and_stops_cleanly(
 
     with log.open("wb") as out:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", "up", "--port", str(port),
-            env=env, stdout=out, stderr=out, cwd=REPO,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "frontier",
+            "up",
+            "--port",
+            str(port),
+            env=env,
+            stdout=out,
+            stderr=out,
+            cwd=REPO,
+        )
         try:
             await wait_until(progressed, process, deadline_s=DEADLINE_S, log=log)
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as c:
@@ -88,10 +102,17 @@ async def test_up_refuses_a_taken_port(fresh_dsn: str, tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "frontier", "up", "--port", str(taken.getsockname()[1]),
-            env=up_env(tmp_path, FRONTIER_DATABASE_URL=fresh_dsn), cwd=REPO,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+            sys.executable,
+            "-m",
+            "frontier",
+            "up",
+            "--port",
+            str(taken.getsockname()[1]),
+            env=up_env(tmp_path, FRONTIER_DATABASE_URL=fresh_dsn),
+            cwd=REPO,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         _, err = await asyncio.wait_for(process.communicate(), DEADLINE_S)
     assert process.returncode == 2
     assert b"cannot listen on 127.0.0.1:" in err

@@ -24,8 +24,9 @@ from frontier.settings import ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
-DEPLOY_FILES = sorted(p for p in DEPLOY.rglob("*")
-                      if p.is_file() and p.name != "compose-spec.schema.json")  # fmt: skip
+DEPLOY_FILES = sorted(
+    p for p in DEPLOY.rglob("*") if p.is_file() and p.name != "compose-spec.schema.json"
+)
 
 
 COMPOSE_FILES = ("compose.yaml", "compose.fetcher.yaml", "compose.publish-postgres.yaml")
@@ -42,8 +43,10 @@ def test_compose_file_is_valid_against_the_compose_specification(name: str) -> N
     schema = json.loads((DEPLOY / "compose-spec.schema.json").read_text())
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-              for e in validator_class(schema).iter_errors(compose(name))]  # fmt: skip
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in validator_class(schema).iter_errors(compose(name))
+    ]
     assert errors == []
 
 
@@ -74,10 +77,15 @@ def test_each_service_connects_as_its_own_login_user() -> None:
     assert len(set(users.values())) == len(users), users
     assert users["migrate"] == "${POSTGRES_USER:-frontier} POSTGRES_PASSWORD"
     script = (DEPLOY / "postgres" / "initdb" / "10-frontier-roles.sh").read_text()
-    created = dict(re.findall(r"^login_user (frontier_\w+) \"\$\{POSTGRES_\w+_USER:-(\w+)\}\"",
-                              script, re.M))  # fmt: skip
-    groups = {"api": "frontier_api", "poller": "frontier_poller",
-              "spider": "frontier_spider", "fetcher": "frontier_fetcher"}  # fmt: skip
+    created = dict(
+        re.findall(r"^login_user (frontier_\w+) \"\$\{POSTGRES_\w+_USER:-(\w+)\}\"", script, re.M)
+    )
+    groups = {
+        "api": "frontier_api",
+        "poller": "frontier_poller",
+        "spider": "frontier_spider",
+        "fetcher": "frontier_fetcher",
+    }
     for name, group in groups.items():
         user, password = users[name].split()
         assert created[group] == user, (name, created)
@@ -164,8 +172,12 @@ def _frontier_invocations() -> list[tuple[str, list[str]]]:
                     found.append((f"{path.name}: {line.strip()}", words))
     for name, service in compose()["services"].items():
         command = service.get("command")
-        if isinstance(command, list) and "entrypoint" not in service and "image" in service \
-                and service["image"].startswith("${IMAGE"):
+        if (
+            isinstance(command, list)
+            and "entrypoint" not in service
+            and "image" in service
+            and service["image"].startswith("${IMAGE")
+        ):
             found.append((f"compose.yaml service {name}", [str(c) for c in command]))
         test = service.get("healthcheck", {}).get("test", [])
         if test[:2] == ["CMD", "frontier"]:
@@ -218,8 +230,9 @@ def test_every_frontier_variable_used_in_deploy_is_a_setting() -> None:
     for path in DEPLOY_FILES:
         for variable in re.findall(r"\bFRONTIER_[A-Z0-9_]+\b", path.read_text()):
             used.setdefault(variable, path.name)
-    assert {"FRONTIER_DATABASE_URL", "FRONTIER_ELASTICSEARCH_URL",
-            "FRONTIER_API_TOKEN"} <= set(used)  # fmt: skip
+    assert {"FRONTIER_DATABASE_URL", "FRONTIER_ELASTICSEARCH_URL", "FRONTIER_API_TOKEN"} <= set(
+        used
+    )
     unknown = {v: where for v, where in used.items() if v not in known}
     assert unknown == {}
     assert all(v.startswith(ENV_PREFIX) for v in known)
@@ -235,7 +248,11 @@ def test_the_image_installs_the_lock_then_the_project() -> None:
     (and `pip check` proves the lock satisfies it); the Makefile installs from pyproject."""
     installs = [shlex.split(run.split("&&")[0]) for run in _dockerfile_runs() if "pip" in run]
     assert [w for w in installs[0] if not w.startswith("/")] == [
-        "install", "--no-deps", "-r", "requirements.lock"]  # fmt: skip
+        "install",
+        "--no-deps",
+        "-r",
+        "requirements.lock",
+    ]
     assert [w for w in installs[1] if not w.startswith("/")] == ["install", "--no-deps", "."]
     assert any("pip check" in run for run in _dockerfile_runs())
     makefile = (ROOT / "Makefile").read_text()

@@ -31,10 +31,16 @@ def header_variants(path: Path, body: bytes) -> list[dict[str, str]]:
     head = body[:2000]
     if b"-->" in head:
         comment = head.split(b"-->", 1)[0]
-        served.update({k.decode().lower(): v.decode("latin-1")
-                       for k, v in _HEADER.findall(comment)})  # fmt: skip
-    return [served, {"content-type": "application/rss+xml"},
-            {"content-type": "text/xml; charset=utf-8"}, {"content-type": "text/xml"}, {}]
+        served.update(
+            {k.decode().lower(): v.decode("latin-1") for k, v in _HEADER.findall(comment)}
+        )
+    return [
+        served,
+        {"content-type": "application/rss+xml"},
+        {"content-type": "text/xml; charset=utf-8"},
+        {"content-type": "text/xml"},
+        {},
+    ]
 
 
 def both(body: bytes, headers: dict[str, str]) -> tuple[ParsedFeed | None, ParsedFeed | None]:
@@ -68,11 +74,17 @@ def test_fast_path_matches_feedparser_on_every_corpus_feed(
             assert fast.entries == slow.entries, name
             assert fast.skipped == slow.skipped, name
             assert (fast.kind, fast.title, fast.ttl, fast.items_seen) == (
-                slow.kind, slow.title, slow.ttl, slow.items_seen), name  # fmt: skip
+                slow.kind,
+                slow.title,
+                slow.ttl,
+                slow.items_seen,
+            ), name
             accepted_files.add(str(path.relative_to(FEEDS)))
     with capsys.disabled():
-        print(f"\nfast path: {len(accepted_files)} of {len(FILES)} corpus files accepted "
-              f"under at least one header set ({compared} parses compared)")  # fmt: skip
+        print(
+            f"\nfast path: {len(accepted_files)} of {len(FILES)} corpus files accepted "
+            f"under at least one header set ({compared} parses compared)"
+        )
     assert len(accepted_files) >= 20
 
 
@@ -102,7 +114,8 @@ def test_the_benchmark_feed_takes_the_fast_path() -> None:
         b"</channel></rs>",  # malformed
         '<?xml version="1.0" encoding="iso-8859-1"?><rss version="2.0"><channel><item>'
         "<title>caf\xe9</title><link>http://e.com/a</link></item></channel></rss>".encode(
-            "latin-1"),  # another encoding
+            "latin-1"
+        ),  # another encoding
     ],
 )
 def test_what_the_fast_path_is_unsure_of_goes_to_feedparser(body: bytes) -> None:

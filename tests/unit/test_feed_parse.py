@@ -43,9 +43,11 @@ def _utf7(text: str) -> bytes:
 
 def _laughs(depth: int) -> str:
     chain = "".join(f'<!ENTITY e{n + 1} "' + f"&e{n};" * 10 + '">' for n in range(depth))
-    return (f'<!DOCTYPE rss [<!ENTITY e0 "xxxxxxxxxx">{chain}]><rss version="2.0"><channel>'
-            f"<title>&e{depth};</title><item><title>t</title><link>https://example.com/a</link>"
-            "</item></channel></rss>")  # fmt: skip
+    return (
+        f'<!DOCTYPE rss [<!ENTITY e0 "xxxxxxxxxx">{chain}]><rss version="2.0"><channel>'
+        f"<title>&e{depth};</title><item><title>t</title><link>https://example.com/a</link>"
+        "</item></channel></rss>"
+    )
 
 
 UTF7_LAUGHS = b'<?xml version="1.0" encoding="UTF-7"?>' + _utf7(_laughs(5))
@@ -76,15 +78,19 @@ def test_entities_hidden_by_an_ascii_incompatible_encoding_are_refused(
 
 def test_a_feed_declaring_a_bogus_encoding_is_still_read() -> None:
     # No parser here reads "x-bogus" (feedparser and lxml fall back), so nothing is hidden.
-    body = (b'<?xml version="1.0" encoding="x-bogus"?><rss version="2.0"><channel><item>'
-            b"<link>https://example.com/a</link></item></channel></rss>")  # fmt: skip
+    body = (
+        b'<?xml version="1.0" encoding="x-bogus"?><rss version="2.0"><channel><item>'
+        b"<link>https://example.com/a</link></item></channel></rss>"
+    )
     feed = parse_feed(body, {"Content-Type": "application/rss+xml"}, URL)
     assert [e.url for e in feed.entries] == ["https://example.com/a"]
 
 
 def test_an_ebcdic_or_utf7_feed_without_entities_is_still_read() -> None:
-    text = ('<rss version="2.0"><channel><title>T</title><item><title>A</title>'
-            "<link>https://example.com/a</link></item></channel></rss>")  # fmt: skip
+    text = (
+        '<rss version="2.0"><channel><title>T</title><item><title>A</title>'
+        "<link>https://example.com/a</link></item></channel></rss>"
+    )
     for body in (
         '<?xml version="1.0" encoding="cp037"?>'.encode("cp037") + text.encode("cp037"),
         b'<?xml version="1.0" encoding="UTF-7"?>' + _utf7(text),
@@ -138,10 +144,17 @@ def test_json_feed() -> None:
                 {"id": "2", "title": "No URL"}]}"""
     feed = parse_feed(body, {"Content-Type": "application/feed+json"}, URL)
     assert feed.kind == "json" and feed.items_seen == 2
-    assert feed.entries == [FeedEntry(
-        url="https://example.com/p/1", title="One", summary="Hi", author="Bo",
-        published_at=datetime(2030, 1, 1, tzinfo=UTC), image_url="https://example.com/1.jpg",
-        content_quality=ContentQuality.STUB)]  # fmt: skip
+    assert feed.entries == [
+        FeedEntry(
+            url="https://example.com/p/1",
+            title="One",
+            summary="Hi",
+            author="Bo",
+            published_at=datetime(2030, 1, 1, tzinfo=UTC),
+            image_url="https://example.com/1.jpg",
+            content_quality=ContentQuality.STUB,
+        )
+    ]
 
 
 @pytest.mark.parametrize("body", [b"", b"<html><body>hi</body></html>", b"{not json", b"[1]"])
@@ -156,10 +169,12 @@ def entry(url: str, title: str = "", published: datetime | None = None) -> FeedE
 
 def test_filters() -> None:
     d = [datetime(2030, 1, day, tzinfo=UTC) for day in range(1, 6)]
-    entries = [entry("https://e.com/news/1", "Budget vote", d[0]),
-               entry("https://e.com/sport/2", "Match", d[1]),
-               entry("https://e.com/news/3", "Sponsored budget", d[2]),
-               entry("https://e.com/news/4", "Budget undated")]  # fmt: skip
+    entries = [
+        entry("https://e.com/news/1", "Budget vote", d[0]),
+        entry("https://e.com/sport/2", "Match", d[1]),
+        entry("https://e.com/news/3", "Sponsored budget", d[2]),
+        entry("https://e.com/news/4", "Budget undated"),
+    ]
     only_news = EntryFilter.from_source({"include": ["/news/"], "exclude_keywords": ["sponsored"]})
     assert [e.url[-1] for e in only_news.apply(entries)] == ["1", "4"]
     keywords = EntryFilter.from_source({"keywords": ["budget"]}, min_published_at=d[1])

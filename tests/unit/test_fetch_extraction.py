@@ -70,9 +70,17 @@ PAGE = """<html lang="de"><head><title>Site | Head</title></head><body>
 
 def test_selectors_win_when_they_yield_enough_text() -> None:
     html = PAGE.format(words=" ".join(f"wort{i}" for i in range(60)))
-    result = extract(html, "http://x.test/a", selectors={
-        "title": "h1.t", "body": "div.c p", "author": ".by", "published": "time",
-        "image": "img.hero"})  # fmt: skip
+    result = extract(
+        html,
+        "http://x.test/a",
+        selectors={
+            "title": "h1.t",
+            "body": "div.c p",
+            "author": ".by",
+            "published": "time",
+            "image": "img.hero",
+        },
+    )
     assert result.extractor == "selectors"
     assert (result.title, result.author, result.image_url) == ("Der Titel", "Max", "/i.png")
     assert result.published_at is not None and result.published_at.year == 2025

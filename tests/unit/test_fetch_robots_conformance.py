@@ -40,10 +40,17 @@ def cases(path: Path) -> list[tuple[bytes, str, str, bool]]:
         robots = _bytes(robots_part)
         for expectation in re.finditer(
             r'testurl:\s*((?:"(?:[^"\\]|\\.)*"\s*)+)useragent:\s*((?:"(?:[^"\\]|\\.)*"\s*)+)'
-            r"expected_outcome:\s*(ALLOWED|DISALLOWED)", rest,
-        ):  # fmt: skip
-            found.append((robots, _string(expectation.group(1)), _string(expectation.group(2)),
-                          expectation.group(3) == "ALLOWED"))  # fmt: skip
+            r"expected_outcome:\s*(ALLOWED|DISALLOWED)",
+            rest,
+        ):
+            found.append(
+                (
+                    robots,
+                    _string(expectation.group(1)),
+                    _string(expectation.group(2)),
+                    expectation.group(3) == "ALLOWED",
+                )
+            )
     return found
 
 
@@ -70,18 +77,24 @@ def test_conformance_vectors() -> None:
             if our_verdict(robots, url, agent) == allowed:
                 passed += 1
             else:
-                failures.append(f"{path.name}: {agent} {url} expected "
-                                f"{'ALLOWED' if allowed else 'DISALLOWED'}")  # fmt: skip
-    print(f"\nrobots.txt conformance: {passed}/{total} expectations pass "
-          f"({len(VECTORS)} vector files)")  # fmt: skip
+                failures.append(
+                    f"{path.name}: {agent} {url} expected {'ALLOWED' if allowed else 'DISALLOWED'}"
+                )
+    print(
+        f"\nrobots.txt conformance: {passed}/{total} expectations pass "
+        f"({len(VECTORS)} vector files)"
+    )
     for failure in failures:
         print("  FAIL", failure)
     assert total > 100
     assert passed / total >= MIN_PASS_RATE
 
 
-@pytest.mark.parametrize("path", sorted(p for p in ROBOTS.rglob("*") if p.is_file()
-                                        and p.suffix != ".textproto"), ids=str)  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in ROBOTS.rglob("*") if p.is_file() and p.suffix != ".textproto"),
+    ids=str,
+)
 def test_every_saved_robots_txt_parses(path: Path) -> None:
     record = interpret(
         "example.com",
@@ -98,8 +111,9 @@ def test_every_saved_robots_txt_parses(path: Path) -> None:
 
 def test_statuses_per_rfc9309() -> None:
     def status(code: int | None) -> RobotsStatus:
-        return interpret("h", token="t", http_status=code, body=b"", error="x",
-                         max_crawl_delay_ms=1).status  # fmt: skip
+        return interpret(
+            "h", token="t", http_status=code, body=b"", error="x", max_crawl_delay_ms=1
+        ).status
 
     assert status(200) is RobotsStatus.OK
     assert status(404) is status(403) is status(410) is RobotsStatus.ALLOW_ALL

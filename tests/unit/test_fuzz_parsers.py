@@ -88,9 +88,16 @@ def near_valid(documents: list[bytes]) -> st.SearchStrategy[bytes]:
 # -- feeds ---------------------------------------------------------------------------
 
 CONTENT_TYPES = st.sampled_from(
-    ("", "application/rss+xml", "text/xml; charset=iso-8859-1", "application/json",
-     "application/feed+json", "text/html; charset=utf-16", "application/xml; charset=bogus")
-)  # fmt: skip
+    (
+        "",
+        "application/rss+xml",
+        "text/xml; charset=iso-8859-1",
+        "application/json",
+        "application/feed+json",
+        "text/html; charset=utf-16",
+        "application/xml; charset=bogus",
+    )
+)
 
 
 @FAST
@@ -162,15 +169,27 @@ ROBOT_URLS = st.one_of(
 
 
 @FAST
-@given(body=near_valid(ROBOTS), status=st.sampled_from((200, 204, 301, 404, 500, 503, None)),
-       url=ROBOT_URLS)  # fmt: skip
-@example(body=b"User-agent: *\nDisallow: /\n" + b"#" * (ROBOTS_MAX_BYTES * 2), status=200,
-         url="http://example.com/")  # fmt: skip
+@given(
+    body=near_valid(ROBOTS),
+    status=st.sampled_from((200, 204, 301, 404, 500, 503, None)),
+    url=ROBOT_URLS,
+)
+@example(
+    body=b"User-agent: *\nDisallow: /\n" + b"#" * (ROBOTS_MAX_BYTES * 2),
+    status=200,
+    url="http://example.com/",
+)
 @example(body=b"<html><body><h1>Oops</h1></body></html>", status=200, url="http://example.com/")
 @example(body=b"User-agent: *\x00\nDisallow: /x\x00\n", status=200, url="http://example.com/x")
 def test_robots_interpret_and_match_never_raise(body: bytes, status: int | None, url: str) -> None:
-    record = interpret("example.com", token="frontier-crawler", http_status=status, body=body,
-                       error=None if status else "timeout", max_crawl_delay_ms=60_000)  # fmt: skip
+    record = interpret(
+        "example.com",
+        token="frontier-crawler",
+        http_status=status,
+        body=body,
+        error=None if status else "timeout",
+        max_crawl_delay_ms=60_000,
+    )
     assert record.robots_txt is None or len(record.robots_txt) <= ROBOTS_MAX_BYTES
     # Stored as PostgreSQL text, which cannot hold NUL (a binary robots.txt crashed the fetcher).
     assert "\x00" not in (record.robots_txt or "")
@@ -196,10 +215,43 @@ def test_robots_parse_of_any_text_never_raises(text: str) -> None:
 # -- URLs ----------------------------------------------------------------------------
 
 URL_PIECES = st.sampled_from(
-    ("http:", "https:", "//", "/", "\\", "..", ".", "%2e", "%", "%zz", "?", "#", "&", "=",
-     "@", ":", "[", "]", "::1", "xn--", "ß", "\uff41", "\u200d", "\x00", "\t", " ", "utm_source",
-     "example.com", "127.0.0.1", "0x7f.1", "65536", "\ud800", "javascript:", "file:")
-)  # fmt: skip
+    (
+        "http:",
+        "https:",
+        "//",
+        "/",
+        "\\",
+        "..",
+        ".",
+        "%2e",
+        "%",
+        "%zz",
+        "?",
+        "#",
+        "&",
+        "=",
+        "@",
+        ":",
+        "[",
+        "]",
+        "::1",
+        "xn--",
+        "ß",
+        "\uff41",
+        "\u200d",
+        "\x00",
+        "\t",
+        " ",
+        "utm_source",
+        "example.com",
+        "127.0.0.1",
+        "0x7f.1",
+        "65536",
+        "\ud800",
+        "javascript:",
+        "file:",
+    )
+)
 URLS = st.one_of(
     st.text(max_size=80),
     st.lists(st.one_of(URL_PIECES, st.text(max_size=4)), max_size=12).map("".join),
@@ -228,10 +280,13 @@ def test_normalize_url_raises_only_invalid_url_and_is_idempotent(
 
 ODD_LINES = (b"x" * (MAX_LINE_BYTES + 1), b'{"url": ', b"\xef\xbb\xbfurl,a\n", b"a\rb\n")
 LINES = st.lists(
-    st.one_of(st.binary(max_size=60), st.text(max_size=60).map(lambda s: s.encode() + b"\n"),
-              st.sampled_from(ODD_LINES)),
+    st.one_of(
+        st.binary(max_size=60),
+        st.text(max_size=60).map(lambda s: s.encode() + b"\n"),
+        st.sampled_from(ODD_LINES),
+    ),
     max_size=20,
-)  # fmt: skip
+)
 
 
 @QUICK
@@ -259,8 +314,19 @@ def test_corpus_is_present() -> None:
 
 # -- feeds in odd encodings (issue 19, item 11) --------------------------------------
 
-ODD_ENCODINGS = ("utf-7", "cp037", "cp500", "cp1140", "cp875", "utf-16-le", "utf-16-be",
-                 "utf-32", "utf-32-le", "utf-8", "iso-8859-1")  # fmt: skip
+ODD_ENCODINGS = (
+    "utf-7",
+    "cp037",
+    "cp500",
+    "cp1140",
+    "cp875",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-32",
+    "utf-32-le",
+    "utf-8",
+    "iso-8859-1",
+)
 
 
 def _encoded(text: str, encoding: str) -> bytes:
@@ -314,17 +380,31 @@ def test_feeds_in_odd_encodings_raise_only_feed_refused(body: bytes, encoding: s
 # -- sources specs: YAML and OPML (issue 19, items 6 and 11) ---------------------------
 
 SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.text(max_size=40),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=40),
     st.sampled_from(["https://a.example/feed", "ftp://x", "x" * 200_000]),
-)  # fmt: skip
+)
 VALUES = st.recursive(
     SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=4),
-                            st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
     max_leaves=40,
-)  # fmt: skip
-SPEC_KEYS = st.sampled_from(["name", "feed_url", "base_url", "priority", "url_filters",
-                             "selectors", "spider_listing_urls", "other"])  # fmt: skip
+)
+SPEC_KEYS = st.sampled_from(
+    [
+        "name",
+        "feed_url",
+        "base_url",
+        "priority",
+        "url_filters",
+        "selectors",
+        "spider_listing_urls",
+        "other",
+    ]
+)
 YAML_INJECTIONS = (
     b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n",
     b"sources: *b\n",

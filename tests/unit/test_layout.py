@@ -104,6 +104,7 @@ def test_a_command_loads_only_what_it_drives() -> None:
         "print(sorted(m for m in ('scrapy', 'uvicorn', 'fetcher', 'spider', 'poller')"
         " if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=ROOT)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert done.stdout.strip() == "[]"

@@ -15,9 +15,16 @@ from frontier.settings import Settings
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("300", 300.0), ("45s", 45.0), ("5m", 300.0), ("1h", 3600.0), ("1.5h", 5400.0),
-     ("2d", 172_800.0), (" 10m ", 600.0)],
-)  # fmt: skip
+    [
+        ("300", 300.0),
+        ("45s", 45.0),
+        ("5m", 300.0),
+        ("1h", 3600.0),
+        ("1.5h", 5400.0),
+        ("2d", 172_800.0),
+        (" 10m ", 600.0),
+    ],
+)
 def test_every_takes_seconds_or_a_unit(text: str, seconds: float) -> None:
     assert parse_every(text) == seconds
 

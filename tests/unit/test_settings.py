@@ -62,9 +62,14 @@ def test_a_bad_dsn_is_refused_at_load_without_echoing_it(
 
 @pytest.mark.parametrize(
     "dsn",
-    ["postgresql://u:p@db.example:5432/x", "postgres://db.example/x?port=6432",
-     "postgresql://u@[::1]/x", "postgresql://u@h1:5432,h2:5433/x", "postgresql:///x"],
-)  # fmt: skip
+    [
+        "postgresql://u:p@db.example:5432/x",
+        "postgres://db.example/x?port=6432",
+        "postgresql://u@[::1]/x",
+        "postgresql://u@h1:5432,h2:5433/x",
+        "postgresql:///x",
+    ],
+)
 def test_good_dsns_load(monkeypatch: pytest.MonkeyPatch, dsn: str) -> None:
     monkeypatch.setenv("FRONTIER_DATABASE_URL", dsn)
     assert Settings.load(_env_file=None).database_url == dsn

@@ -34,10 +34,14 @@ def test_urlset_with_news_and_image_extensions() -> None:
 
 def test_gzip_and_plain_text() -> None:
     assert [u.loc for u in parse_sitemap(gzip.compress(URLSET)).urls] == [
-        "https://e.com/a", "https://e.com/b"]  # fmt: skip
+        "https://e.com/a",
+        "https://e.com/b",
+    ]
     text = parse_sitemap(b"\xef\xbb\xbfhttps://e.com/1\n\nnot a url\nhttps://e.com/2\n")
-    assert text.kind == "text" and [u.loc for u in text.urls] == ["https://e.com/1",
-                                                                 "https://e.com/2"]  # fmt: skip
+    assert text.kind == "text" and [u.loc for u in text.urls] == [
+        "https://e.com/1",
+        "https://e.com/2",
+    ]
 
 
 def test_gzip_bomb_stops_at_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,23 +53,34 @@ def test_gzip_bomb_stops_at_the_byte_limit(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_url_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sitemap_parse, "MAX_URLS", 3)
-    body = b"<urlset>" + b"".join(b"<url><loc>https://e.com/%d</loc></url>" % i
-                                  for i in range(10)) + b"</urlset>"  # fmt: skip
+    body = (
+        b"<urlset>"
+        + b"".join(b"<url><loc>https://e.com/%d</loc></url>" % i for i in range(10))
+        + b"</urlset>"
+    )
     sitemap = parse_sitemap(body)
     assert sitemap.truncated and len(sitemap.urls) == 3
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b"\x1f\x8b\x08\x00garbage", "corrupt gzip"),
-    (b"", "empty"),
-    (b"<feed><entry/></feed>", "not a sitemap"),
-    (b'<!DOCTYPE x [<!ENTITY a "aaaa">]><urlset><url><loc>&a;</loc></url></urlset>',
-     "declares XML entities"),
-    (b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><urlset/>', "declares XML"),
-    # Issue 19, item 11: UTF-7 spells `<` as `+ADw-`, hiding the declaration from a byte search
-    (b'<?xml version="1.0" encoding="UTF-7"?><!DOCTYPE x [+ADw-!ENTITY a "aaaa">]>'
-     b"<urlset><url><loc>https://e.com/&a;</loc></url></urlset>", "declares XML entities"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b"\x1f\x8b\x08\x00garbage", "corrupt gzip"),
+        (b"", "empty"),
+        (b"<feed><entry/></feed>", "not a sitemap"),
+        (
+            b'<!DOCTYPE x [<!ENTITY a "aaaa">]><urlset><url><loc>&a;</loc></url></urlset>',
+            "declares XML entities",
+        ),
+        (b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><urlset/>', "declares XML"),
+        # Issue 19, item 11: UTF-7 spells `<` as `+ADw-`, hiding the declaration from a byte search
+        (
+            b'<?xml version="1.0" encoding="UTF-7"?><!DOCTYPE x [+ADw-!ENTITY a "aaaa">]>'
+            b"<urlset><url><loc>https://e.com/&a;</loc></url></urlset>",
+            "declares XML entities",
+        ),
+    ],
+)
 def test_unusable_sitemaps_are_refused_clearly(body: bytes, reason: str) -> None:
     with pytest.raises(SitemapRefused, match=reason):
         parse_sitemap(body)

@@ -16,11 +16,24 @@ def samples(**overrides: Any) -> list[dict[str, Any]]:
     for t in range(0, int(SECONDS) + 1, 10):
         row: dict[str, Any] = {"t_s": float(t)}
         for name in PROCESSES:
-            row.update({f"{name}_rss_mib": 120.0, f"{name}_other_fds": 14, "conns_total": 24,
-                        f"{name}_site_sockets": 800, f"{name}_conns": 6})  # fmt: skip
+            row.update(
+                {
+                    f"{name}_rss_mib": 120.0,
+                    f"{name}_other_fds": 14,
+                    "conns_total": 24,
+                    f"{name}_site_sockets": 800,
+                    f"{name}_conns": 6,
+                }
+            )
         for table in TABLES:
-            row.update({f"{table}_dead": 1_000 + (t % 60) * 20, f"{table}_live": 1_000_000,
-                        f"{table}_autovacuums": t // 10, f"{table}_mib": 200.0})  # fmt: skip
+            row.update(
+                {
+                    f"{table}_dead": 1_000 + (t % 60) * 20,
+                    f"{table}_live": 1_000_000,
+                    f"{table}_autovacuums": t // 10,
+                    f"{table}_mib": 200.0,
+                }
+            )
         for column, value in overrides.items():
             row[column] = value(t)
         out.append(row)
@@ -29,8 +42,18 @@ def samples(**overrides: Any) -> list[dict[str, Any]]:
 
 def test_quarters_split_the_run_and_the_last_keeps_the_final_sample() -> None:
     rows = samples()
-    assert [r["t_s"] for r in quarter(rows, SECONDS, 2)] == [100, 110, 120, 130, 140, 150, 160,
-                                                             170, 180, 190]  # fmt: skip
+    assert [r["t_s"] for r in quarter(rows, SECONDS, 2)] == [
+        100,
+        110,
+        120,
+        130,
+        140,
+        150,
+        160,
+        170,
+        180,
+        190,
+    ]
     assert quarter(rows, SECONDS, 4)[-1]["t_s"] == SECONDS
 
 

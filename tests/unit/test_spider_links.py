@@ -32,21 +32,34 @@ CLASSIFIER = LinkClassifier(
 @pytest.mark.parametrize(
     ("href", "kind", "url"),
     [
-        ("/2024/05/a-story?utm_source=x#c", LinkKind.ARTICLE, "http://news.example/2024/05/a-story"),
+        (
+            "/2024/05/a-story?utm_source=x#c",
+            LinkKind.ARTICLE,
+            "http://news.example/2024/05/a-story",
+        ),
         ("/world/", LinkKind.LISTING, "http://news.example/world"),
         ("http://www.news.example/page/2", LinkKind.LISTING, "http://www.news.example/page/2"),
-        ("http://sport.news.example/2024/01/x", LinkKind.ARTICLE,
-         "http://sport.news.example/2024/01/x"),
-        ("https://www.partner.example/story/1", LinkKind.KNOWN_SOURCE,
-         "https://www.partner.example/story/1"),
+        (
+            "http://sport.news.example/2024/01/x",
+            LinkKind.ARTICLE,
+            "http://sport.news.example/2024/01/x",
+        ),
+        (
+            "https://www.partner.example/story/1",
+            LinkKind.KNOWN_SOURCE,
+            "https://www.partner.example/story/1",
+        ),
         ("https://partner.example/about", LinkKind.EXTERNAL, "https://partner.example/about"),
-        ("https://elsewhere.example/2024/05/x", LinkKind.EXTERNAL,
-         "https://elsewhere.example/2024/05/x"),
+        (
+            "https://elsewhere.example/2024/05/x",
+            LinkKind.EXTERNAL,
+            "https://elsewhere.example/2024/05/x",
+        ),
         ("/img/logo.PNG", LinkKind.IGNORED, "http://news.example/img/logo.PNG"),
         ("mailto:desk@news.example", LinkKind.IGNORED, "mailto:desk@news.example"),
         ("javascript:void(0)", LinkKind.IGNORED, "javascript:void(0)"),
     ],
-)  # fmt: skip
+)
 def test_classify(href: str, kind: LinkKind, url: str) -> None:
     link = CLASSIFIER.classify(href, "http://news.example/")
     assert (link.kind, link.url) == (kind, url)
@@ -105,8 +118,9 @@ def test_a_hostile_link_costs_linear_time() -> None:
         "    assert looks_like_article('http://a.example/' + 'a-' * 5000 + end) in (True, False)\n"
         "print('done')\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert done.stdout.strip() == "done"
 
 
@@ -118,10 +132,15 @@ def test_bad_pattern_is_a_config_error_naming_the_source() -> None:
 def test_unchanged_pages_are_skipped_for_as_long_as_they_stayed_unchanged() -> None:
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     plan = CrawlPlan(
-        source_name="s", source_id=uuid4(), source=SourceRef(None), start_urls=("http://a/",),
-        classifier=CLASSIFIER, limits=CrawlLimits(10, 2, timedelta(hours=24)), delay_ms=0,
+        source_name="s",
+        source_id=uuid4(),
+        source=SourceRef(None),
+        start_urls=("http://a/",),
+        classifier=CLASSIFIER,
+        limits=CrawlLimits(10, 2, timedelta(hours=24)),
+        delay_ms=0,
         fetchprotection=2,
-    )  # fmt: skip
+    )
 
     def state(changed_hours_before_check: float) -> PageState:
         changed = t0 - timedelta(hours=changed_hours_before_check)

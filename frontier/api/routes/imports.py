@@ -30,20 +30,25 @@ PATH = "/api/v1/import"
 _BODY_DOC: dict[str, Any] = {
     "requestBody": {
         "required": True,
-        "description": "JSON `{\"source\": NAME, \"urls\": [...]}` (\"source\" before "
-        "\"urls\"), NDJSON (application/x-ndjson: one {\"url\": ...} or JSON string per "
+        "description": 'JSON `{"source": NAME, "urls": [...]}` ("source" before '
+        '"urls"), NDJSON (application/x-ndjson: one {"url": ...} or JSON string per '
         "line) or plain text (one URL per line). Streamed: any size up to "
         "FRONTIER_API_IMPORT_MAX_BYTES.",
         "content": {
-            "application/json": {"schema": {
-                "type": "object", "required": ["urls"],
-                "properties": {"source": {"type": "string"},
-                               "urls": {"type": "array", "items": {"type": "string"}}},
-            }},
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "required": ["urls"],
+                    "properties": {
+                        "source": {"type": "string"},
+                        "urls": {"type": "array", "items": {"type": "string"}},
+                    },
+                }
+            },
             "text/plain": {"schema": {"type": "string"}},
         },
     }
-}  # fmt: skip
+}
 
 
 @router.post(
@@ -65,8 +70,9 @@ async def import_urls(
     limit = context.settings.api_import_max_bytes
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > limit:
-        raise RequestTooLarge(f"request body of {length} bytes is over {limit} bytes "
-                           "(FRONTIER_API_IMPORT_MAX_BYTES)")  # fmt: skip
+        raise RequestTooLarge(
+            f"request body of {length} bytes is over {limit} bytes (FRONTIER_API_IMPORT_MAX_BYTES)"
+        )
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     body = LimitedBody(request.stream(), limit)
     json_body: JsonBody | None = None
@@ -105,9 +111,11 @@ async def import_urls(
         await submit_batches(queue, batches, resolve, summary)
     except ApiError as exc:
         if summary.accepted or summary.duplicate or summary.rejected:
-            exc.message += (f" (already imported before the error: accepted "
-                            f"{summary.accepted}, duplicate {summary.duplicate}, "
-                            f"rejected {summary.rejected})")  # fmt: skip
+            exc.message += (
+                f" (already imported before the error: accepted "
+                f"{summary.accepted}, duplicate {summary.duplicate}, "
+                f"rejected {summary.rejected})"
+            )
         raise
     late = json_body.source_after_urls if json_body is not None else None
     if late is not None and used and late != used[0]:

@@ -41,9 +41,11 @@ async def list_sources(request: Request) -> list[dict[str, Any]]:
 
 
 @router.get(
-    "/{source_id}", response_model=SourceOut, responses=_ERRORS,
+    "/{source_id}",
+    response_model=SourceOut,
+    responses=_ERRORS,
     dependencies=[Depends(require_read)],
-)  # fmt: skip
+)
 async def get_source(request: Request, source_id: UUID) -> dict[str, Any]:
     repository = SourceRepository(context_of(request).db)
     return (await _shown(repository, [await repository.get_by_id(source_id)]))[0]
@@ -54,17 +56,20 @@ def _json_body(model: type[BaseModel]) -> dict[str, Any]:
     that the token is checked before the body is read; `frontier.api.app` adds the model's
     schema to the components."""
     schema = {"$ref": f"#/components/schemas/{model.__name__}"}
-    return {"requestBody": {"required": True,
-                            "content": {"application/json": {"schema": schema}}}}  # fmt: skip
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
 
 
 BODY_MODELS = (SourceConfig, SourcePatch)  # schemas the routes below refer to
 
 
 @router.post(
-    "", response_model=SourceOut, status_code=201, responses=_ERRORS,
-    dependencies=[Depends(require_write)], openapi_extra=_json_body(SourceConfig),
-)  # fmt: skip
+    "",
+    response_model=SourceOut,
+    status_code=201,
+    responses=_ERRORS,
+    dependencies=[Depends(require_write)],
+    openapi_extra=_json_body(SourceConfig),
+)
 async def create_source(request: Request) -> dict[str, Any]:
     body = await read_model(request, SourceConfig)
     repository = SourceRepository(context_of(request).db)
@@ -72,9 +77,12 @@ async def create_source(request: Request) -> dict[str, Any]:
 
 
 @router.patch(
-    "/{source_id}", response_model=SourceOut, responses=_ERRORS,
-    dependencies=[Depends(require_write)], openapi_extra=_json_body(SourcePatch),
-)  # fmt: skip
+    "/{source_id}",
+    response_model=SourceOut,
+    responses=_ERRORS,
+    dependencies=[Depends(require_write)],
+    openapi_extra=_json_body(SourcePatch),
+)
 async def update_source(request: Request, source_id: UUID) -> dict[str, Any]:
     body = await read_model(request, SourcePatch)
     repository = SourceRepository(context_of(request).db)
@@ -122,9 +130,12 @@ async def fire_source(
         )
     try:
         result = await context.fire(
-            context.settings, context.db, source_id, dry_run=dry_run,
+            context.settings,
+            context.db,
+            source_id,
+            dry_run=dry_run,
             client=await context.http_client(),
-        )  # fmt: skip
+        )
     except RetryLater as exc:  # the poller's FireRateLimited (and SourceBusy, a poll holds it)
         wait = max(1, math.ceil(exc.retry_after_s))
         raise RateLimited(str(exc), headers={"Retry-After": str(wait)}) from None

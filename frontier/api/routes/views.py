@@ -31,9 +31,12 @@ async def healthz(request: Request) -> dict[str, str]:
 
 
 @router.get(
-    "/api/v1/stats", response_model=Stats, responses=_ERRORS, tags=["views"],
+    "/api/v1/stats",
+    response_model=Stats,
+    responses=_ERRORS,
+    tags=["views"],
     dependencies=[Depends(require_read)],
-)  # fmt: skip
+)
 async def stats(request: Request) -> dict[str, Any]:
     """Totals by status, origin, source and host; due now; throughput over the last hour."""
     repository = StatsRepository(context_of(request).db)
@@ -56,9 +59,12 @@ def _host(value: str) -> str:
 
 
 @router.get(
-    "/api/v1/frontier", response_model=FrontierPage, responses=_ERRORS, tags=["views"],
+    "/api/v1/frontier",
+    response_model=FrontierPage,
+    responses=_ERRORS,
+    tags=["views"],
     dependencies=[Depends(require_read)],
-)  # fmt: skip
+)
 async def frontier_rows(
     request: Request,
     status: Annotated[UrlStatus | None, Query(description="Only URLs in this status.")] = None,
@@ -93,9 +99,12 @@ async def frontier_rows(
 
 
 @router.get(
-    "/api/v1/fetch-log", response_model=FetchLogPage, responses=_ERRORS, tags=["views"],
+    "/api/v1/fetch-log",
+    response_model=FetchLogPage,
+    responses=_ERRORS,
+    tags=["views"],
     dependencies=[Depends(require_read)],
-)  # fmt: skip
+)
 async def fetch_log(
     request: Request,
     kind: Annotated[FetchKind | None, Query()] = None,
@@ -113,9 +122,12 @@ async def fetch_log(
 
 
 @router.get(
-    "/metrics", response_class=Response, tags=["views"], dependencies=[Depends(require_read)],
+    "/metrics",
+    response_class=Response,
+    tags=["views"],
+    dependencies=[Depends(require_read)],
     responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
-)  # fmt: skip
+)
 async def metrics(request: Request) -> Response:
     """Prometheus metrics: claims, fetches and polls by outcome, URLs submitted by origin,
     queue depth by status, sink errors."""

@@ -67,9 +67,7 @@ def reset_home(home: Path) -> None:
     except (OSError, ValueError):
         pid = 0
     if pid and _running(pid):
-        raise DemoBusy(
-            f"another demo is running on {pgdata} (PostgreSQL pid {pid}): stop it first"
-        )
+        raise DemoBusy(f"another demo is running on {pgdata} (PostgreSQL pid {pid}): stop it first")
     shutil.rmtree(pgdata, ignore_errors=True)
 
 

@@ -57,60 +57,87 @@ class Built:
 
 
 def _articles(specs: list[tuple[str, str, str, str]], now: datetime) -> list[Article]:
-    return [make_article(slug, title, topic, author, age_hours=3 + 5 * i, now=now)
-            for i, (slug, title, topic, author) in enumerate(specs)]  # fmt: skip
+    return [
+        make_article(slug, title, topic, author, age_hours=3 + 5 * i, now=now)
+        for i, (slug, title, topic, author) in enumerate(specs)
+    ]
 
 
 GAZETTE = [
-    ("new-breakwater-approved", "Council approves the new breakwater", "breakwater",
-     "Ada Fenwick"),
-    ("fish-market-reopens", "The fish market reopens after renovation", "fish market",
-     "Tom Hale"),
-    ("ferry-timetable-changes", "Winter ferry timetable changes", "ferry timetable",
-     "Ada Fenwick"),
+    ("new-breakwater-approved", "Council approves the new breakwater", "breakwater", "Ada Fenwick"),
+    ("fish-market-reopens", "The fish market reopens after renovation", "fish market", "Tom Hale"),
+    ("ferry-timetable-changes", "Winter ferry timetable changes", "ferry timetable", "Ada Fenwick"),
     ("school-roof-repairs", "School roof repairs finish early", "school roof", "Mina Ortiz"),
     ("regatta-returns", "The summer regatta returns", "regatta", "Tom Hale"),
-    ("library-extends-hours", "Library extends its opening hours", "library hours",
-     "Mina Ortiz"),
-]  # fmt: skip
+    ("library-extends-hours", "Library extends its opening hours", "library hours", "Mina Ortiz"),
+]
 
 
 def gazette(origin: str, now: datetime) -> Built:
     """RSS, with a robots-blocked item, a redirected item and a missing one."""
     articles = _articles(GAZETTE, now)
-    members = make_article("harbour-budget-briefing", "Members' briefing on the harbour budget",
-                           "harbour budget", "Ada Fenwick", 2, now=now)  # fmt: skip
+    members = make_article(
+        "harbour-budget-briefing",
+        "Members' briefing on the harbour budget",
+        "harbour budget",
+        "Ada Fenwick",
+        2,
+        now=now,
+    )
     pages = {f"/news/{a.slug}": Page(article_page("Harbour Gazette", a)) for a in articles}
     pages[f"/members/{members.slug}"] = Page(article_page("Harbour Gazette", members))
     # The feed still links the timetable story's old address, which now redirects.
     moved = "/news/ferry-timetable-changes-2024"
     pages[moved] = Page(status=301, location=f"{origin}/news/ferry-timetable-changes")
-    items = [(f"{origin}/news/{a.slug}", a) for a in articles
-             if a.slug != "ferry-timetable-changes"]  # fmt: skip
+    items = [
+        (f"{origin}/news/{a.slug}", a) for a in articles if a.slug != "ferry-timetable-changes"
+    ]
     timetable = next(a for a in articles if a.slug == "ferry-timetable-changes")
-    withdrawn = make_article("lighthouse-restoration-postponed", "Lighthouse restoration "
-                             "postponed", "lighthouse", "Tom Hale", 30, now=now)  # fmt: skip
-    items += [(f"{origin}{moved}", timetable), (f"{origin}/members/{members.slug}", members),
-              (f"{origin}/news/{withdrawn.slug}", withdrawn)]  # fmt: skip (the last is a 404)
-    pages["/feed.xml"] = Page(rss("Harbour Gazette", f"{origin}/", items),
-                              "application/rss+xml; charset=utf-8")  # fmt: skip
+    withdrawn = make_article(
+        "lighthouse-restoration-postponed",
+        "Lighthouse restoration postponed",
+        "lighthouse",
+        "Tom Hale",
+        30,
+        now=now,
+    )
+    items += [
+        (f"{origin}{moved}", timetable),
+        (f"{origin}/members/{members.slug}", members),
+        (f"{origin}/news/{withdrawn.slug}", withdrawn),
+    ]  # the last is a 404
+    pages["/feed.xml"] = Page(
+        rss("Harbour Gazette", f"{origin}/", items), "application/rss+xml; charset=utf-8"
+    )
     pages["/robots.txt"] = Page(robots(["/members/"]), "text/plain; charset=utf-8")
-    pages["/"] = Page(listing_page("Harbour Gazette", "Latest news",
-                                   [(f"/news/{a.slug}", a.title) for a in articles]))  # fmt: skip
-    source = {"name": "demo: Harbour Gazette", "feed_url": f"{origin}/feed.xml",
-              "base_url": f"{origin}/", "priority": 6, "rate_limit_ms": RATE_LIMIT_MS,
-              "feed_poll_interval_minutes": 5}  # fmt: skip
+    pages["/"] = Page(
+        listing_page(
+            "Harbour Gazette", "Latest news", [(f"/news/{a.slug}", a.title) for a in articles]
+        )
+    )
+    source = {
+        "name": "demo: Harbour Gazette",
+        "feed_url": f"{origin}/feed.xml",
+        "base_url": f"{origin}/",
+        "priority": 6,
+        "rate_limit_ms": RATE_LIMIT_MS,
+        "feed_poll_interval_minutes": 5,
+    }
     return Built(pages, source)
 
 
 LANTERN = [
-    ("why-we-moved-to-postgres", "Why we moved our queue to PostgreSQL", "queue migration",
-     "Iris Chen"),
+    (
+        "why-we-moved-to-postgres",
+        "Why we moved our queue to PostgreSQL",
+        "queue migration",
+        "Iris Chen",
+    ),
     ("polite-crawling", "Notes on polite crawling", "crawler politeness", "Iris Chen"),
     ("feeds-are-not-dead", "Feeds are not dead", "feed reader", "Sam Okafor"),
     ("sitemaps-in-practice", "Sitemaps in practice", "sitemap", "Sam Okafor"),
     ("on-call-diary", "An on-call diary", "on-call rota", "Iris Chen"),
-]  # fmt: skip
+]
 
 
 def lantern(origin: str, now: datetime, syndicated: tuple[str, str] | None) -> Built:
@@ -125,13 +152,23 @@ def lantern(origin: str, now: datetime, syndicated: tuple[str, str] | None) -> B
         copy = next(a for a in _articles(GAZETTE, now) if a.slug == slug)
         items.append((f"{origin}/posts/syndicated-{slug}", copy))
     feed_url = f"{origin}/atom.xml"
-    pages["/atom.xml"] = Page(atom("Lantern Tech Blog", f"{origin}/", feed_url, items),
-                              "application/atom+xml; charset=utf-8")  # fmt: skip
+    pages["/atom.xml"] = Page(
+        atom("Lantern Tech Blog", f"{origin}/", feed_url, items),
+        "application/atom+xml; charset=utf-8",
+    )
     pages["/robots.txt"] = Page(robots([]), "text/plain; charset=utf-8")
-    pages["/"] = Page(listing_page("Lantern Tech Blog", "Posts",
-                                   [(f"/posts/{a.slug}", a.title) for a in articles]))  # fmt: skip
-    source = {"name": "demo: Lantern Tech Blog", "feed_url": feed_url, "priority": 5,
-              "rate_limit_ms": RATE_LIMIT_MS, "feed_poll_interval_minutes": 5}  # fmt: skip
+    pages["/"] = Page(
+        listing_page(
+            "Lantern Tech Blog", "Posts", [(f"/posts/{a.slug}", a.title) for a in articles]
+        )
+    )
+    source = {
+        "name": "demo: Lantern Tech Blog",
+        "feed_url": feed_url,
+        "priority": 5,
+        "rate_limit_ms": RATE_LIMIT_MS,
+        "feed_poll_interval_minutes": 5,
+    }
     return Built(pages, source)
 
 
@@ -142,7 +179,7 @@ COURIER = [
     ("flood-defences", "Flood defences tested", "flood defence", "Ben Castle"),
     ("farmers-market", "Farmers' market moves to the square", "farmers' market", "Ruth Ames"),
     ("choir-competition", "Village choir wins competition", "choir", "Ben Castle"),
-]  # fmt: skip
+]
 
 
 def courier(origin: str, now: datetime) -> Built:
@@ -152,8 +189,12 @@ def courier(origin: str, now: datetime) -> Built:
     entries = [(f"{origin}/stories/{a.slug}", a.published) for a in articles]
     pages["/sitemap.xml"] = Page(sitemap(entries), "application/xml; charset=utf-8")
     pages["/robots.txt"] = Page(robots([], f"{origin}/sitemap.xml"), "text/plain; charset=utf-8")
-    source = {"name": "demo: Valley Courier", "sitemap_url": f"{origin}/sitemap.xml",
-              "priority": 5, "rate_limit_ms": RATE_LIMIT_MS}  # fmt: skip
+    source = {
+        "name": "demo: Valley Courier",
+        "sitemap_url": f"{origin}/sitemap.xml",
+        "priority": 5,
+        "rate_limit_ms": RATE_LIMIT_MS,
+    }
     return Built(pages, source)
 
 
@@ -165,7 +206,7 @@ MEADOW = [
     ("pond-dipping", "Pond dipping with the school", "pond", "Lena Park"),
     ("compost-trial", "Our compost trial", "compost", "Olu Grant"),
     ("apple-day", "Apple day at the orchard", "apple day", "Lena Park"),
-]  # fmt: skip
+]
 
 
 def meadow(origin: str, now: datetime) -> Built:
@@ -173,20 +214,30 @@ def meadow(origin: str, now: datetime) -> Built:
     articles = _articles(MEADOW, now)
     pages = {f"/notes/{a.slug}": Page(article_page("Meadow Notes", a)) for a in articles}
     recent, older = articles[:4], articles[4:]
-    draft = make_article("draft-winter-plans", "Draft: winter plans", "winter plan",
-                         "Lena Park", 1, now=now)  # fmt: skip
+    draft = make_article(
+        "draft-winter-plans", "Draft: winter plans", "winter plan", "Lena Park", 1, now=now
+    )
     pages[f"/drafts/{draft.slug}"] = Page(article_page("Meadow Notes", draft))
     home_links = [(f"/notes/{a.slug}", a.title) for a in recent]
-    home_links += [("/archive", "Older notes"), ("/about", "About these notes"),
-                   (f"/drafts/{draft.slug}", draft.title)]  # fmt: skip
+    home_links += [
+        ("/archive", "Older notes"),
+        ("/about", "About these notes"),
+        (f"/drafts/{draft.slug}", draft.title),
+    ]
     pages["/"] = Page(listing_page("Meadow Notes", "Meadow Notes", home_links))
-    pages["/archive"] = Page(listing_page("Meadow Notes", "Archive",
-                                          [(f"/notes/{a.slug}", a.title) for a in older]))
+    pages["/archive"] = Page(
+        listing_page("Meadow Notes", "Archive", [(f"/notes/{a.slug}", a.title) for a in older])
+    )
     pages["/about"] = Page(listing_page("Meadow Notes", "About", [("/", "Back home")]))
     pages["/robots.txt"] = Page(robots(["/drafts/"]), "text/plain; charset=utf-8")
-    source = {"name": "demo: Meadow Notes", "base_url": f"{origin}/", "ingestion_mode": "spider",
-              "article_url_patterns": [r"/notes/[a-z0-9-]+$"], "priority": 4,
-              "rate_limit_ms": RATE_LIMIT_MS}  # fmt: skip
+    source = {
+        "name": "demo: Meadow Notes",
+        "base_url": f"{origin}/",
+        "ingestion_mode": "spider",
+        "article_url_patterns": [r"/notes/[a-z0-9-]+$"],
+        "priority": 4,
+        "rate_limit_ms": RATE_LIMIT_MS,
+    }
     return Built(pages, source)
 
 
@@ -212,9 +263,13 @@ class DemoSite:
         if page is None:
             return web.Response(status=404, text="not found on this demo site")
         headers = {"Location": page.location} if page.location else None
-        return web.Response(status=page.status, body=page.body.encode(), headers=headers,
-                            content_type=page.content_type.split(";")[0],
-                            charset="utf-8" if page.body else None)  # fmt: skip
+        return web.Response(
+            status=page.status,
+            body=page.body.encode(),
+            headers=headers,
+            content_type=page.content_type.split(";")[0],
+            charset="utf-8" if page.body else None,
+        )
 
     async def start(self) -> None:
         app = web.Application()
@@ -238,9 +293,11 @@ class DemoSite:
 
 
 SITES: tuple[tuple[str, str], ...] = (
-    ("gazette", "127.0.0.2"), ("lantern", "127.0.0.3"), ("courier", "127.0.0.4"),
+    ("gazette", "127.0.0.2"),
+    ("lantern", "127.0.0.3"),
+    ("courier", "127.0.0.4"),
     ("meadow", "127.0.0.5"),
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -277,10 +334,11 @@ class DemoSites:
 
 def build(origins: Mapping[str, str], now: datetime) -> dict[str, Built]:
     """Every site's pages and source, given each site's origin."""
-    built = {"gazette": gazette(origins["gazette"], now),
-             "courier": courier(origins["courier"], now),
-             "meadow": meadow(origins["meadow"], now)}  # fmt: skip
+    built = {
+        "gazette": gazette(origins["gazette"], now),
+        "courier": courier(origins["courier"], now),
+        "meadow": meadow(origins["meadow"], now),
+    }
     syndicated = built["gazette"].pages["/news/regatta-returns"].body
     built["lantern"] = lantern(origins["lantern"], now, (syndicated, "regatta-returns"))
     return built
-
