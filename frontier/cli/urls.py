@@ -11,6 +11,7 @@ from typing import Any, Optional
 import typer
 
 from frontier.cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
+from frontier.cli.terminal import printable
 from frontier.db import Database
 from frontier.imports import (
     ImportFormat,
@@ -82,7 +83,7 @@ def _run_import(
             f"rejected {summary.rejected}"
         )
         for error in summary.errors[:50]:
-            typer.echo(f"  line {error['line']}: {error['reason']}", err=True)
+            typer.echo(f"  line {error['line']}: {printable(error['reason'])}", err=True)
         if summary.rejected > 50:
             typer.echo(f"  ... and {summary.rejected - 50} more rejected lines", err=True)
     if summary.rejected:
