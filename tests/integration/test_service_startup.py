@@ -136,10 +136,12 @@ async def test_spider_every_is_a_service_that_sigterm_stops_with_exit_0(
 def test_every_needs_due(fresh_dsn: str) -> None:
     from typer.testing import CliRunner
 
-    from frontier.cli import app
+    from frontier.cli import load_commands
 
     result = CliRunner().invoke(
-        app, ["spider", "some-source", "--every", "5m"], env={"FRONTIER_DATABASE_URL": fresh_dsn}
+        load_commands(),
+        ["spider", "some-source", "--every", "5m"],
+        env={"FRONTIER_DATABASE_URL": fresh_dsn},
     )
     assert result.exit_code == 2
     assert "--every needs --due" in result.output
