@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -42,6 +43,7 @@ from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnava
 from frontier.sinks.duplicates import DuplicateContent
 
 log = logging.getLogger(__name__)
+RECENT_CONTENT = 100_000  # content hashes this process remembers storing (about 15 MB)
 
 
 class BatchPipeline:
@@ -67,6 +69,10 @@ class BatchPipeline:
         self.robots = robots
         self.politeness = politeness
         self.sink_backoff = sink_backoff
+        # content_hash -> the URL this process stored it under, newest last. The database
+        # check below sees only completed URLs; two batches in flight at once with the same
+        # body would both pass it. Bounded: older ones are completed and found there.
+        self._recent: OrderedDict[str, str] = OrderedDict()
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -223,8 +229,18 @@ class BatchPipeline:
             if digest in seen:
                 _duplicate(page, seen[digest])
                 continue
+            earlier = self._recent.get(digest)
+            if earlier is not None and earlier != page.claim.url:
+                _duplicate(page, earlier)  # stored by a batch still in flight, or just done
+                continue
             seen[digest] = page.claim.url
             pairs.append((page.claim.url_hash, digest))
+        # Claimed before the first await, so a concurrent batch sees them.
+        for digest, url in seen.items():
+            self._recent[digest] = url
+            self._recent.move_to_end(digest)
+        while len(self._recent) > RECENT_CONTENT:
+            self._recent.popitem(last=False)
         originals = await self.duplicates.indexed_elsewhere(pairs)
         for page in pages:
             if page.document is not None and page.claim.url_hash in originals:

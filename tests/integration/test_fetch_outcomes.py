@@ -3,6 +3,7 @@ queue, the safe client, extraction and the PostgreSQL sink."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import pytest
@@ -294,4 +295,25 @@ async def test_a_completion_refused_after_the_lease_was_lost_is_not_logged(
     assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
     rows = await db.fetch("SELECT outcome FROM fetch_log WHERE kind = 'page'")
     assert [r["outcome"] for r in rows] == ["ok"]
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
+
+
+async def test_the_same_body_in_two_batches_at_once_is_stored_once(
+    db: Database, local_site: LocalSite
+) -> None:
+    """Two batches in flight together (as the claim loop runs them): the database check sees
+    only completed URLs, so the process remembers what it stores."""
+    page = article("Twin at once")
+    local_site.serve("/first", page)
+    local_site.serve("/second", page)
+    await submit(db, local_site.url("/first"), local_site.url("/second"))
+    async with fetcher_for(db) as fetcher:
+        first, second = await fetcher.claim(1), await fetcher.claim(1)
+        assert len(first) == len(second) == 1
+        await asyncio.gather(fetcher.process(first), fetcher.process(second))
+    rows = [await frontier_row(db, local_site.url(p)) for p in ("/first", "/second")]
+    assert sorted((r["status"], r["dead_reason"]) for r in rows) == [
+        ("dead", "duplicate_content"),
+        ("fetched", None),
+    ]
     assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
