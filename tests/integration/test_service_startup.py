@@ -9,8 +9,7 @@ import asyncio
 import os
 import signal
 import sys
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -21,24 +20,12 @@ from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
 from poller.service import poll_forever
+from tests.conditions import wait_until
 from tests.local_site import LocalSite
 from tests.processes import REPO, free_port
 
 WARNING = "FRONTIER_USER_AGENT is the default"
 DEADLINE_S = 60.0
-
-
-async def eventually(condition: Callable[[], object], what: str) -> None:
-    """Wait until `condition()` (sync or async) is true, or fail after DEADLINE_S."""
-    deadline = time.monotonic() + DEADLINE_S
-    while True:
-        result = condition()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 @asynccontextmanager
@@ -100,7 +87,9 @@ async def test_a_service_with_the_default_user_agent_warns_once_naming_the_setti
         args = ["serve", "--port", str(free_port())]
     log = tmp_path / "service.log"
     async with service(fresh_dsn, log, *args) as child:
-        await eventually(lambda: WARNING in log.read_text(errors="replace"), "the warning")
+        await wait_until(
+            lambda: WARNING in log.read_text(errors="replace"), child, what="the warning", log=log
+        )
         assert child.returncode is None  # a warning, not a refusal to run
     assert log.read_text(errors="replace").count(WARNING) == 1
 
@@ -125,7 +114,7 @@ async def test_spider_every_is_a_service_that_sigterm_stops_with_exit_0(
                 )
             )
 
-        await eventually(crawled, "the spider's first crawl")
+        await wait_until(crawled, child, what="the spider's first crawl", log=log)
         assert child.returncode is None  # --every keeps it running for the next look
         child.send_signal(signal.SIGTERM)
         code = await asyncio.wait_for(child.wait(), DEADLINE_S)
