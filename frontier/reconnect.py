@@ -58,7 +58,16 @@ def is_connection_loss(exc: BaseException) -> bool:
         return True  # OSError covers ConnectionRefused/Reset, FileNotFound and TimeoutError
     # asyncpg raises a bare InterfaceError on a connection it already saw die; its message
     # is the only thing telling it from misuse (e.g. "another operation is in progress").
-    return isinstance(exc, asyncpg.InterfaceError) and "connection is closed" in str(exc)
+    if isinstance(exc, asyncpg.InterfaceError):
+        return "connection is closed" in str(exc)
+    # A pooled connection whose backend was terminated while idle can be handed out after
+    # asyncpg read the server's FATAL message but before it saw the socket close; the next
+    # statement then fails with "cannot switch to state 11; another operation (2) is in
+    # progress" (2 is asyncpg's "consuming a server error" state) or a "failed" protocol
+    # state (asyncpg issues #784, #1069). The connection is dead; the pool replaces it.
+    return isinstance(exc, asyncpg.InternalClientError) and str(exc).startswith(
+        "cannot switch to state"
+    )
 
 
 def describe_cause(exc: BaseException) -> str:

@@ -94,13 +94,22 @@ class FrontierPipeline:
             try:
                 await self._write_patiently(self._db, articles, pages)
             except (FrontierError, asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
-                self._count("submit_errors", len(articles) + len(pages))
-                log.error(
-                    "could not write %d URLs and %d page checks to the frontier: %s",
-                    len(articles),
-                    len(pages),
-                    exc,
-                )
+                self._lost(articles, pages, exc)
+            except Exception as exc:
+                # Anything else (a driver bug, a broken invariant) is still a failed write:
+                # counted, so the run's exit code says so, instead of escaping to Scrapy's
+                # close_spider, which logs it and exits 0 as if every URL was written.
+                log.exception("unexpected error writing to the frontier")
+                self._lost(articles, pages, exc)
+
+    def _lost(self, articles: list[Candidate], pages: list[PageCheck], exc: Exception) -> None:
+        self._count("submit_errors", len(articles) + len(pages))
+        log.error(
+            "could not write %d URLs and %d page checks to the frontier: %s",
+            len(articles),
+            len(pages),
+            exc,
+        )
 
     async def _write_patiently(
         self, db: Database, articles: list[Candidate], pages: list[PageCheck]

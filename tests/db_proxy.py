@@ -22,6 +22,10 @@ class DatabaseProxy:
         self._writers: set[asyncio.StreamWriter] = set()
         self.down = False
         self.refused = 0  # connections refused while cut
+        # When set, a connection the server closes is closed towards the client only once
+        # this event is set: the client has read the server's last message but not the EOF.
+        self.hold_close: asyncio.Event | None = None
+        self.closes_held = 0  # server-side closes waiting on `hold_close`
 
     async def start(self) -> str:
         """Listen on 127.0.0.1; return the DSN that goes through the proxy."""
@@ -47,13 +51,20 @@ class DatabaseProxy:
             return
         up_reader, up_writer = await self._open_upstream()
         self._writers |= {writer, up_writer}
-        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        await asyncio.gather(
+            self._pipe(reader, up_writer), self._pipe(up_reader, writer, from_server=True)
+        )
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, from_server: bool = False
+    ) -> None:
         try:
             while data := await reader.read(65536):
                 writer.write(data)
                 await writer.drain()
+            if from_server and self.hold_close is not None:
+                self.closes_held += 1
+                await self.hold_close.wait()
         except (ConnectionError, OSError):
             pass
         finally:

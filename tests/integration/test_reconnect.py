@@ -61,6 +61,68 @@ async def test_a_dropped_connection_is_unavailable_then_works_again(
     assert messages[1].startswith("database reachable again after ")
 
 
+async def test_an_idle_connection_terminated_before_its_socket_closes_is_a_loss(
+    db: Database, fresh_dsn: str
+) -> None:
+    """A pooled connection's backend is terminated while it sits idle, and the pool hands it
+    out after the client read the server's FATAL message but before it saw the socket close
+    (the proxy holds the close). asyncpg then fails with an InternalClientError ("cannot
+    switch to state 12; another operation (2) is in progress"); the seam reports it as the
+    retryable `DatabaseUnavailable`, and once the close arrives the next try works. (Seen
+    in CI: the spider's writes after such a termination escaped as an unknown error.)"""
+    from tests.db_proxy import DatabaseProxy
+
+    proxy = DatabaseProxy(fresh_dsn)
+    proxy.hold_close = asyncio.Event()
+    dsn = await proxy.start()
+    sep = "&" if "?" in dsn else "?"
+    victim = await Database.connect(f"{dsn}{sep}application_name=idle-victim", max_size=1)
+    try:
+        assert await victim.fetchval("SELECT 1") == 1
+        assert await db.fetchval(
+            "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = 'idle-victim'"
+        )
+        await until(lambda: proxy.closes_held == 1, "the server closed the connection")
+        with pytest.raises(
+            DatabaseUnavailable, match=r"cannot switch to state \d+; another operation"
+        ):
+            await victim.fetchval("SELECT 2")
+        proxy.hold_close.set()
+        assert await victim.outage.ride_out(lambda: victim.fetchval("SELECT 41 + 1"), 30) == 42
+    finally:
+        await victim.close()
+        await proxy.stop()
+
+
+async def test_an_unexpected_error_in_a_spider_write_is_counted_not_raised(
+    db: Database, fresh_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that fails with something no one foresaw (a driver bug) is a failed write:
+    counted in `frontier/submit_errors`, so the crawl's exit code says so, instead of
+    escaping to Scrapy's close_spider, which logs it and exits 0."""
+    from scrapy.utils.test import get_crawler
+
+    from spider.items import ArticleLink
+    from spider.pipeline import DSN, FrontierPipeline
+    from tests.fetch_harness import manual_ref
+
+    async def broken(*_args: Any) -> None:
+        raise RuntimeError("a bug in the driver")
+
+    pipeline = FrontierPipeline(get_crawler(settings_dict={DSN: fresh_dsn}))
+    monkeypatch.setattr(pipeline, "_write_patiently", broken)
+    ref = await manual_ref(db)
+    urls = [f"https://news.example/2024/01/0{i}/story" for i in range(1, 4)]
+    await pipeline.open_spider()
+    for url in urls:
+        await pipeline.process_item(
+            ArticleLink(url=url, source=ref, parent_url="https://news.example/", depth=1)
+        )
+    await pipeline.close_spider()  # flushes the buffer; does not raise
+    assert pipeline.crawler.stats.get_value("frontier/submit_errors") == len(urls)
+
+
 async def test_the_fetcher_listens_again_after_its_connection_is_dropped(
     db: Database, fresh_dsn: str, local_site: LocalSite
 ) -> None:

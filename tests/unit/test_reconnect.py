@@ -26,6 +26,11 @@ from frontier.reconnect import Backoff, Outage, describe_cause, is_connection_lo
         asyncpg.CrashShutdownError("terminating connection because of crash"),
         asyncpg.TooManyConnectionsError("sorry, too many clients already"),
         asyncpg.InterfaceError("connection is closed"),
+        # a pooled connection whose backend was terminated while it sat idle
+        asyncpg.InternalClientError(
+            "cannot switch to state 11; another operation (2) is in progress"
+        ),
+        asyncpg.InternalClientError('cannot switch to state 15; protocol is in the "failed" state'),
         DatabaseUnavailable("database unavailable at h:5432/db: gone"),
     ],
     ids=lambda exc: type(exc).__name__,
@@ -43,6 +48,7 @@ def test_connection_losses_are_recognised(exc: BaseException) -> None:
         asyncpg.PostgresSyntaxError("syntax error"),
         asyncpg.InterfaceError("cannot perform operation: another operation is in progress"),
         asyncpg.InterfaceError("pool is closed"),
+        asyncpg.InternalClientError("got result for unknown protocol state 3"),
         ValueError("bad"),
         KeyError("x"),
     ],
