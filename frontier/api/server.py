@@ -22,6 +22,7 @@ from frontier.safe_http import raise_open_file_limit
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)
+LISTEN_BACKLOG = 4096  # pending connections the kernel queues before accept (both entry points)
 
 
 class _StoppableServer(uvicorn.Server):
@@ -56,7 +57,7 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
         access_log=False,
         lifespan="on",
         server_header=False,
-        backlog=4096,
+        backlog=LISTEN_BACKLOG,
     )
 
 

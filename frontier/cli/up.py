@@ -38,7 +38,7 @@ import uvicorn
 from fetcher.service import run_fetcher
 from frontier import migrate
 from frontier.api.app import create_app
-from frontier.api.server import uvicorn_config
+from frontier.api.server import LISTEN_BACKLOG, uvicorn_config
 from frontier.cli.app import app, settings_of
 from frontier.cli.demo.profile import demo_settings, register, reset_home
 from frontier.cli.demo.sites import DemoSites
@@ -121,7 +121,7 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise PlatformError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(128)
+    sock.listen(LISTEN_BACKLOG)
     sock.set_inheritable(False)
     return sock
 
