@@ -1,17 +1,16 @@
 """What an HTTP answer to a page fetch means for its URL, as small pure objects: which row
 of DESIGN.md's outcome table applies, how long to wait (Retry-After), and how to decode
-the body (charset from the headers, then `<meta>`, then detection)."""
+the body (a BOM, the Content-Type charset, `<meta>`, then detection; see `decode_html`)."""
 
 from __future__ import annotations
 
-import codecs
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 import charset_normalizer
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode, http_content_type_encoding
 
 from frontier.clock import utcnow
 from frontier.queue import OutcomeKind
@@ -20,14 +19,11 @@ from frontier.safe_http import REDIRECT_STATUSES
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 RETRY_AFTER_CAP_S = 86_400.0
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE
-)
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16"),
-)
+DETECT_BYTES = 65_536  # how much of a page without a declared charset detection reads
+# What the WHATWG Encoding Standard decodes `iso-8859-1`, `latin1`, `ascii`, `us-ascii`
+# (and windows-1252 itself) as; Apache's old `AddDefaultCharset` made it the header of
+# many pages written in UTF-8.
+_LATIN_DEFAULT = "cp1252"
 
 
 class Action(StrEnum):
@@ -48,13 +44,6 @@ def media_type(content_type: str | None) -> str | None:
     if not content_type:
         return None
     return content_type.split(";", 1)[0].strip().lower() or None
-
-
-def charset_param(content_type: str | None) -> str | None:
-    if not content_type:
-        return None
-    match = re.search(r"charset\s*=\s*[\"']?([^\"';\s]+)", content_type, re.IGNORECASE)
-    return match.group(1) if match else None
 
 
 def looks_like_html(body: bytes) -> bool:
@@ -102,30 +91,42 @@ def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:
     return Decision(Action.FINISH, OutcomeKind.RETRY, f"HTTP {status}")
 
 
-def _usable(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name.strip().lower()).name
-    except LookupError:
-        return None
-
-
 def decode_html(body: bytes, content_type: str | None) -> tuple[str, str]:
-    """(text, encoding): a BOM first, then the Content-Type charset, then `<meta>`, then
-    charset detection; undecodable bytes are replaced."""
-    for bom, name in _BOMS:
-        if body.startswith(bom):
-            return body.decode(name, errors="replace"), name
-    encoding = _usable(charset_param(content_type))
-    if encoding is None:
-        match = _META_CHARSET.search(body[:4096])
-        encoding = _usable(match.group(1).decode("ascii", "replace")) if match else None
-    if encoding is None:
+    """(text, encoding) of an HTML body, as a browser reads it, by w3lib (Scrapy's own
+    decoder, which follows the WHATWG Encoding Standard): a BOM, then the Content-Type
+    charset, then `<meta charset>` / `<meta http-equiv="Content-Type">` (the prescan of
+    the first 4 KiB, up to `<body>`), then detection. The issue lists the header before
+    the BOM; browsers put the BOM first (Encoding Standard, "decode"), and so does this.
+    Labels mean what browsers make of them: `iso-8859-1`, `latin1`, `ascii` decode as
+    windows-1252 (its curly quotes and dashes in 0x80-0x9F), `gb2312`/`gbk` as gb18030,
+    `x-sjis`/`shift_jis` as cp932. Undecodable bytes are replaced, never an error.
+
+    One departure from browsers: a page declared windows-1252 (or a label decoded as it)
+    whose bytes are valid UTF-8 with non-ASCII characters is UTF-8, the classic page
+    saved in UTF-8 behind a server default of `charset=iso-8859-1`. A browser shows it as
+    mojibake ("cafÃ©"); the stored text should be what the author wrote, and real
+    windows-1252 prose is almost never valid multi-byte UTF-8 by accident."""
+    encoding, text = html_to_unicode(content_type, body, auto_detect_fun=_detect)
+    if encoding == _LATIN_DEFAULT and not body.isascii() and _declared_latin(body, content_type):
         try:
-            return body.decode("utf-8"), "utf-8"  # most of the web; detection is slow
+            return body.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
             pass
-        best = charset_normalizer.from_bytes(body[:65_536]).best()
-        encoding = _usable(best.encoding if best else None) or "utf-8"
-    return body.decode(encoding, errors="replace"), encoding
+    return text, encoding
+
+
+def _declared_latin(body: bytes, content_type: str | None) -> bool:
+    """windows-1252 came from a declaration (header or meta), not from detection."""
+    declared = http_content_type_encoding(content_type) or html_body_declared_encoding(body)
+    return declared == _LATIN_DEFAULT
+
+
+def _detect(body: bytes) -> str | None:
+    """The encoding of a page that declares none: UTF-8 when it decodes as such (most of
+    the web, and detection is slow), else charset_normalizer's best guess."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        best = charset_normalizer.from_bytes(body[:DETECT_BYTES]).best()
+        return best.encoding if best else None
+    return "utf-8"

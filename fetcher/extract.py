@@ -121,6 +121,24 @@ def by_selectors(html: str, selectors: Mapping[str, Any]) -> Extracted:
     )
 
 
+def canonical_href(html: str) -> str | None:
+    """The href of the page's first `<link rel="canonical">` (rel is a token list, matched
+    case-insensitively, as browsers and search engines read it), or None. Only the head
+    is parsed: the link belongs there, and a `rel=canonical` in the body (user content)
+    is ignored, as Google ignores it."""
+    end = html.find("</head")
+    if end < 0:
+        end = html.find("<body")
+    head = html[: end if end >= 0 else 65_536]
+    if "canonical" not in head.lower():
+        return None
+    for node in LexborHTMLParser(head).css("link[rel][href]"):
+        rels = (node.attributes.get("rel") or "").lower().split()
+        if "canonical" in rels:
+            return _clean(node.attributes.get("href"))
+    return None
+
+
 def generic(html: str, url: str | None) -> Extracted:
     """trafilatura's main text and metadata."""
     try:

@@ -37,6 +37,7 @@ class Page:
     outcome: Outcome | None = None
     elapsed_ms: int | None = None
     document: RawDocument | None = None
+    canonical: str | None = None  # the trusted canonical identity, when not the page's own
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""

@@ -18,9 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from fetcher.canonical import canonical_identity
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide, decode_html
-from fetcher.extract import Extracted, extract
+from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.page import Page, ms_since
 from fetcher.politeness import Politeness
 from fetcher.robots_step import RobotsStep
@@ -41,6 +42,7 @@ from frontier.safe_http import (
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent
+from frontier.urls import url_hash, url_host
 
 log = logging.getLogger(__name__)
 RECENT_CONTENT = 100_000  # content hashes this process remembers storing (about 15 MB)
@@ -73,6 +75,9 @@ class BatchPipeline:
         # check below sees only completed URLs; two batches in flight at once with the same
         # body would both pass it. Bounded: older ones are completed and found there.
         self._recent: OrderedDict[str, str] = OrderedDict()
+        # The same for canonical identities this process stored a variant's document
+        # under (url_hash -> URL): a second variant in flight is a duplicate of it.
+        self._recent_canonicals: OrderedDict[str, str] = OrderedDict()
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -164,7 +169,7 @@ class BatchPipeline:
         claim = page.claim
         if self.config.extract:
             try:
-                extracted = await asyncio.to_thread(
+                extracted, page.canonical = await asyncio.to_thread(
                     _extract,
                     body,
                     content_type,
@@ -213,10 +218,70 @@ class BatchPipeline:
         """Store the documents of the pages fetched; safe to repeat (the sink is
         idempotent). Raises DatabaseUnavailable when the database is down."""
         stored = [p for p in pages if p.document is not None]
-        await self._drop_duplicates(stored)
+        await self._by_canonical(stored)
+        await self._drop_duplicates([p for p in stored if p.document is not None])
         stored = [p for p in stored if p.document is not None]
         if stored:
             await self._write(stored)
+        moved = [
+            p.document
+            for p in stored
+            if p.document is not None
+            and p.document.url_hash != p.claim.url_hash
+            and p.outcome is not None
+            and p.outcome.kind is OutcomeKind.DUPLICATE_CONTENT
+        ]
+        if moved:
+            await self.duplicates.record_canonicals(moved)
+
+    async def _by_canonical(self, pages: list[Page]) -> None:
+        """One article, one document (docs/sources.md, "Duplicates"): a page naming a
+        trusted canonical other than itself is a variant. When the canonical is already
+        fetched (or stored by this batch or a recent one of this process), the variant is
+        `duplicate_content` with `final_url` the canonical and nothing is written; else
+        its document is stored under the canonical's identity, the canonical is recorded
+        as fetched after the write (so it is not fetched again), and the variant ends
+        `duplicate_content` pointing at it. Two processes storing variants of one
+        canonical at once write the same document id: the sink keeps one."""
+        variants = [
+            p
+            for p in pages
+            if p.canonical is not None
+            and p.document is not None
+            and p.document.url_hash == p.claim.url_hash  # not moved by an earlier try
+        ]
+        if not variants:
+            return
+        keys = {url_hash(p.canonical): p.canonical for p in variants if p.canonical}
+        fetched = await self.duplicates.fetched(list(keys))
+        # Identities this batch stores under their own URL: a variant of one of them
+        # must not write a second document with the same id in the same write.
+        taken = {p.claim.url_hash for p in pages if p.canonical is None}
+        for page in variants:
+            assert page.canonical is not None and page.document is not None
+            key = url_hash(page.canonical)
+            if key in fetched or key in taken or key in self._recent_canonicals:
+                _duplicate(page, page.canonical, final_url=page.canonical)
+                continue
+            taken.add(key)
+            self._recent_canonicals[key] = page.canonical
+            self._recent_canonicals.move_to_end(key)
+            page.document = replace(
+                page.document,
+                url=page.canonical,
+                url_hash=key,
+                host=url_host(page.canonical),
+                final_url=page.claim.url,
+            )
+            assert page.outcome is not None
+            page.outcome = replace(
+                page.outcome,
+                kind=OutcomeKind.DUPLICATE_CONTENT,
+                final_url=page.canonical,
+                error=f"stored as its canonical {page.canonical}",
+            )
+        while len(self._recent_canonicals) > RECENT_CONTENT:
+            self._recent_canonicals.popitem(last=False)
 
     async def _drop_duplicates(self, pages: list[Page]) -> None:
         seen: dict[str, str] = {}
@@ -230,11 +295,11 @@ class BatchPipeline:
                 _duplicate(page, seen[digest])
                 continue
             earlier = self._recent.get(digest)
-            if earlier is not None and earlier != page.claim.url:
+            if earlier is not None and earlier != page.document.url:
                 _duplicate(page, earlier)  # stored by a batch still in flight, or just done
                 continue
-            seen[digest] = page.claim.url
-            pairs.append((page.claim.url_hash, digest))
+            seen[digest] = page.document.url
+            pairs.append((page.document.url_hash, digest))
         # Claimed before the first await, so a concurrent batch sees them.
         for digest, url in seen.items():
             self._recent[digest] = url
@@ -243,8 +308,8 @@ class BatchPipeline:
             self._recent.popitem(last=False)
         originals = await self.duplicates.indexed_elsewhere(pairs)
         for page in pages:
-            if page.document is not None and page.claim.url_hash in originals:
-                _duplicate(page, originals[page.claim.url_hash])
+            if page.document is not None and page.document.url_hash in originals:
+                _duplicate(page, originals[page.document.url_hash])
 
     async def _write(self, pages: list[Page]) -> None:
         documents = [p.document for p in pages if p.document is not None]
@@ -255,7 +320,7 @@ class BatchPipeline:
         except DocumentRejected as exc:
             refused = set(exc.url_hashes)
             for page in pages:
-                if page.claim.url_hash in refused:
+                if page.document is not None and page.document.url_hash in refused:
                     assert page.outcome is not None
                     page.outcome = replace(
                         page.outcome,
@@ -283,10 +348,13 @@ class BatchPipeline:
         self.sink_backoff.stored()
 
 
-def _duplicate(page: Page, original: str) -> None:
+def _duplicate(page: Page, original: str, *, final_url: str | None = None) -> None:
     assert page.outcome is not None
     page.outcome = replace(
-        page.outcome, kind=OutcomeKind.DUPLICATE_CONTENT, error=f"same content as {original}"
+        page.outcome,
+        kind=OutcomeKind.DUPLICATE_CONTENT,
+        error=f"same content as {original}",
+        final_url=final_url or page.outcome.final_url,
     )
     page.document = None
 
@@ -297,6 +365,9 @@ def _extract(
     url: str,
     selectors: dict[str, object] | None,
     meta: dict[str, object] | None,
-) -> Extracted:
+) -> tuple[Extracted, str | None]:
+    """The article, and the identity its document belongs under when the page names a
+    trusted canonical other than itself (`fetcher.canonical`)."""
     html, _encoding = decode_html(body, content_type)
-    return extract(html, url, selectors=selectors, discovery_meta=meta)
+    extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
+    return extracted, canonical_identity(url, canonical_href(html))

@@ -226,6 +226,20 @@ class Outcome:
     redirect_to: str | None = None  # REDIRECT: the Location header, resolved against the URL
 
 
+@dataclass(frozen=True, slots=True)
+class FetchedElsewhere:
+    """A URL whose document was stored from another page's fetch (`record_fetched`)."""
+
+    url_hash: str
+    url: str
+    host: str
+    source_id: UUID | None
+    origin: str
+    parent_url: str | None  # the page whose fetch stored it
+    content_hash: str | None
+    http_status: int | None
+
+
 @dataclass(slots=True)
 class CompleteResult:
     applied: dict[str, str] = field(default_factory=dict)  # url_hash -> new status
@@ -392,6 +406,19 @@ class QueueRepository:
         assert record is not None
         status = await self._db.execute(SQL["reap_host_leases"], now)
         return ReapResult(record["returned"], record["dead"], int(status.split()[-1]))
+
+    async def record_fetched(
+        self, rows: Sequence[FetchedElsewhere], *, now: datetime | None = None
+    ) -> set[str]:
+        """Record URLs as fetched whose document another page's fetch stored (a variant
+        naming them as canonical): inserted if unknown, a pending one fetched, anything
+        else unchanged. Returns the url_hashes recorded."""
+        if not rows:
+            return set()
+        ordered = sorted({row.url_hash: row for row in rows}.values(), key=lambda r: r.url_hash)
+        columns = [list(column) for column in zip(*ordered, strict=True)]
+        records = await self._db.fetch(SQL["record_fetched"], *columns, now)
+        return {record["url_hash"] for record in records}
 
     async def in_flight(self, worker_id: str | None = None) -> int:
         count: int = await self._db.fetchval(SQL["in_flight"], worker_id)

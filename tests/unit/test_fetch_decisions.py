@@ -50,7 +50,7 @@ def test_retry_after_forms() -> None:
 
 def test_charset_header_then_meta_then_detection() -> None:
     latin = "café".encode("latin-1")
-    assert decode_html(latin, "text/html; charset=ISO-8859-1") == ("café", "iso8859-1")
+    assert decode_html(latin, "text/html; charset=ISO-8859-1") == ("café", "cp1252")
     meta = b"<meta charset='windows-1252'>" + latin
     assert decode_html(meta, "text/html")[0].endswith("café")
     assert decode_html("naïve".encode(), None) == ("naïve", "utf-8")

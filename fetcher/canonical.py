@@ -1,0 +1,83 @@
+"""Which URL keeps an article reached under several (pure): a page's `<link rel="canonical">`
+names the identity its document is stored under, when the fetcher can trust it.
+
+Trusted: a canonical on the same site as the page, that is the same scheme and either the
+same host or another host under the same registrable domain (the Public Suffix List's
+"eTLD+1": `amp.example.co.uk` and `www.example.co.uk` are one site, `a.github.io` and
+`b.github.io` are not), on the same port. That covers what CMSes write: WordPress core
+(rel=canonical since 2.9) names the permalink on every view of a post, whatever query
+string it was reached with; its AMP plugin's `/amp/` and `?amp=1` views, and AMP pages in
+general (`<html amp>`, which the AMP validator refuses without a canonical), name the
+regular page; Drupal and news CMSes name the clean URL of pages reached with session or
+tracking parameters the normalisation keeps on purpose (`?ref=`, `?share=`, `?sessionid=`).
+
+Ignored, never an error: no canonical, one that does not parse, one naming another scheme
+or site. A cross-site canonical is what syndication writes (a partner's copy naming the
+original): a hint about where the article came from, not a claim we can check; that copy
+stays under its own URL (content-hash dedup still catches byte-identical text).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tldextract
+
+from frontier.urls import InvalidURL, normalize_url, url_host
+
+# The Public Suffix List snapshot bundled with tldextract: no network, no cache directory.
+_SUFFIXES = tldextract.TLDExtract(
+    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
+)
+
+
+def canonical_identity(page_url: str, href: str | None) -> str | None:
+    """The normalised identity `page_url`'s document belongs under, when its canonical
+    `href` (resolved against the page) is trusted and differs from the page's own; else
+    None. `page_url` is a normalised frontier identity; a page stored with its trailing
+    slash (a source that keeps them) has its canonical normalised the same way."""
+    if not href or not href.strip():
+        return None
+    keep_slash = _keeps_trailing_slash(page_url)
+    try:
+        target = normalize_url(href.strip(), page_url, keep_trailing_slash=keep_slash)
+    except InvalidURL:
+        return None
+    if target == page_url or not same_site(page_url, target):
+        return None
+    return target
+
+
+def same_site(first: str, second: str) -> bool:
+    """Both normalised URLs have one scheme, one port, and one host or registrable
+    domain (IP literals: one address)."""
+    if first.partition("://")[0] != second.partition("://")[0]:
+        return False
+    host_a, host_b = url_host(first), url_host(second)
+    if host_a == host_b:
+        return True
+    name_a, _, port_a = host_a.rpartition(":") if _has_port(host_a) else (host_a, "", "")
+    name_b, _, port_b = host_b.rpartition(":") if _has_port(host_b) else (host_b, "", "")
+    if port_a != port_b:
+        return False
+    domain = registrable_domain(name_a)
+    return domain is not None and domain == registrable_domain(name_b)
+
+
+@lru_cache(maxsize=4096)
+def registrable_domain(host: str) -> str | None:
+    """The host's domain under its public suffix (`news.example.co.uk` ->
+    `example.co.uk`); None for an IP literal or a public suffix itself."""
+    parts = _SUFFIXES(host)
+    if not parts.suffix or not parts.domain:
+        return None
+    return f"{parts.domain}.{parts.suffix}"
+
+
+def _has_port(host: str) -> bool:
+    return not host.endswith("]") and ":" in host
+
+
+def _keeps_trailing_slash(url: str) -> bool:
+    path = url.partition("://")[2].partition("/")[2].partition("?")[0]
+    return len(path) > 0 and path.endswith("/")
