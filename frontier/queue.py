@@ -416,7 +416,7 @@ class QueueRepository:
         if not rows:
             return set()
         ordered = sorted({row.url_hash: row for row in rows}.values(), key=lambda r: r.url_hash)
-        columns = [list(column) for column in zip(*ordered, strict=True)]
+        columns = [[getattr(row, name) for row in ordered] for name in FetchedElsewhere.__slots__]
         records = await self._db.fetch(SQL["record_fetched"], *columns, now)
         return {record["url_hash"] for record in records}
 

@@ -58,3 +58,68 @@ def test_charset_header_then_meta_then_detection() -> None:
     text, _ = decode_html(("<p>" + "Größe und Maß " * 50 + "</p>").encode("cp1252"), None)
     assert "Größe" in text
     assert decode_html(b"ok", "text/html; charset=bogus")[0] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "text", "encoding"),
+    [
+        # WHATWG labels: what browsers decode these as
+        (
+            "\u201cx\u201d".encode("cp1252"),
+            "text/html; charset=iso-8859-1",
+            "\u201cx\u201d",
+            "cp1252",
+        ),
+        ("\u2014".encode("cp1252"), "text/html; charset=US-ASCII", "\u2014", "cp1252"),
+        ("\u2014".encode("cp1252"), 'text/html; charset="latin1"', "\u2014", "cp1252"),
+        ("\u8868".encode("cp932"), "text/html; charset=x-sjis", "\u8868", "cp932"),
+        ("\u4e2d".encode("gbk"), "text/html; charset=gb2312", "\u4e2d", "gb18030"),
+        # a BOM wins over the header, as in browsers
+        (b"\xef\xbb\xbf\xc3\xa9", "text/html; charset=iso-8859-1", "\u00e9", "utf-8"),
+        (b"\xff\xfeh\x00i\x00", "text/html; charset=utf-8", "hi", "utf-16-le"),
+        # a UTF-8 page behind a latin-1 default header (meta or not) is UTF-8
+        ("caf\u00e9".encode(), "text/html; charset=ISO-8859-1", "caf\u00e9", "utf-8"),
+        (
+            b"<meta charset=latin1>caf\xc3\xa9",
+            "text/html",
+            "<meta charset=latin1>caf\u00e9",
+            "utf-8",
+        ),
+        # ... but real windows-1252 stays windows-1252
+        (
+            b"caf\xe9 \x93q\x94",
+            "text/html; charset=ISO-8859-1",
+            "caf\u00e9 \u201cq\u201d",
+            "cp1252",
+        ),
+        # an unknown label falls through to the next source
+        (
+            b"<meta charset=utf-8>\xc3\xa9",
+            "text/html; charset=bogus",
+            "<meta charset=utf-8>\u00e9",
+            "utf-8",
+        ),
+    ],
+)
+def test_decode_html_reads_labels_as_browsers_do(
+    body: bytes, content_type: str, text: str, encoding: str
+) -> None:
+    assert decode_html(body, content_type) == (text, encoding)
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        '<meta charset="windows-1252">',
+        "<meta charset='windows-1252' />",
+        "<meta charset=windows-1252>",
+        '<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">',
+        '<META CONTENT="text/html;charset=windows-1252" HTTP-EQUIV="content-type">',
+        "<meta content='text/html; charset=windows-1252' http-equiv='Content-Type'/>",
+    ],
+)
+def test_decode_html_finds_the_meta_after_a_long_head(meta: str) -> None:
+    head = "<html><head><title>t</title><script>" + "var a = 1;" * 150 + "</script>"
+    body = (head + meta + "</head><body>\u201cq\u201d \u2013 na\u00efve</body>").encode("cp1252")
+    text, encoding = decode_html(body, "text/html")
+    assert encoding == "cp1252" and text.endswith("\u201cq\u201d \u2013 na\u00efve</body>")

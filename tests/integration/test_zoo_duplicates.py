@@ -1,0 +1,183 @@
+"""The CMS zoo, duplicates: one article reached under several URLs (WordPress sharing and
+referral parameters, the AMP plugin's `?amp=1` and `/amp/` views, a Drupal node with a
+session id, a syndication partner) is stored once, under the URL its site names canonical,
+at no more requests than a browser makes, and no URL a browser shows ends in an error."""
+
+from __future__ import annotations
+
+import asyncio
+
+from frontier.db import Database
+from frontier.urls import normalize_url, url_hash, url_host
+from tests.fetch_harness import after, fetcher_for, frontier_row, host_row, submit
+from tests.local_site import LocalSite
+from tests.zoo import duplicates as zoo
+
+TITLE = "Ferry timetable approved"
+
+
+async def documents(db: Database) -> list[dict[str, object]]:
+    return [dict(r) for r in await db.fetch("SELECT * FROM raw_content ORDER BY url")]
+
+
+async def drain(db: Database, rounds: int = 6) -> None:
+    """Fetch until nothing is due (each round a batch; one URL per host per batch)."""
+    async with fetcher_for(db) as fetcher:
+        for _ in range(rounds):
+            if (await fetcher.run_once(now=after(1))).claimed == 0:
+                return
+
+
+async def test_a_sharing_link_fetched_first_is_stored_as_the_permalink(
+    db: Database, local_site: LocalSite
+) -> None:
+    permalink = local_site.url("/2026/05/ferry-timetable/")
+    page = zoo.wordpress_post(TITLE, permalink)
+    zoo.serve_post(local_site, ["/2026/05/ferry-timetable/?share=twitter"], page)
+    await submit(db, local_site.url("/2026/05/ferry-timetable/?share=twitter"))
+    await drain(db)
+    identity = normalize_url(permalink)
+    [doc] = await documents(db)
+    assert (doc["url"], doc["url_hash"]) == (identity, url_hash(identity))
+    assert doc["final_url"] == normalize_url(
+        local_site.url("/2026/05/ferry-timetable?share=twitter")
+    )
+    assert TITLE in str(doc["title"])
+    assert zoo.STORY in str(doc["body"])
+    variant = await frontier_row(db, local_site.url("/2026/05/ferry-timetable/?share=twitter"))
+    assert (variant["status"], variant["dead_reason"]) == ("dead", "duplicate_content")
+    assert variant["final_url"] == identity
+    canonical = await frontier_row(db, permalink)
+    assert (canonical["status"], canonical["content_hash"]) == ("fetched", doc["content_hash"])
+    # The feed lists the permalink afterwards: known and fetched, never requested.
+    await submit(db, permalink)
+    await drain(db)
+    assert local_site.hits("/2026/05/ferry-timetable/") == []
+    assert len([r for r in local_site.requests if r.path != "/robots.txt"]) == 1
+    assert len(await documents(db)) == 1
+
+
+async def test_amp_views_of_a_stored_post_are_duplicates_of_it(
+    db: Database, local_site: LocalSite
+) -> None:
+    permalink = local_site.url("/2026/05/ferry-timetable/")
+    zoo.serve_post(local_site, ["/2026/05/ferry-timetable"], zoo.wordpress_post(TITLE, permalink))
+    amp = zoo.wordpress_amp(TITLE, permalink)
+    zoo.serve_post(
+        local_site, ["/2026/05/ferry-timetable/amp", "/2026/05/ferry-timetable?amp=1"], amp
+    )
+    await submit(db, permalink)
+    await drain(db)
+    await submit(
+        db,
+        local_site.url("/2026/05/ferry-timetable/amp/"),
+        local_site.url("/2026/05/ferry-timetable/?amp=1"),
+    )
+    await drain(db)
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(permalink) and doc["final_url"] is None
+    assert "Read the full version" not in str(doc["body"])  # the regular post's text
+    for path in ("/2026/05/ferry-timetable/amp/", "/2026/05/ferry-timetable/?amp=1"):
+        row = await frontier_row(db, local_site.url(path))
+        assert (row["status"], row["dead_reason"]) == ("dead", "duplicate_content")
+        assert row["final_url"] == normalize_url(permalink)
+    # A browser following the three links makes three requests; so do we.
+    assert len([r for r in local_site.requests if r.path != "/robots.txt"]) == 3
+
+
+async def test_a_pending_canonical_is_not_fetched_after_its_variant_stored_it(
+    db: Database, local_site: LocalSite
+) -> None:
+    canonical = local_site.url("/news/ferry-timetable-approved")
+    node = zoo.drupal_node(TITLE, canonical)
+    zoo.serve_post(local_site, ["/node/123", "/news/ferry-timetable-approved"], node)
+    variant = local_site.url("/node/123?sessionid=8f3a2c")
+    await submit(db, variant)
+    await submit(db, canonical, delay_ms=0)
+    # The variant first (it was discovered first), the canonical still pending.
+    await db.execute(
+        "UPDATE url_frontier SET priority = 10 WHERE url_hash = $1",
+        url_hash(normalize_url(variant)),
+    )
+    await db.execute("UPDATE host_state SET pending_priority = 10")
+    await drain(db)
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(canonical)
+    assert (await frontier_row(db, canonical))["status"] == "fetched"
+    assert local_site.hits("/news/ferry-timetable-approved") == []
+    assert (await host_row(db, url_host(normalize_url(canonical))))["pending_count"] == 0
+
+
+async def test_two_variants_in_one_batch_store_one_document(
+    db: Database, local_site: LocalSite
+) -> None:
+    permalink = local_site.url("/2026/05/ferry-timetable/")
+    zoo.serve_post(
+        local_site,
+        ["/2026/05/ferry-timetable?ref=homepage", "/2026/05/ferry-timetable?share=facebook"],
+        zoo.wordpress_post(TITLE, permalink),
+    )
+    await submit(
+        db,
+        local_site.url("/2026/05/ferry-timetable/?ref=homepage"),
+        local_site.url("/2026/05/ferry-timetable/?share=facebook"),
+    )
+    async with fetcher_for(db) as fetcher:
+        claims = await fetcher.claim(1) + await fetcher.claim(1, now=after(1))
+        assert len(claims) == 2
+        await fetcher.process(claims)
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(permalink)
+    rows = await db.fetch("SELECT status, dead_reason, final_url FROM url_frontier ORDER BY url")
+    assert sorted(tuple(r) for r in rows) == sorted(
+        [("fetched", None, None)] + [("dead", "duplicate_content", normalize_url(permalink))] * 2
+    )
+
+
+async def test_two_processes_storing_variants_of_one_canonical_store_one_document(
+    db: Database, local_site: LocalSite
+) -> None:
+    permalink = local_site.url("/2026/05/ferry-timetable/")
+    paths = ["/2026/05/ferry-timetable?ref=a", "/2026/05/ferry-timetable?ref=b"]
+    zoo.serve_post(local_site, paths, zoo.wordpress_post(TITLE, permalink))
+    await submit(db, *(local_site.url(p) for p in paths))
+    async with fetcher_for(db, worker_id="one") as one, fetcher_for(db, worker_id="two") as two:
+        claims_one = await one.claim(1)
+        claims_two = await two.claim(1, now=after(1))
+        await asyncio.gather(one.process(claims_one), two.process(claims_two))
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(permalink)
+    assert (await frontier_row(db, permalink))["status"] == "fetched"
+
+
+async def test_a_cross_site_canonical_is_only_a_hint(
+    db: Database, local_site: LocalSite, partner_site: LocalSite
+) -> None:
+    original = local_site.url("/2026/05/ferry-timetable/")
+    zoo.serve_post(partner_site, ["/syndicated/ferry"], zoo.wordpress_post(TITLE, original))
+    await submit(db, partner_site.url("/syndicated/ferry"))
+    await drain(db)
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(partner_site.url("/syndicated/ferry"))
+    assert (await frontier_row(db, partner_site.url("/syndicated/ferry")))["status"] == "fetched"
+    assert local_site.requests == []
+
+
+async def test_unusable_canonicals_are_ignored(db: Database, local_site: LocalSite) -> None:
+    for path, href in [
+        ("/broken", "http://[::1"),
+        ("/other-scheme", "https://127.0.0.1/broken"),
+        ("/script", "javascript:void(0)"),
+        ("/empty", ""),
+    ]:
+        local_site.serve(path, zoo.drupal_node(f"{TITLE} {path}", href))
+    await submit(
+        db, *(local_site.url(p) for p in ("/broken", "/other-scheme", "/script", "/empty"))
+    )
+    await drain(db)
+    docs = await documents(db)
+    assert sorted(str(d["url"]) for d in docs) == sorted(
+        normalize_url(local_site.url(p)) for p in ("/broken", "/other-scheme", "/script", "/empty")
+    )
+    statuses = await db.fetch("SELECT DISTINCT status FROM url_frontier")
+    assert [r["status"] for r in statuses] == ["fetched"]
