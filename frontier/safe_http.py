@@ -3,7 +3,12 @@
 Every request it makes is bounded and guarded:
 
 - timeouts (connect, read, total), a body cap applied to the *decompressed* body (so a gzip
-  bomb stops at the cap), a redirect cap, and a configurable User-Agent;
+  or brotli bomb stops at the cap: aiohttp inflates in bounded steps as the body is read,
+  and the read stops at the cap with `BodyTooLarge`), a redirect cap, and a configurable
+  User-Agent;
+- `Accept-Encoding` is aiohttp's own, which offers only what it can decode: gzip and
+  deflate (zlib-wrapped or raw, as IIS sends it), br with the Brotli package (a
+  dependency), zstd when a zstd module is present;
 - `fetchprotection` levels: 0 refuses to fetch, 1 sends a bare request, 2 (the default)
   sends browser-like headers plus Origin and Referer;
 - an SSRF guard: private, loopback, link-local, reserved and cloud-metadata addresses are
