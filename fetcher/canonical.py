@@ -12,9 +12,13 @@ regular page; Drupal and news CMSes name the clean URL of pages reached with ses
 tracking parameters the normalisation keeps on purpose (`?ref=`, `?share=`, `?sessionid=`).
 
 Ignored, never an error: no canonical, one that does not parse, one naming another scheme
-or site. A cross-site canonical is what syndication writes (a partner's copy naming the
-original): a hint about where the article came from, not a claim we can check; that copy
-stays under its own URL (content-hash dedup still catches byte-identical text).
+or site, and mistakes that would merge distinct articles: an absolute URL written without
+its scheme (`example.com/a`, read as a relative path; one of Google's "5 common mistakes
+with rel=canonical", 2013, with several disagreeing canonicals, see `canonical_href`), and
+a page naming the home page (a template printing the site URL on every page). A
+cross-site canonical is what syndication writes (a partner's copy naming the original):
+a hint about where the article came from, not a claim we can check; that copy stays under
+its own URL (content-hash dedup still catches byte-identical text).
 """
 
 from __future__ import annotations
@@ -38,12 +42,15 @@ def canonical_identity(page_url: str, href: str | None) -> str | None:
     slash (a source that keeps them) has its canonical normalised the same way."""
     if not href or not href.strip():
         return None
+    href = href.strip()
+    if _host_written_as_path(href, url_host(page_url)):
+        return None
     keep_slash = _keeps_trailing_slash(page_url)
     try:
-        target = normalize_url(href.strip(), page_url, keep_trailing_slash=keep_slash)
+        target = normalize_url(href, page_url, keep_trailing_slash=keep_slash)
     except InvalidURL:
         return None
-    if target == page_url or not same_site(page_url, target):
+    if target == page_url or not same_site(page_url, target) or _is_root(target):
         return None
     return target
 
@@ -76,6 +83,22 @@ def registrable_domain(host: str) -> str | None:
 
 def _has_port(host: str) -> bool:
     return not host.endswith("]") and ":" in host
+
+
+def _is_root(url: str) -> bool:
+    """The home page (a page that is not would never be a duplicate of it)."""
+    return url.partition("://")[2].partition("/")[2] == ""
+
+
+def _host_written_as_path(href: str, page_host: str) -> bool:
+    """`www.example.com/a` or `example.com/a` on a page of that site: an absolute URL
+    missing its scheme, which would resolve to a page that does not exist."""
+    if "://" in href or href.startswith(("/", ".", "?", "#")):
+        return False
+    first = href.partition("/")[0].partition("?")[0].lower()
+    name = page_host.rpartition(":")[0] if _has_port(page_host) else page_host
+    domain = registrable_domain(name) or name
+    return "." in first and (first in (name, domain) or first.endswith("." + domain))
 
 
 def _keeps_trailing_slash(url: str) -> bool:

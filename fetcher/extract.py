@@ -122,7 +122,7 @@ def by_selectors(html: str, selectors: Mapping[str, Any]) -> Extracted:
 
 
 def canonical_href(html: str) -> str | None:
-    """The href of the page's first `<link rel="canonical">` (rel is a token list, matched
+    """The href of the page's `<link rel="canonical">` (rel is a token list, matched
     case-insensitively, as browsers and search engines read it), or None. Only the head
     is parsed: the link belongs there, and a `rel=canonical` in the body (user content)
     is ignored, as Google ignores it."""
@@ -132,11 +132,14 @@ def canonical_href(html: str) -> str | None:
     head = html[: end if end >= 0 else 65_536]
     if "canonical" not in head.lower():
         return None
-    for node in LexborHTMLParser(head).css("link[rel][href]"):
-        rels = (node.attributes.get("rel") or "").lower().split()
-        if "canonical" in rels:
-            return _clean(node.attributes.get("href"))
-    return None
+    found = {
+        _clean(node.attributes.get("href"))
+        for node in LexborHTMLParser(head).css("link[rel][href]")
+        if "canonical" in (node.attributes.get("rel") or "").lower().split()
+    }
+    # Several that disagree (a template's and a plugin's): none is trusted, as Google
+    # ignores them all ("5 common mistakes with rel=canonical", 2013).
+    return found.pop() if len(found) == 1 else None
 
 
 def generic(html: str, url: str | None) -> Extracted:

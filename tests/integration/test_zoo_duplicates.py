@@ -169,15 +169,17 @@ async def test_unusable_canonicals_are_ignored(db: Database, local_site: LocalSi
         ("/other-scheme", "https://127.0.0.1/broken"),
         ("/script", "javascript:void(0)"),
         ("/empty", ""),
+        ("/home", local_site.url("/")),  # a theme printing the site URL on every page
+        ("/home-too", local_site.url("/")),
     ]:
         local_site.serve(path, zoo.drupal_node(f"{TITLE} {path}", href))
-    await submit(
-        db, *(local_site.url(p) for p in ("/broken", "/other-scheme", "/script", "/empty"))
-    )
-    await drain(db)
+    paths = ("/broken", "/other-scheme", "/script", "/empty", "/home", "/home-too")
+    await submit(db, *(local_site.url(p) for p in paths))
+    await drain(db, rounds=10)
     docs = await documents(db)
     assert sorted(str(d["url"]) for d in docs) == sorted(
-        normalize_url(local_site.url(p)) for p in ("/broken", "/other-scheme", "/script", "/empty")
+        normalize_url(local_site.url(p)) for p in paths
     )
+    assert local_site.hits("/") == []
     statuses = await db.fetch("SELECT DISTINCT status FROM url_frontier")
     assert [r["status"] for r in statuses] == ["fetched"]

@@ -26,6 +26,11 @@ PAGE = "https://news.example.co.uk/2026/05/story?share=twitter"
         ("https://partner.example.com/story", None),  # another site (syndication)
         ("https://other.co.uk/story", None),  # shares only the public suffix
         ("https://[::1", None),  # does not parse
+        ("https://www.example.co.uk/", None),  # the home page: a template mistake
+        ("/", None),
+        ("www.example.co.uk/2026/05/story", None),  # an absolute URL missing its scheme
+        ("example.co.uk/2026/05/story", None),
+        ("story-2", "https://news.example.co.uk/2026/05/story-2"),  # a real relative path
         ("javascript:void(0)", None),
         ("mailto:desk@example.co.uk", None),
         ("", None),
@@ -57,6 +62,8 @@ def test_same_site_uses_the_public_suffix_list_private_part_too() -> None:
         ("<head><link href=/a rel=canonical></head>", "/a"),
         ("<head><link rel='amphtml' href='/a/amp'><link rel='canonical' href='/a'>", "/a"),
         ("<head><link rel='alternate canonical' href='/b'></head>", "/b"),
+        ("<head><link rel=canonical href=/a><link rel=canonical href=/a></head>", "/a"),
+        ("<head><link rel=canonical href=/a><link rel=canonical href=/b></head>", None),
         ("<html><head></head><body><link rel='canonical' href='/ugc'></body>", None),
         ("<head><link rel='canonical'></head>", None),
         ("<head><meta property='og:url' content='/a'></head>", None),
