@@ -241,8 +241,9 @@ class BatchPipeline:
         `duplicate_content` with `final_url` the canonical and nothing is written; else
         its document is stored under the canonical's identity, the canonical is recorded
         as fetched after the write (so it is not fetched again), and the variant ends
-        `duplicate_content` pointing at it. Two processes storing variants of one
-        canonical at once write the same document id: the sink keeps one."""
+        `duplicate_content` pointing at it. A canonical that is `dead` or `failed` is not
+        trusted. Two processes storing variants of one canonical at once write the same
+        document id: the sink keeps one."""
         variants = [
             p
             for p in pages
@@ -253,14 +254,20 @@ class BatchPipeline:
         if not variants:
             return
         keys = {url_hash(p.canonical): p.canonical for p in variants if p.canonical}
-        fetched = await self.duplicates.fetched(list(keys))
+        statuses = await self.duplicates.statuses(list(keys))
         # Identities this batch stores under their own URL: a variant of one of them
         # must not write a second document with the same id in the same write.
         taken = {p.claim.url_hash for p in pages if p.canonical is None}
         for page in variants:
             assert page.canonical is not None and page.document is not None
             key = url_hash(page.canonical)
-            if key in fetched or key in taken or key in self._recent_canonicals:
+            if statuses.get(key) in ("dead", "failed"):
+                # A canonical that answers with an error (or redirects elsewhere) is not
+                # the article's URL: the page keeps its own (Google ignores such too).
+                page.canonical = None
+                taken.add(page.claim.url_hash)
+                continue
+            if statuses.get(key) == "fetched" or key in taken or key in self._recent_canonicals:
                 _duplicate(page, page.canonical, final_url=page.canonical)
                 continue
             taken.add(key)

@@ -32,12 +32,12 @@ class DuplicateContent:
         )
         return {r["url_hash"]: r["original"] for r in records}
 
-    async def fetched(self, url_hashes: Sequence[str]) -> dict[str, str]:
-        """url_hash -> URL of those among `url_hashes` already fetched (document stored)."""
+    async def statuses(self, url_hashes: Sequence[str]) -> dict[str, str]:
+        """url_hash -> frontier status of those among `url_hashes` in the frontier."""
         if not url_hashes:
             return {}
-        records = await self._db.fetch(SQL["fetched_urls"], list(url_hashes))
-        return {r["url_hash"]: r["url"] for r in records}
+        records = await self._db.fetch(SQL["frontier_statuses"], list(url_hashes))
+        return {r["url_hash"]: r["status"] for r in records}
 
     async def record_canonicals(self, documents: Sequence[RawDocument]) -> set[str]:
         """Record the URLs these documents were stored under (canonicals, each stored from

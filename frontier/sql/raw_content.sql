@@ -37,8 +37,8 @@ GROUP BY i.url_hash;
 -- name: by_hash
 SELECT * FROM raw_content WHERE url_hash = $1;
 
--- name: fetched_urls
--- Of the url_hashes $1, those fetched (their document is stored): url_hash, url.
-SELECT url_hash, url
+-- name: frontier_statuses
+-- Of the url_hashes $1, those in the frontier: url_hash, url, status.
+SELECT url_hash, url, status
 FROM url_frontier
-WHERE url_hash = ANY($1::char(64)[]) AND status = 'fetched';
+WHERE url_hash = ANY($1::char(64)[]);

@@ -183,3 +183,16 @@ async def test_unusable_canonicals_are_ignored(db: Database, local_site: LocalSi
     assert local_site.hits("/") == []
     statuses = await db.fetch("SELECT DISTINCT status FROM url_frontier")
     assert [r["status"] for r in statuses] == ["fetched"]
+
+
+async def test_a_canonical_that_is_dead_is_not_trusted(db: Database, local_site: LocalSite) -> None:
+    canonical = local_site.url("/news/retracted-headline")  # 404: the slug was changed
+    local_site.serve("/node/7", zoo.drupal_node(TITLE, canonical))
+    await submit(db, canonical)
+    await drain(db)
+    assert (await frontier_row(db, canonical))["dead_reason"] == "not_found"
+    await submit(db, local_site.url("/node/7"))
+    await drain(db)
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(local_site.url("/node/7"))
+    assert (await frontier_row(db, local_site.url("/node/7")))["status"] == "fetched"
