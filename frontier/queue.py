@@ -412,13 +412,33 @@ class QueueRepository:
     ) -> set[str]:
         """Record URLs as fetched whose document another page's fetch stored (a variant
         naming them as canonical): inserted if unknown, a pending one fetched, anything
-        else unchanged. Returns the url_hashes recorded."""
+        else unchanged. Returns the url_hashes recorded. Two statements in one
+        transaction, so a role that may only submit and update URLs can run it."""
         if not rows:
             return set()
         ordered = sorted({row.url_hash: row for row in rows}.values(), key=lambda r: r.url_hash)
-        columns = [[getattr(row, name) for row in ordered] for name in FetchedElsewhere.__slots__]
-        records = await self._db.fetch(SQL["record_fetched"], *columns, now)
-        return {record["url_hash"] for record in records}
+
+        def column(name: str) -> list[Any]:
+            return [getattr(row, name) for row in ordered]
+
+        async def work(tx: Database) -> set[str]:
+            inserted = await tx.fetch(
+                SQL["insert_fetched_elsewhere"],
+                *(column(n) for n in ("url_hash", "url", "host", "source_id", "origin")),
+                column("parent_url"),
+                now,
+            )
+            records = await tx.fetch(
+                SQL["record_fetched"],
+                column("url_hash"),
+                column("content_hash"),
+                column("http_status"),
+                [r["url_hash"] for r in inserted],
+                now,
+            )
+            return {record["url_hash"] for record in records}
+
+        return await self._db.run_transaction(work)
 
     async def in_flight(self, worker_id: str | None = None) -> int:
         count: int = await self._db.fetchval(SQL["in_flight"], worker_id)

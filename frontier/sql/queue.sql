@@ -314,39 +314,51 @@ WHERE status = 'fetching' AND ($1::text IS NULL OR claimed_by = $1);
 -- The earliest time any host becomes claimable (NULL: nothing pending).
 SELECT min(ready_at) FROM host_state WHERE ready_at IS NOT NULL;
 
+-- name: insert_fetched_elsewhere
+-- The first half of recording URLs as fetched whose document was stored from another page
+-- (a variant naming them as its canonical), in one transaction with `record_fetched`:
+-- insert those unknown ($1..$6 parallel arrays, sorted by url_hash), with only the
+-- columns a submitter may write; `record_fetched` then marks them fetched before anyone
+-- else can see them. Returns the url_hashes inserted.
+WITH clock AS (SELECT coalesce($7::timestamptz, now()) AS now)
+INSERT INTO url_frontier AS u
+    (url_hash, url, host, source_id, origin, parent_url, next_fetch_at, discovered_at,
+     created_at, updated_at)
+SELECT i.url_hash, i.url, i.host, i.source_id, i.origin, i.parent_url,
+       c.now, c.now, c.now, c.now
+FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
+     AS i(url_hash, url, host, source_id, origin, parent_url)
+CROSS JOIN clock c
+ORDER BY i.url_hash
+ON CONFLICT (url_hash) DO NOTHING
+RETURNING u.url_hash;
+
 -- name: record_fetched
--- Record URLs as fetched whose document was stored from another page (a variant naming
--- them as its canonical): $1..$8 parallel arrays, sorted by url_hash. Unknown URLs are
--- inserted `fetched`; a pending one becomes `fetched` (its host's pending_count drops;
--- the next claim of the host recomputes the rest of its summary); any other status is
--- left alone (a `fetching` row is completed by its own fetch). Returns the rows recorded.
-WITH clock AS (SELECT coalesce($9::timestamptz, now()) AS now),
+-- Mark URLs fetched whose document was stored from another page: $1 url_hashes, $2
+-- content hashes, $3 HTTP statuses; $4 the url_hashes `insert_fetched_elsewhere` just
+-- inserted. Only pending rows change (a `fetching` row is completed by its own fetch;
+-- fetched, dead and failed rows are left alone); a row that was pending before this
+-- transaction lowers its host's pending_count (the next claim of the host recomputes the
+-- rest of its summary). Returns the rows marked.
+WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
 input AS (
     SELECT *
-    FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
-                $7::char(64)[], $8::int[])
-         AS t(url_hash, url, host, source_id, origin, parent_url, content_hash, http_status)
+    FROM unnest($1::char(64)[], $2::char(64)[], $3::int[])
+         AS t(url_hash, content_hash, http_status)
 ),
-recorded AS (
-    INSERT INTO url_frontier AS u
-        (url_hash, url, host, source_id, origin, parent_url, status, content_hash,
-         http_status, last_fetched_at, next_fetch_at, discovered_at, created_at, updated_at)
-    SELECT i.url_hash, i.url, i.host, i.source_id, i.origin, i.parent_url, 'fetched',
-           i.content_hash, i.http_status, c.now, c.now, c.now, c.now, c.now
-    FROM input i CROSS JOIN clock c
-    ORDER BY i.url_hash
-    ON CONFLICT (url_hash) DO UPDATE
-        SET status = 'fetched', content_hash = excluded.content_hash,
-            http_status = excluded.http_status, last_fetched_at = excluded.last_fetched_at,
-            last_error = NULL, updated_at = excluded.updated_at
-        WHERE u.status = 'pending'
-    RETURNING u.url_hash, u.host, (u.xmax = 0) AS inserted
+marked AS (
+    UPDATE url_frontier u
+    SET status = 'fetched', content_hash = i.content_hash, http_status = i.http_status,
+        last_fetched_at = c.now, last_error = NULL, updated_at = c.now
+    FROM input i, clock c
+    WHERE u.url_hash = i.url_hash AND u.status = 'pending'
+    RETURNING u.url_hash, u.host, u.url_hash <> ALL($4::char(64)[]) AS was_pending
 ),
 hosts AS (
     UPDATE host_state h
     SET pending_count = greatest(h.pending_count - r.was_pending, 0)
-    FROM (SELECT host, count(*) FILTER (WHERE NOT inserted) AS was_pending
-          FROM recorded GROUP BY host) r
+    FROM (SELECT host, count(*) FILTER (WHERE was_pending) AS was_pending
+          FROM marked GROUP BY host) r
     WHERE h.host = r.host AND r.was_pending > 0
 )
-SELECT url_hash FROM recorded;
+SELECT url_hash FROM marked;

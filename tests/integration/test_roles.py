@@ -36,7 +36,7 @@ from poller.scheduler import Poller
 from poller.seeding import seed_defaults
 from spider.service import configure, crawl_in_child, due_sources, job_for
 from tests.conftest import PostgresServer
-from tests.fetch_harness import article, fetcher_for, frontier_row, submit
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 
 ROLE_OF = {
@@ -178,6 +178,32 @@ async def test_fetcher_role_claims_fetches_completes_and_stores(
 
     assert (await frontier_row(db, local_site.url("/c")))["status"] == "pending"
     assert await db.fetchval("SELECT count(*) FROM fetch_log") == 0
+
+
+async def test_fetcher_role_stores_a_variant_under_its_canonical(
+    users: dict[str, str], db: Database, local_site: LocalSite
+) -> None:
+    def with_canonical(page: str, path: str) -> str:
+        link = f"<link rel=canonical href='{local_site.url(path)}'>"
+        return page.replace("</head>", link + "</head>")
+
+    local_site.serve("/a?share=twitter", with_canonical(article("Alpha"), "/a"))
+    local_site.serve("/b?ref=home", with_canonical(article("Beta", word="weather"), "/b"))
+    await submit(db, local_site.url("/a?share=twitter"), local_site.url("/b"))
+    await submit(db, local_site.url("/b?ref=home"))
+    await db.execute("UPDATE url_frontier SET priority = 10 WHERE url LIKE '%?%'")
+    await db.execute("UPDATE host_state SET pending_priority = 10")
+    async with database(users["fetcher"]) as fetcher_db, fetcher_for(fetcher_db) as fetcher:
+        for _ in range(3):  # batch by batch: one URL of the host each, by priority
+            await fetcher.run_once(now=after(1))
+    # /a was unknown (inserted fetched), /b pending (marked fetched, never requested).
+    assert {r["url"] for r in await db.fetch("SELECT url FROM raw_content")} == {
+        normalize_url(local_site.url("/a")),
+        normalize_url(local_site.url("/b")),
+    }
+    assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
+    assert (await frontier_row(db, local_site.url("/b")))["status"] == "fetched"
+    assert local_site.hits("/b") == []
 
 
 async def test_fetcher_role_is_refused_ddl_and_deleting_sources(
