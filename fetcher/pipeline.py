@@ -76,7 +76,8 @@ class BatchPipeline:
         # body would both pass it. Bounded: older ones are completed and found there.
         self._recent: OrderedDict[str, str] = OrderedDict()
         # The same for canonical identities this process stored a variant's document
-        # under (url_hash -> URL): a second variant in flight is a duplicate of it.
+        # under (canonical url_hash -> the variant's URL): another variant in flight is
+        # a duplicate of it.
         self._recent_canonicals: OrderedDict[str, str] = OrderedDict()
 
     # -- fetch ----------------------------------------------------------------------------
@@ -235,7 +236,7 @@ class BatchPipeline:
             await self.duplicates.record_canonicals(moved)
 
     async def _by_canonical(self, pages: list[Page]) -> None:
-        """One article, one document (docs/sources.md, "Duplicates"): a page naming a
+        """One article, one document (docs/duplicates.md): a page naming a
         trusted canonical other than itself is a variant. When the canonical is already
         fetched (or stored by this batch or a recent one of this process), the variant is
         `duplicate_content` with `final_url` the canonical and nothing is written; else
@@ -267,11 +268,18 @@ class BatchPipeline:
                 page.canonical = None
                 taken.add(page.claim.url_hash)
                 continue
-            if statuses.get(key) == "fetched" or key in taken or key in self._recent_canonicals:
+            earlier = self._recent_canonicals.get(key)
+            if (
+                statuses.get(key) == "fetched"
+                or key in taken
+                or (earlier is not None and earlier != page.claim.url)
+            ):
                 _duplicate(page, page.canonical, final_url=page.canonical)
                 continue
             taken.add(key)
-            self._recent_canonicals[key] = page.canonical
+            # By the variant that stores it: that one fetched again (its write failed and
+            # it was retried) stores it again.
+            self._recent_canonicals[key] = page.claim.url
             self._recent_canonicals.move_to_end(key)
             page.document = replace(
                 page.document,

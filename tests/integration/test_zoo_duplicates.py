@@ -6,6 +6,7 @@ at no more requests than a browser makes, and no URL a browser shows ends in an 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from frontier.db import Database
 from frontier.urls import normalize_url, url_hash, url_host
@@ -196,3 +197,33 @@ async def test_a_canonical_that_is_dead_is_not_trusted(db: Database, local_site:
     [doc] = await documents(db)
     assert doc["url"] == normalize_url(local_site.url("/node/7"))
     assert (await frontier_row(db, local_site.url("/node/7")))["status"] == "fetched"
+
+
+async def test_a_variant_whose_write_failed_stores_its_canonical_when_retried(
+    db: Database, local_site: LocalSite
+) -> None:
+    from frontier.sinks import RawDocument, SinkUnavailable
+    from frontier.sinks.postgres import PostgresSink
+
+    class DownOnce(PostgresSink):
+        failed = False
+
+        async def write(self, documents: Sequence[RawDocument]) -> None:
+            if not self.failed:
+                self.failed = True
+                raise SinkUnavailable("connection refused")
+            await super().write(documents)
+
+    permalink = local_site.url("/2026/05/ferry-timetable/")
+    zoo.serve_post(
+        local_site, ["/2026/05/ferry-timetable?ref=a"], zoo.wordpress_post(TITLE, permalink)
+    )
+    await submit(db, local_site.url("/2026/05/ferry-timetable/?ref=a"))
+    async with fetcher_for(db, sink=DownOnce(db)) as fetcher:
+        await fetcher.run_once()
+        assert await documents(db) == []
+        assert (await frontier_row(db, permalink + "?ref=a"))["status"] == "pending"
+        await fetcher.run_once(now=after(3600))  # the same process, past the sink backoff
+    [doc] = await documents(db)
+    assert doc["url"] == normalize_url(permalink)
+    assert (await frontier_row(db, permalink))["status"] == "fetched"
