@@ -3,8 +3,9 @@ a stored document.
 
 `fetch(claims)`: source settings (fetchprotection), the robots.txt step, the politeness
 check, the requests, the decision on each response and the extraction.
-`store(pages)`: drop pages whose content is already indexed under another URL, write the
-rest to the sink; while the sink is down, the pages wait (`SinkBackoff`).
+`store(pages)`: move a variant's document to its trusted canonical URL (or drop it when the
+canonical is stored), drop pages whose content is already indexed under another URL, write
+the rest to the sink (docs/duplicates.md); while the sink is down, the pages wait (`SinkBackoff`).
 Completing the claims and logging them is the worker's (`fetcher.worker`).
 """
 
