@@ -29,6 +29,7 @@ fails (counted as an error): no request goes out without its slot.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from scrapy import Request
@@ -87,7 +88,7 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
             raise IgnoreRequest(f"{request.url}: {exc}") from None
         hosts = await self._hosts()
         assert self._db is not None
-        waited = 0.0
+        started, paused = time.monotonic(), False
         while True:
             slot = await self._db.outage.ride_out(
                 lambda: hosts.take_slot(
@@ -96,17 +97,17 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
                 DB_PATIENCE_S,
             )
             if slot.taken:
-                if waited:
-                    self._stats.inc_value("frontier/slot_wait_ms", round(waited * 1000))
+                if paused:
+                    waited_ms = round((time.monotonic() - started) * 1000)
+                    self._stats.inc_value("frontier/slot_wait_ms", waited_ms)
                 return
             if slot.reason == SLOT_BACKOFF and slot.wait_s > BACKOFF_PATIENCE_S:
                 raise HostBackingOff(
                     f"{host} backs off for {slot.wait_s:.0f} s more (after 429/503): not requested"
                 )
             pause = min(slot.wait_s, LEASE_POLL_S) if slot.reason == SLOT_LEASE else slot.wait_s
-            pause = max(pause, 0.001)
-            waited += pause
-            await asyncio.sleep(pause)
+            paused = True
+            await asyncio.sleep(max(pause, 0.001))
 
     async def close(self) -> None:
         await super().close()

@@ -29,6 +29,7 @@ class CrawlSummary:
     submit_errors: int = 0
     start_pages_failed: int = 0  # start pages that could not be used: the run failed
     host_backoff: int = 0  # not requested: the host backs off after a 429/503
+    slot_wait_s: float = 0.0  # waiting for hosts' slots (their delay, shared with fetchers)
     budget_exhausted: bool = False
     classification: str = "patterns"  # or "heuristic": the source has no article patterns
     crawl_s: float = 0.0  # Scrapy's own elapsed time (no process start, no database setup)
@@ -62,6 +63,7 @@ class CrawlSummary:
             submit_errors=n("submit_errors"),
             start_pages_failed=n("start_pages_failed"),
             host_backoff=n("host_backoff"),
+            slot_wait_s=round(n("slot_wait_ms") / 1000, 3),
             budget_exhausted=n("budget_exhausted") > 0,
             classification="heuristic" if heuristic else "patterns",
             crawl_s=round(float(stats.get("elapsed_time_seconds", 0.0)), 3),
