@@ -55,7 +55,7 @@ class PoliteNewsSite:
         self.sections = [f"/section/{n}" for n in range(1, sections + 1)]
         self.fetcher_agent = fetcher_agent
         self.fetcher_seen = asyncio.Event()
-        self.hold_s = 60.0
+        self.hold_s = 20.0  # below the spider's page timeout
         site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
         site.serve("/", listing_html(self.sections + self.articles[:2]))
         for index, section in enumerate(self.sections):
