@@ -82,6 +82,8 @@ class CrawlSummary:
             return LogOutcome.FAILED
         if self.pages_crawled == 0 and (self.blocked or self.robots_blocked):
             return LogOutcome.BLOCKED
+        if self.start_pages_failed and not self.new_urls:  # a start page failed, nothing found
+            return LogOutcome.FAILED
         return LogOutcome.OK if self.new_urls else LogOutcome.OK_NO_NEW
 
     @property

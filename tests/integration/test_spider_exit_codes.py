@@ -51,6 +51,7 @@ async def test_dead_links_met_on_the_way_leave_the_run_a_success(
     assert summary["errors"] == 3 and summary["http_statuses"] == {"404": 2, "500": 1}
     assert summary["new_urls"] == 2 and summary["start_pages_failed"] == 0
     assert len(local_site.hits("/broken-section")) == 2  # retried once, as before
+    assert await db.fetchval("SELECT outcome FROM fetch_log WHERE kind = 'spider'") == "ok"
 
 
 async def test_a_start_page_answering_an_error_fails_the_run(
@@ -64,6 +65,7 @@ async def test_a_start_page_answering_an_error_fails_the_run(
 
     assert code == 1
     assert "1 start pages failed" in out
+    assert await db.fetchval("SELECT outcome FROM fetch_log WHERE kind = 'spider'") == "failed"
 
 
 async def test_an_unreachable_start_page_fails_the_run(
