@@ -151,3 +151,32 @@ class HostRepository:
         """The Sitemap: lines each host's robots.txt gave (hosts without any are left out)."""
         records = await self._db.fetch(SQL["sitemaps"], list(hosts))
         return {r["host"]: list(r["robots_sitemaps"]) for r in records}
+
+    async def take_slot(
+        self,
+        host: str,
+        *,
+        new_host_delay_ms: int,
+        margin_ms: int,
+        now: datetime | None = None,
+    ) -> HostSlot:
+        """Take `host`'s request slot for a request about to start, if it is due (see
+        `take_slot` in hosts.sql); the row is created with `new_host_delay_ms` if missing."""
+        record = await self._db.fetchrow(SQL["take_slot"], host, new_host_delay_ms, margin_ms, now)
+        assert record is not None
+        if record["taken"]:
+            return HostSlot(True)
+        return HostSlot(False, record["wait_s"], record["reason"])
+
+
+@dataclass(frozen=True, slots=True)
+class HostSlot:
+    """What `HostRepository.take_slot` answered: the slot is taken, or the host may be free
+    in `wait_s` seconds; `reason` says what it waits for: "delay", "backoff" or "lease"."""
+
+    taken: bool
+    wait_s: float = 0.0
+    reason: str | None = None
+
+
+SLOT_DELAY, SLOT_BACKOFF, SLOT_LEASE = "delay", "backoff", "lease"  # HostSlot.reason

@@ -1,7 +1,9 @@
 """`python -m spider.crawl_process`: one crawl in a process of its own (the Twisted reactor starts
 once per process), fed a `CrawlJob` on standard input. It prints the run summary as one JSON
-line, the last line on standard output, and exits 0 (clean), 1 (errors during the run) or
-2 (the source cannot be crawled as configured).
+line, the last line on standard output, and exits 0 (the crawl went through, even if some
+links it met were dead), 1 (the run failed: a start page could not be used, found URLs
+could not be written, the run could not be read or recorded) or 2 (the source cannot be
+crawled as configured); see `CrawlSummary.failed`.
 
 Three phases: read the plan from the database (asyncio), crawl (Scrapy on the asyncio
 reactor; the pipeline opens its own pool on the reactor's loop), record the run (asyncio).

@@ -3,10 +3,11 @@ no Scrapy settings file to edit.
 
 Politeness as the fetchers practise it: robots.txt obeyed (Protego) with our User-Agent
 and the fetchers' RFC 9309 rules (`spider.robots`: 5xx or unreachable disallows all, a
-large file is read to 512 KiB), one request at a time per host, the host's delay
-(`CrawlPlan.delay_ms`) without jitter;
-AutoThrottle may lengthen the delay when the host slows down, never shorten it (Scrapy
-keeps it at or above DOWNLOAD_DELAY). The SSRF guard is the DNS resolver and a downloader
+large file is read to 512 KiB), one request at a time per host, and the host's delay kept
+across every requester: each request takes the host's slot in `host_state`, as the
+fetchers do (`spider.host_slot`, the HTTP download handler). Scrapy's own per-process
+delay is off (DOWNLOAD_DELAY 0, no AutoThrottle), so it never adds on top of the host's
+delay. The SSRF guard is the DNS resolver and a downloader
 middleware (`spider.middlewares`); pages over the body cap are dropped by Scrapy's
 DOWNLOAD_MAXSIZE, which also bounds decompressed bodies.
 """
@@ -17,10 +18,11 @@ from typing import Any
 
 from frontier.safe_http import BROWSER_HEADERS
 from frontier.settings import Settings
-from spider import middlewares, pipeline
+from spider import host_slot, middlewares, pipeline
 from spider.plan import CrawlPlan
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+HOST_SLOT_HANDLER = "spider.host_slot.HostSlotDownloadHandler"
 
 
 def scrapy_settings(
@@ -31,7 +33,6 @@ def scrapy_settings(
     with_pipeline: bool = True,
     log_level: str = "WARNING",
 ) -> dict[str, Any]:
-    delay_s = plan.delay_ms / 1000
     headers = dict(BROWSER_HEADERS) if plan.fetchprotection >= 2 else {}
     return {
         "TWISTED_REACTOR": ASYNCIO_REACTOR,
@@ -44,12 +45,11 @@ def scrapy_settings(
         "ROBOTSTXT_USER_AGENT": settings.user_agent,
         "CONCURRENT_REQUESTS": 16,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
-        "DOWNLOAD_DELAY": delay_s,
-        "DOWNLOAD_DELAY_JITTER": 0,
-        "AUTOTHROTTLE_ENABLED": True,
-        "AUTOTHROTTLE_START_DELAY": delay_s,
-        "AUTOTHROTTLE_MAX_DELAY": max(60.0, delay_s),
-        "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
+        # The host's delay is the host_state slot each request takes (spider.host_slot).
+        "DOWNLOAD_DELAY": 0,
+        "AUTOTHROTTLE_ENABLED": False,
+        "DOWNLOAD_HANDLERS": {"http": HOST_SLOT_HANDLER, "https": HOST_SLOT_HANDLER},
+        host_slot.NEW_HOST_DELAY_MS: plan.new_host_delay_ms,
         "DOWNLOAD_TIMEOUT": settings.spider_timeout_s,
         "DOWNLOAD_MAXSIZE": settings.spider_max_body_bytes,
         "DOWNLOAD_WARNSIZE": 0,
@@ -70,7 +70,7 @@ def scrapy_settings(
             "spider.robots.FrontierRobotsMiddleware": 100,
         },
         "ITEM_PIPELINES": {"spider.pipeline.FrontierPipeline": 300} if with_pipeline else {},
-        pipeline.DSN: dsn,
+        pipeline.DSN: dsn,  # the pipeline's and the host slots' database
         pipeline.BATCH_SIZE: settings.spider_batch_size,
         pipeline.DEFAULT_DELAY_MS: settings.default_delay_ms,
     }

@@ -34,6 +34,7 @@ from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
 from frontier.safe_http import BlockedAddress
+from spider.host_slot import HostBackingOff
 from spider.items import ArticleLink
 from spider.links import LinkKind, looks_like_article
 from spider.middlewares import BlockedRequest, refused_by_resolver
@@ -180,10 +181,18 @@ class DiscoverySpider(scrapy.Spider):
             yield from self._submit(url, self.plan.discovered, parent, depth)
 
     def failed(self, failure: Failure) -> None:
-        """Errback: count why a page could not be used; never raises."""
+        """Errback: count why a page could not be used; never raises. A start page that
+        could not be used fails the run (`start_pages_failed`); any other page is counted
+        and the crawl goes on (a dead link on a listing page is the site's, not the run's)."""
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
-        if failure.check(BlockedRequest, BlockedAddress) or (
+        if request is not None and request.meta.get(META_DEPTH) == 0:
+            self.count("start_pages_failed")
+            self.logger.warning("start page %s failed: %s", url, failure.getErrorMessage())
+        if failure.check(HostBackingOff):
+            self.count("host_backoff")
+            self.logger.warning("%s", failure.getErrorMessage())
+        elif failure.check(BlockedRequest, BlockedAddress) or (
             failure.check(DNSLookupError, CannotResolveHostError)
             and request is not None
             and refused_by_resolver(urlparse_cached(request).hostname or "")

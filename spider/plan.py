@@ -1,5 +1,6 @@
 """Everything one crawl needs, read from the database before Scrapy starts: the source,
-where to start, how to classify links, the host's delay, and the listing pages seen before.
+where to start, how to classify links, the delay of a host the spider reaches first, and
+the listing pages seen before.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class CrawlPlan:
     start_urls: tuple[str, ...]
     classifier: LinkClassifier
     limits: CrawlLimits
-    delay_ms: int
+    new_host_delay_ms: int  # host_state's delay for a host the spider is the first to reach
     fetchprotection: int
     discovered: SourceRef | None = None  # set when the source allows external links
     pages: Mapping[str, PageState] = field(default_factory=dict)
@@ -51,20 +52,6 @@ class CrawlPlan:
         gone unchanged, at most `recrawl_max` (adaptive revisiting)."""
         unchanged_for = max(state.checked_at - state.changed_at, timedelta(0))
         return state.checked_at + min(unchanged_for, self.limits.recrawl_max)
-
-
-def delay_ms(
-    crawl_delay: int | None, min_delay: int | None, source: Source, default_delay_ms: int
-) -> int:
-    """The host's delay, as the fetchers use it: robots.txt Crawl-delay > the source's
-    rate limit > what host_state holds > the platform default."""
-    if crawl_delay is not None:
-        return crawl_delay
-    if source.rate_limit_ms is not None:
-        return source.rate_limit_ms
-    if min_delay is not None:
-        return min_delay
-    return default_delay_ms
 
 
 def _start_urls(source: Source, options: SpiderOptions) -> tuple[str, ...]:
@@ -133,7 +120,6 @@ async def load_plan(
         known=_known_sources(await sources.list(), domain),
     )
     discovered = (await sources.get(DISCOVERED)).ref if options.allow_external else None
-    crawl_delay, min_delay = await repository.host_delay_ms(url_host(start_urls[0]))
     limits = CrawlLimits(
         max_pages=max_pages if max_pages is not None else settings.spider_max_pages,
         max_depth=max_depth if max_depth is not None else settings.spider_max_depth,
@@ -148,7 +134,10 @@ async def load_plan(
         start_urls=start_urls,
         classifier=classifier,
         limits=limits,
-        delay_ms=delay_ms(crawl_delay, min_delay, source, settings.default_delay_ms),
+        # As a submit creates a host's row: the source's rate limit, else the default.
+        new_host_delay_ms=(
+            source.rate_limit_ms if source.rate_limit_ms is not None else settings.default_delay_ms
+        ),
         fetchprotection=source.fetchprotection,
         discovered=discovered,
         pages=await repository.pages(source.id),

@@ -38,7 +38,7 @@ STOP_GRACE_S = 10.0  # a crawl asked to stop gets this long before it is killed
 @dataclass(frozen=True, slots=True)
 class CrawlResult:
     summary: CrawlSummary
-    exit_code: int  # 0 clean, 1 errors during the run, 2 the source cannot be crawled
+    exit_code: int  # 0 crawled, 1 the run failed, 2 the source cannot be crawled
     reported: bool = True  # False: the child printed no summary; `summary.error` says why
 
     @classmethod

@@ -148,10 +148,3 @@ class SpiderRepository:
             ["\n".join(c.children) for c in latest.values()],
             now,
         )
-
-    async def host_delay_ms(self, host: str) -> tuple[int | None, int | None]:
-        """(robots.txt crawl delay, the host's minimum delay) as host_state knows them."""
-        record = await self._db.fetchrow(SQL["host_delay"], host)
-        if record is None:
-            return None, None
-        return record["crawl_delay_ms"], record["min_delay_ms"]

@@ -27,6 +27,9 @@ class CrawlSummary:
     robots_blocked: int = 0
     blocked: int = 0  # refused by the SSRF guard
     submit_errors: int = 0
+    start_pages_failed: int = 0  # start pages that could not be used: the run failed
+    host_backoff: int = 0  # not requested: the host backs off after a 429/503
+    slot_wait_s: float = 0.0  # waiting for hosts' slots (their delay, shared with fetchers)
     budget_exhausted: bool = False
     classification: str = "patterns"  # or "heuristic": the source has no article patterns
     crawl_s: float = 0.0  # Scrapy's own elapsed time (no process start, no database setup)
@@ -58,6 +61,9 @@ class CrawlSummary:
             robots_blocked=n("robots_blocked"),
             blocked=n("blocked"),
             submit_errors=n("submit_errors"),
+            start_pages_failed=n("start_pages_failed"),
+            host_backoff=n("host_backoff"),
+            slot_wait_s=round(n("slot_wait_ms") / 1000, 3),
             budget_exhausted=n("budget_exhausted") > 0,
             classification="heuristic" if heuristic else "patterns",
             crawl_s=round(float(stats.get("elapsed_time_seconds", 0.0)), 3),
@@ -76,11 +82,18 @@ class CrawlSummary:
             return LogOutcome.FAILED
         if self.pages_crawled == 0 and (self.blocked or self.robots_blocked):
             return LogOutcome.BLOCKED
+        if self.start_pages_failed and not self.new_urls:  # a start page failed, nothing found
+            return LogOutcome.FAILED
         return LogOutcome.OK if self.new_urls else LogOutcome.OK_NO_NEW
 
     @property
     def failed(self) -> bool:
-        return self.error is not None or self.errors > 0 or self.blocked > 0
+        """Whether the run failed (exit 1): it did not happen, a start page could not be
+        used (unreachable, an HTTP error, refused, disallowed, the host backing off), or
+        found URLs could not be written. A crawl that went through is not a failure for
+        the dead links it met on the way (they are counted in `errors`), so a cron job
+        does not report every 404 of a site."""
+        return self.error is not None or self.start_pages_failed > 0 or self.submit_errors > 0
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "outcome": str(self.outcome)}
@@ -99,9 +112,15 @@ class CrawlSummary:
             f"{self.known_source_links} to other sources",
             f"{self.external_queued} external queued",
         ]
+        if self.host_backoff:
+            extra.append(f"{self.host_backoff} not requested (the host backs off)")
         lines.append("  " + ", ".join(extra))
         if self.classification == "heuristic":
             lines.append("  no article_url_patterns: articles recognised by the heuristic")
+        if self.start_pages_failed:
+            lines.append(f"  {self.start_pages_failed} start pages failed: the run failed")
+        if self.submit_errors:
+            lines.append(f"  {self.submit_errors} URLs could not be written: the run failed")
         if self.budget_exhausted:
             lines.append("  stopped at the page budget")
         if self.error:

@@ -17,14 +17,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def frontier_env(dsn: str, **extra: str) -> dict[str, str]:
     """The environment of a child: this one without FRONTIER_*, then the DSN, loopback
-    allowed (the test servers live on 127.0.0.0/8) and `extra`."""
+    allowed (the test servers live on 127.0.0.0/8) and `extra` (which may replace them)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
     env.update(
         FRONTIER_DATABASE_URL=dsn,
         FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
         FRONTIER_USER_AGENT="frontier-test/1.0",
-        **extra,
     )
+    env.update(extra)
     return env
 
 

@@ -124,3 +124,38 @@ SELECT EXISTS (
 -- The Sitemap: lines of hosts $1's robots.txt (for the sitemap poller).
 SELECT host, robots_sitemaps FROM host_state
 WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
+
+-- name: take_slot
+-- A requester without a claim (the spider) is about to send one request to host $1: take
+-- the host's slot if it is due, in one statement. The host_state row is created if
+-- missing (min_delay_ms $2, the delay a submit would give it). next_allowed_at moves to
+-- now + the host's delay + a margin (a tenth of the delay, at most $3 ms, as in
+-- begin_requests) only if it has passed, the host is not backing off and nobody holds its
+-- lease (a fetcher fetching its robots.txt). Returns `taken`; otherwise, from the row as
+-- it stood, how long until the host may be free (`wait_s`) and why (`reason`: delay,
+-- backoff or lease); the caller waits and asks again. $4: now (NULL: the database clock).
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
+taken AS (
+    INSERT INTO host_state AS h (host, min_delay_ms, next_allowed_at, created_at, updated_at)
+    SELECT $1::text, $2::int,
+           c.now + make_interval(secs => ($2::int + least($2::int / 10, $3::int)) / 1000.0),
+           c.now, c.now
+    FROM clock c
+    ON CONFLICT (host) DO UPDATE
+    SET next_allowed_at = excluded.updated_at + make_interval(
+            secs => (coalesce(h.crawl_delay_ms, h.min_delay_ms)
+                     + least(coalesce(h.crawl_delay_ms, h.min_delay_ms) / 10, $3::int)) / 1000.0),
+        updated_at = excluded.updated_at
+    WHERE h.next_allowed_at <= excluded.updated_at
+      AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
+      AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
+    RETURNING h.host
+)
+SELECT EXISTS (SELECT 1 FROM taken) AS taken,
+       CASE WHEN h.backoff_until > c.now THEN 'backoff'
+            WHEN h.lease_until > c.now THEN 'lease'
+            ELSE 'delay' END AS reason,
+       extract(epoch FROM greatest(h.next_allowed_at, h.backoff_until, h.lease_until, c.now)
+                          - c.now)::float8 AS wait_s
+FROM clock c
+LEFT JOIN host_state h ON h.host = $1::text;

@@ -80,7 +80,3 @@ SET etag = excluded.etag,
     changed_at = CASE WHEN excluded.links_hash IS NULL
                         OR excluded.links_hash = p.links_hash THEN p.changed_at
                  ELSE excluded.changed_at END;
-
--- name: host_delay
--- The politeness delay known for host $1 (robots.txt Crawl-delay first).
-SELECT crawl_delay_ms, min_delay_ms FROM host_state WHERE host = $1;

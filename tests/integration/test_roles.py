@@ -299,6 +299,8 @@ async def test_spider_role_crawls_and_submits(
         "DELETE FROM spider_pages",
         "UPDATE url_frontier SET status = 'fetching'",
         "UPDATE feed_state SET next_poll_at = now()",
+        # It takes hosts' request slots (next_allowed_at); backoff and leases are not its.
+        "UPDATE host_state SET backoff_until = NULL, lease_owner = NULL",
     )
 
 
@@ -572,4 +574,4 @@ def test_an_owner_without_createrole_is_told_which_roles_to_create(
                 sql.SQL(rename).format(sql.Identifier(hidden), sql.Identifier("frontier_api"))
             )
     migrate.upgrade(unprivileged_owner)  # once the role exists, simply run it again
-    assert revision(unprivileged_owner) == "0007"  # the head
+    assert revision(unprivileged_owner) == migrate.head()

@@ -135,7 +135,8 @@ async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_n
         (partner_site.url("/2024/05/05/partner-story"), 1, "spider", "partner", u("/"), 4),
     }
     summary = first.summary
-    assert first.exit_code == 1, summary  # the 404 is an error of this run
+    # The 404 is a dead link of the site, counted; the crawl went through (issue 14, item 9).
+    assert first.exit_code == 0, summary
     assert summary.pages_crawled == 6  # /, /page/2, /page/3, world, old-section, missing
     assert summary.articles_found == 6 and summary.new_urls == 6
     assert summary.external_links == 3  # partner /about, other story, other home

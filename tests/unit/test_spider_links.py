@@ -138,7 +138,7 @@ def test_unchanged_pages_are_skipped_for_as_long_as_they_stayed_unchanged() -> N
         start_urls=("http://a/",),
         classifier=CLASSIFIER,
         limits=CrawlLimits(10, 2, timedelta(hours=24)),
-        delay_ms=0,
+        new_host_delay_ms=0,
         fetchprotection=2,
     )
 
