@@ -98,7 +98,12 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
     Content-Location set to `url`."""
     # feedparser decodes by its own rules (RFC 3023, BOM, declaration, fallbacks); what it
     # will parse is checked once more, so no encoding it picks can hide an entity.
-    refuse_entity_declarations(convert_to_utf8(lowered, body, {}), "feed")
+    try:
+        decoded = convert_to_utf8(lowered, body, {})
+    except (UnicodeDecodeError, ValueError) as exc:  # a declared encoding the bytes break,
+        # or a NUL in what it decoded (feedparser 6.0.14 raises instead of marking bozo)
+        raise FeedRefused(f"unreadable feed encoding: {exc}") from None
+    refuse_entity_declarations(decoded, "feed")
     try:
         result = feedparser.parse(
             # No relative-URI rewriting inside HTML bodies: they are only reduced to text here,
