@@ -4,7 +4,7 @@ the body (a BOM, the Content-Type charset, `<meta>`, then detection; see `decode
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -18,6 +18,7 @@ from frontier.retry_after import retry_after_s
 from frontier.safe_http import REDIRECT_STATUSES
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+FORBIDDEN_STATUSES = frozenset({401, 403, 451})
 RETRY_AFTER_CAP_S = 86_400.0
 DETECT_BYTES = 65_536  # how much of a page without a declared charset detection reads
 # What the WHATWG Encoding Standard decodes `iso-8859-1`, `latin1`, `ascii`, `us-ascii`
@@ -57,8 +58,11 @@ def retry_after(value: str | None, now: datetime | None = None) -> float | None:
     return retry_after_s(value, now or utcnow(), cap_s=RETRY_AFTER_CAP_S)
 
 
-def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:
-    """The outcome-table row of one response."""
+def decide(
+    status: int, headers: Mapping[str, str], body: bytes, now: datetime | None = None
+) -> Decision:
+    """The outcome-table row of one response (`now`: the clock a Retry-After date is read
+    against; the queue adds the wait to the same clock)."""
     get = headers.get
     if status == 304:
         return Decision(Action.FINISH, OutcomeKind.NOT_MODIFIED)
@@ -76,8 +80,14 @@ def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:
             Action.FINISH,
             OutcomeKind.RATE_LIMITED,
             f"HTTP {status}",
-            retry_after_s=retry_after(get("Retry-After")),
+            retry_after_s=retry_after(get("Retry-After"), now),
         )
+    if status in FORBIDDEN_STATUSES:
+        # A login, a paywall, a CDN's bot wall (Cloudflare's challenge, Akamai's "Access
+        # Denied") or a legal block: another try soon answers the same, so it is not retried
+        # like a server error; the queue ends it after FORBIDDEN_ATTEMPTS and backs off a
+        # host that answers nothing else.
+        return Decision(Action.FINISH, OutcomeKind.FORBIDDEN, _forbidden_reason(status, get))
     if 200 <= status < 300:
         kind = media_type(get("Content-Type"))
         if kind in HTML_TYPES or (kind is None and looks_like_html(body)):
@@ -87,8 +97,24 @@ def decide(status: int, headers: Mapping[str, str], body: bytes) -> Decision:
             OutcomeKind.UNSUPPORTED_CONTENT,
             f"content type {kind or 'unknown'} is not HTML",
         )
-    # 5xx, other 4xx (401, 403, ...) and anything else: retried with backoff, then dead.
+    # 5xx, other 4xx and anything else: retried with backoff, then dead.
     return Decision(Action.FINISH, OutcomeKind.RETRY, f"HTTP {status}")
+
+
+def _forbidden_reason(status: int, get: Callable[[str], str | None]) -> str:
+    """`HTTP 403` plus what the answer says about who refused: the CDN's challenge, the
+    login a 401 asks for, the authority a 451 names (RFC 7725's `rel="blocked-by"`)."""
+    notes = []
+    if get("cf-mitigated"):
+        notes.append(f"cf-mitigated: {get('cf-mitigated')}")
+    elif get("Server"):
+        notes.append(f"server: {get('Server')}")
+    if status == 401 and get("WWW-Authenticate"):
+        notes.append(f"WWW-Authenticate: {get('WWW-Authenticate')}")
+    if status == 451 and get("Link"):
+        notes.append(f"Link: {get('Link')}")
+    text = f"HTTP {status}" + (f" ({'; '.join(notes)})" if notes else "")
+    return text[:500]
 
 
 def decode_html(body: bytes, content_type: str | None) -> tuple[str, str]:

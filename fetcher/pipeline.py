@@ -126,9 +126,9 @@ class BatchPipeline:
         if pause > 0:
             await asyncio.sleep(pause)  # the robots.txt request counts against the delay
         ready = await self.politeness.admit(pages, context, leased=leased, now=now)
-        await asyncio.gather(*(self._fetch_page(page) for page in ready))
+        await asyncio.gather(*(self._fetch_page(page, now) for page in ready))
 
-    async def _fetch_page(self, page: Page) -> None:
+    async def _fetch_page(self, page: Page, now: datetime | None = None) -> None:
         claim = page.claim
         started = time.monotonic()
         try:
@@ -149,14 +149,21 @@ class BatchPipeline:
             page.end(OutcomeKind.RETRY, error=str(exc))
         else:
             page.elapsed_ms = response.elapsed_ms
-            await self._on_response(page, response.status, response.headers, response.body)
+            await self._on_response(
+                page, response.status, response.headers, response.body, now
+            )
         if page.elapsed_ms is None:
             page.elapsed_ms = ms_since(started)
 
     async def _on_response(
-        self, page: Page, status: int, headers: Mapping[str, str], body: bytes
+        self,
+        page: Page,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        now: datetime | None = None,
     ) -> None:
-        decision = decide(status, headers, body)
+        decision = decide(status, headers, body, now)
         if decision.action is Action.FINISH:
             page.end(
                 decision.kind,

@@ -1,6 +1,7 @@
 """The robots.txt step of a batch: fetch robots.txt for the hosts that need it (under a
-host lease, so one worker fetches it per host per TTL), store it, and decide which pages
-robots.txt lets through. What a robots.txt answer means is `fetcher.robots` (pure)."""
+host lease, so one worker of all fetcher processes fetches it per host per TTL; see
+hosts.sql `take_leases`), store it, and decide which pages robots.txt lets through. What
+a robots.txt answer means is `fetcher.robots` (pure)."""
 
 from __future__ import annotations
 
@@ -79,14 +80,23 @@ class RobotsStep:
         if not hosts:
             return {}
         leased = await self.hosts.take_leases(
-            sorted(hosts), self.worker_id, self.config.robots_lease_s, now=now
+            {host: context[host].robots_fetched_at for host in hosts},
+            self.worker_id,
+            self.config.robots_lease_s,
+            now=now,
         )
+        missed = sorted(hosts - leased)
+        if missed:
+            # Another worker holds the lease, or stored robots.txt since `context` was read:
+            # read it again; a host whose robots.txt is still to come is not ready yet.
+            context.update(await self.hosts.context(missed, now=now))
         for page in pages:
-            if page.claim.host in hosts and page.claim.host not in leased:
+            host = page.claim.host
+            if host in missed and context[host].robots_needed():
                 page.end(
                     OutcomeKind.DEFERRED,
                     retry_after_s=LEASE_BUSY_RETRY_S,
-                    error="robots.txt is being fetched by another worker",
+                    error="host not ready: robots.txt is being fetched by another worker",
                 )
         schemes = {p.claim.host: p.claim.url.split("://", 1)[0] for p in pages}
         started = {host: time.monotonic() for host in leased}
@@ -113,9 +123,7 @@ class RobotsStep:
                 robots_txt=record.robots_txt,
                 robots_fetched_at=db_now,
                 robots_retry_at=saved.retry_at if saved else None,
-                delay_ms=record.crawl_delay_ms
-                if record.crawl_delay_ms is not None
-                else ctx.delay_ms,
+                delay_ms=saved.delay_ms if saved else ctx.delay_ms,
                 now=db_now,
             )
             not_before[record.host] = first_request_at(

@@ -5,7 +5,7 @@ one worker fetches a host's robots.txt, and the start of requests, which moves a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -68,6 +68,7 @@ class RobotsRecord:
 class StoredRobots:
     host: str
     retry_at: datetime | None  # disallow_all: when robots.txt is fetched again
+    delay_ms: int  # the host's delay, with its new Crawl-delay
     now: datetime
 
 
@@ -82,12 +83,23 @@ class HostRepository:
         return {r["host"]: HostContext.from_record(r) for r in records}
 
     async def take_leases(
-        self, hosts: Sequence[str], owner: str, seconds: float, *, now: datetime | None = None
+        self,
+        seen: Mapping[str, datetime | None],
+        owner: str,
+        seconds: float,
+        *,
+        now: datetime | None = None,
     ) -> set[str]:
-        """Lease hosts (not claimable while leased); returns those now leased to `owner`."""
-        if not hosts:
+        """Lease hosts (not claimable while leased) to fetch their robots.txt; `seen` maps
+        each host to the robots_fetched_at that made the caller want it. Returns those now
+        leased to `owner`: not those leased to another, nor those whose robots.txt was
+        stored since (hosts.sql `take_leases`)."""
+        if not seen:
             return set()
-        records = await self._db.fetch(SQL["take_leases"], sorted(hosts), owner, seconds, now)
+        hosts = sorted(seen)
+        records = await self._db.fetch(
+            SQL["take_leases"], hosts, owner, seconds, now, [seen[h] for h in hosts]
+        )
         return {r["host"] for r in records}
 
     async def release_leases(self, hosts: Sequence[str], owner: str) -> None:
@@ -118,7 +130,10 @@ class HostRepository:
             retry_base_s,
             now,
         )
-        return {r["host"]: StoredRobots(r["host"], r["robots_retry_at"], r["now"]) for r in stored}
+        return {
+            r["host"]: StoredRobots(r["host"], r["robots_retry_at"], r["delay_ms"], r["now"])
+            for r in stored
+        }
 
     async def begin_requests(
         self,

@@ -20,6 +20,7 @@ import asyncpg
 
 from frontier.backoff import retry_delay
 from frontier.db import Database
+from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.priority import score
 from frontier.settings import Settings
 from frontier.sql import load
@@ -44,6 +45,7 @@ class OutcomeKind(StrEnum):
     DUPLICATE_CONTENT = "duplicate_content"  # body already indexed under another URL
     UNSUPPORTED_CONTENT = "unsupported_content"  # not HTML, or over the size cap
     BLOCKED_BY_POLICY = "blocked_by_policy"  # the source forbids fetching
+    FORBIDDEN = "forbidden"  # 401/403/451: retried once, then dead; 401/403 count as a wall
     RETRY = "retry"  # 5xx, timeout, connection error: retried with backoff, then dead
     RATE_LIMITED = "rate_limited"  # 429/503: host backs off; no attempt counted
     DEFERRED = "deferred"  # not attempted (host not ready, shutting down); no attempt
@@ -58,6 +60,8 @@ class QueuePolicy:
     max_retries: int = 5
     lease_seconds: int = 300
     host_failure_threshold: int = 5  # consecutive failures before the whole host backs off
+    forbidden_attempts: int = 2  # 401/403/451 answers before a URL is dead (forbidden)
+    wall_threshold: int = 3  # answers in a row that are all 401/403: the host backs off
 
     @classmethod
     def from_settings(cls, settings: Settings) -> QueuePolicy:
@@ -119,16 +123,17 @@ class PreparedBatch:
     """Normalised, deduplicated rows ready for one submit statement."""
 
     rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # url_hash -> row
+    default_delay_ms: int = 1000  # a new host's delay when none of its sources sets one
     repeated: int = 0
     rejected: list[Rejection] = field(default_factory=list)
 
 
 def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedBatch:
     """Normalise and score candidates; pure CPU work, so callers may overlap it with I/O."""
-    batch = PreparedBatch()
+    batch = PreparedBatch(default_delay_ms=default_delay_ms)
     for index, candidate in enumerate(candidates):
         try:
-            row = _row(candidate, default_delay_ms)
+            row = _row(candidate)
         except InvalidURL as exc:
             batch.rejected.append(Rejection(index, _printable(candidate.url), exc.reason))
             continue
@@ -141,7 +146,7 @@ def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedB
     return batch
 
 
-def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
+def _row(candidate: Candidate) -> tuple[Any, ...]:
     source = candidate.source
     url = normalize_url(
         candidate.url, candidate.base, keep_trailing_slash=source.keep_trailing_slash
@@ -154,7 +159,6 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
     if candidate.depth < 0:
         raise InvalidURL("negative depth")
     priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
-    delay = source.rate_limit_ms if source.rate_limit_ms is not None else default_delay_ms
     return (
         url_hash(url),
         url,
@@ -165,7 +169,7 @@ def _row(candidate: Candidate, default_delay_ms: int) -> tuple[Any, ...]:
         candidate.depth,
         priority,
         meta,
-        delay,
+        source.rate_limit_ms,
     )
 
 
@@ -276,7 +280,9 @@ class QueueRepository:
             return result
         rows = [batch.rows[key] for key in sorted(batch.rows)]
         columns = [list(column) for column in zip(*rows, strict=True)]
-        record = await (db or self._db).fetchrow(SQL["submit"], *columns, now)
+        record = await (db or self._db).fetchrow(
+            SQL["submit"], *columns, now, batch.default_delay_ms
+        )
         assert record is not None
         result.inserted = record["inserted"]
         result.raised = record["raised"]
@@ -313,6 +319,9 @@ class QueueRepository:
                 self.policy.max_retries,
                 now,
                 self.policy.host_failure_threshold,
+                self.policy.forbidden_attempts,
+                self.policy.wall_threshold,
+                RECOVERY_ANSWERS,
             )
             result.applied = {r["url_hash"]: r["status"] for r in records}
             result.refused = [
@@ -461,7 +470,7 @@ def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
     for outcome in outcomes:
         delay = (
             retry_delay(outcome.claim.retry_count + 1)
-            if outcome.kind is OutcomeKind.RETRY
+            if outcome.kind in (OutcomeKind.RETRY, OutcomeKind.FORBIDDEN)
             else outcome.retry_after_s
         )
         values = (

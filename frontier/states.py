@@ -34,6 +34,7 @@ class DeadReason(StrEnum):
     DUPLICATE_CONTENT = "duplicate_content"  # its body is already indexed under another URL
     UNSUPPORTED_CONTENT = "unsupported_content"  # not HTML, or over the size cap
     BLOCKED_BY_POLICY = "blocked_by_policy"  # its source forbids fetching (fetchprotection 0)
+    FORBIDDEN = "forbidden"  # 401, 403 or 451 (a login, a bot wall, a legal block), twice
 
 
 class IngestionMode(StrEnum):

@@ -7,7 +7,7 @@
 -- What the fetcher needs of hosts $1 right after claiming URLs on them; `now` is the
 -- database clock ($2, NULL: now()), which the caller uses to age robots.txt.
 WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now)
-SELECT h.host, coalesce(h.crawl_delay_ms, h.min_delay_ms) AS delay_ms, h.next_allowed_at,
+SELECT h.host, h.delay_ms, h.next_allowed_at,
        h.backoff_until, h.robots_status, h.robots_txt, h.robots_fetched_at,
        h.robots_ttl_hours, h.robots_retry_at, h.robots_failures, h.lease_owner,
        h.lease_until, c.now
@@ -15,15 +15,21 @@ FROM host_state h, clock c
 WHERE h.host = ANY ($1::text[]);
 
 -- name: take_leases
--- Lease hosts $1 to $2 for $3 seconds (to fetch their robots.txt); a host leased to another
--- owner whose lease has not expired is skipped. Returns the hosts leased.
-WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
+-- Lease hosts $1 to $2 for $3 seconds to fetch their robots.txt, the single flight of
+-- robots.txt across every fetcher: $5 (parallel to $1) is the robots_fetched_at each host
+-- had when the caller decided it needs robots.txt. A host leased to another owner whose
+-- lease has not expired is skipped, and so is one whose robots.txt was stored since
+-- (robots_fetched_at moved: someone else just fetched it; the caller reads it instead of
+-- fetching it again). Returns the hosts leased.
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
+input AS (SELECT * FROM unnest($1::text[], $5::timestamptz[]) AS t(host, seen))
 UPDATE host_state h
 SET lease_owner = $2,
     lease_until = c.now + make_interval(secs => $3::float8),
     updated_at = c.now
-FROM clock c
-WHERE h.host = ANY ($1::text[])
+FROM clock c, input i
+WHERE h.host = i.host
+  AND h.robots_fetched_at IS NOT DISTINCT FROM i.seen
   AND (h.lease_owner IS NULL OR h.lease_owner = $2 OR h.lease_until <= c.now)
 RETURNING h.host;
 
@@ -63,12 +69,12 @@ SET robots_status = i.status,
                                     $9::float8 * power(2, least(h.robots_failures, 20))))
                       END,
     next_allowed_at = greatest(h.next_allowed_at, c.now + make_interval(
-                          secs => coalesce(i.crawl_delay_ms, h.crawl_delay_ms,
-                                           h.min_delay_ms) / 1000.0)),
+                          secs => greatest(coalesce(i.crawl_delay_ms, 0), h.delay_ms)
+                                  / 1000.0)),
     updated_at = c.now
 FROM input i, clock c
 WHERE h.host = i.host
-RETURNING h.host, h.robots_retry_at, c.now;
+RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
 
 -- name: begin_requests
 -- Worker $3 is about to send one request to each host of $1. A request may go out only
@@ -83,7 +89,7 @@ input AS (
     SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(host, slot_end)
 ),
 locked AS (
-    SELECT h.host, i.slot_end, coalesce(h.crawl_delay_ms, h.min_delay_ms) AS delay_ms,
+    SELECT h.host, i.slot_end, h.delay_ms,
            (h.lease_owner = $3 AND h.lease_until > c.now) AS leased,
            coalesce(h.backoff_until, '-infinity') > c.now AS backing_off
     FROM host_state h

@@ -8,7 +8,9 @@
 -- name: submit
 -- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
 -- concurrent batches lock rows in one order). A known URL only has its priority raised,
--- and only while it is pending. Creates host_state rows ($10: the delay for a new host).
+-- and only while it is pending. Creates host_state rows ($12: the default delay, kept as a
+-- new host's min_delay_ms); $10 is each URL's source's rate_limit_ms (NULL: none), and a
+-- host's source_delay_ms is the largest of those its URLs came with.
 WITH clock AS (SELECT coalesce($11::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -39,14 +41,15 @@ per_host AS (
     GROUP BY host
 ),
 hosts AS (
-    INSERT INTO host_state AS h (host, min_delay_ms, pending_count, pending_priority,
-                                 pending_due_at)
-    SELECT d.host, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
-    FROM (SELECT host, min(delay_ms) AS delay_ms FROM input GROUP BY host) d
+    INSERT INTO host_state AS h (host, min_delay_ms, source_delay_ms, pending_count,
+                                 pending_priority, pending_due_at)
+    SELECT d.host, $12::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
+    FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
     LEFT JOIN per_host p USING (host)
     ORDER BY d.host
     ON CONFLICT (host) DO UPDATE
-        SET pending_count = h.pending_count + excluded.pending_count,
+        SET source_delay_ms = greatest(h.source_delay_ms, excluded.source_delay_ms),
+            pending_count = h.pending_count + excluded.pending_count,
             pending_priority = greatest(h.pending_priority, excluded.pending_priority),
             pending_due_at = least(h.pending_due_at, excluded.pending_due_at)
         WHERE excluded.pending_priority IS NOT NULL
@@ -63,7 +66,7 @@ FROM upserted;
 -- delay now, at claim time. Then recompute each locked host's pending summary.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (
-    SELECT host, coalesce(crawl_delay_ms, min_delay_ms) AS delay_ms
+    SELECT host, delay_ms
     FROM host_state
     WHERE ready_at <= (SELECT now FROM clock)
     ORDER BY pending_priority DESC, ready_at
@@ -138,7 +141,10 @@ SELECT * FROM claimed;
 -- Apply a batch of outcomes for worker $1, guarded: a row changes only while it is still
 -- `fetching` and claimed by $1. Returns the rows applied; the caller reports the rest as
 -- refused. $2..$10 are parallel arrays; $11 max retries; $12 now; $13 the number of
--- consecutive failures after which the whole host backs off.
+-- consecutive failures after which the whole host backs off; $14 the 401/403/451 answers
+-- after which a URL is dead (forbidden); $15 the 401/403 answers in a row, with nothing
+-- else, after which the whole host backs off (a bot wall); $16 the good answers in a row
+-- that take one doubling of the host's delay off (frontier/host_delay.py).
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -157,10 +163,14 @@ decided AS (
                WHEN 'rate_limited' THEN 'pending'
                WHEN 'deferred' THEN 'pending'
                WHEN 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead' ELSE 'pending' END
+               WHEN 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14 THEN 'dead'
+                                          ELSE 'pending' END
                ELSE 'dead'
            END AS status,
            CASE
                WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'max_retries' END
+               WHEN i.kind = 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14
+                                                   THEN 'forbidden' END
                WHEN i.kind IN ('redirect', 'not_found', 'gone', 'robots_blocked',
                                'duplicate_content', 'unsupported_content',
                                'blocked_by_policy') THEN i.kind
@@ -174,6 +184,7 @@ updated AS (
         dead_reason = d.dead_reason,
         retry_count = CASE d.kind
                           WHEN 'retry' THEN u.retry_count + 1
+                          WHEN 'forbidden' THEN u.retry_count + 1
                           WHEN 'fetched' THEN 0
                           WHEN 'not_modified' THEN 0
                           ELSE u.retry_count END,
@@ -199,16 +210,20 @@ updated AS (
         updated_at = c.now
     FROM decided d, clock c
     WHERE u.url_hash = d.url_hash AND u.status = 'fetching' AND u.claimed_by = $1
-    RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s
+    RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s,
+              (d.kind = 'forbidden' AND d.http_status IN (401, 403)) AS walled
 ),
 per_host AS (
     SELECT host,
            count(*) FILTER (WHERE status = 'pending') AS requeued,
            max(priority) FILTER (WHERE status = 'pending') AS priority,
            min(next_fetch_at) FILTER (WHERE status = 'pending') AS due_at,
-           count(*) FILTER (WHERE kind NOT IN ('retry', 'rate_limited', 'deferred', 'failed'))
-               AS answered,
-           count(*) FILTER (WHERE kind IN ('retry', 'rate_limited')) AS failures,
+           -- A good answer: the server answered without pushing back (451 counts: it is
+           -- about one page, not a wall in front of the host).
+           count(*) FILTER (WHERE kind NOT IN ('retry', 'rate_limited', 'deferred', 'failed')
+                              AND NOT walled) AS answered,
+           count(*) FILTER (WHERE kind IN ('retry', 'rate_limited') OR walled) AS failures,
+           count(*) FILTER (WHERE walled) AS walled,
            bool_or(kind = 'rate_limited') AS rate_limited,
            max(delay_s) FILTER (WHERE kind = 'rate_limited') AS retry_after_s
     FROM updated
@@ -223,23 +238,33 @@ hosts AS (
                              ELSE h.last_fetch_at END,
         consecutive_failures = CASE WHEN p.answered > 0 THEN 0
                                     ELSE h.consecutive_failures + p.failures END,
-        -- Rate limited (429/503): block the host until Retry-After, or for a delay that
-        -- doubles per incident (capped at a day, jittered), and double its crawl delay.
-        -- Repeated failures back off the whole host the same way.
+        -- Rate limited (429/503): block the host until exactly Retry-After, or for a delay
+        -- that doubles per incident (capped at a day, jittered). Repeated failures back off
+        -- the whole host the same way, and so does a bot wall (answers that are all
+        -- 401/403, from a longer base: a wall does not lift in a minute). A good answer
+        -- resets the count.
         backoff_until = CASE
-            WHEN p.rate_limited OR (p.answered = 0
-                                    AND h.consecutive_failures + p.failures >= $13)
+            WHEN p.rate_limited
+                 OR (p.answered = 0 AND h.consecutive_failures + p.failures >= $13)
+                 OR (p.answered = 0 AND p.walled > 0
+                     AND h.consecutive_failures + p.failures >= $15)
             THEN greatest(coalesce(h.backoff_until, c.now), c.now + make_interval(secs =>
                      coalesce(p.retry_after_s,
-                              least(86400.0, 30.0 * power(2, least(h.consecutive_failures, 20)))
+                              least(86400.0, CASE WHEN p.walled > 0 THEN 300.0 ELSE 30.0 END
+                                             * power(2, least(h.consecutive_failures, 20)))
                               * (0.8 + 0.4 * random()))))
             ELSE h.backoff_until END,
-        min_delay_ms = CASE WHEN p.rate_limited AND h.crawl_delay_ms IS NULL
-                            THEN least(greatest(h.min_delay_ms * 2, 500), 60000)
-                            ELSE h.min_delay_ms END,
-        crawl_delay_ms = CASE WHEN p.rate_limited AND h.crawl_delay_ms IS NOT NULL
-                              THEN least(greatest(h.crawl_delay_ms * 2, 500), 60000)
-                              ELSE h.crawl_delay_ms END,
+        -- Each 429/503 doubles the host's delay (delay_ms is generated from slowdown);
+        -- $16 good answers in a row take one doubling off (frontier/host_delay.py).
+        slowdown = CASE
+            WHEN p.rate_limited THEN least(h.slowdown + 1, 7)
+            WHEN h.slowdown = 0 OR p.answered = 0 THEN h.slowdown
+            ELSE greatest(h.slowdown - (h.good_answers + p.answered) / $16, 0) END,
+        good_answers = CASE
+            WHEN p.rate_limited THEN 0
+            WHEN h.slowdown = 0 OR p.answered = 0 THEN h.good_answers
+            WHEN h.slowdown - (h.good_answers + p.answered) / $16 <= 0 THEN 0
+            ELSE (h.good_answers + p.answered) % $16 END,
         updated_at = c.now
     FROM per_host p, clock c
     WHERE h.host = p.host

@@ -146,3 +146,29 @@ FROM sources s
 LEFT JOIN feed_state f ON f.source_id = s.id
 LEFT JOIN spider_state st ON st.source_id = s.id
 WHERE s.id = ANY($1::uuid[]);
+
+-- name: apply_rate_limit
+-- Source $1's rate_limit_ms changed: every host holding its URLs takes as its
+-- source_delay_ms the largest rate_limit_ms among source $1 and the sources of the host's
+-- pending URLs (NULL when none of them sets one: the host's default delay applies). The
+-- claim reads the host's delay from host_state.delay_ms, generated from this, so the
+-- next claim on the host keeps the new delay. The hosts are found through the
+-- (source_id, status) index, each host's pending sources through the claim's index.
+WITH hosts AS (
+    SELECT DISTINCT host FROM url_frontier WHERE source_id = $1
+),
+locked AS (
+    SELECT h.host FROM host_state h JOIN hosts USING (host) ORDER BY h.host FOR UPDATE OF h
+),
+limits AS (
+    SELECT l.host,
+           (SELECT max(s.rate_limit_ms) FROM sources s
+            WHERE s.id = $1
+               OR s.id IN (SELECT u.source_id FROM url_frontier u
+                           WHERE u.host = l.host AND u.status = 'pending')) AS delay_ms
+    FROM locked l
+)
+UPDATE host_state h
+SET source_delay_ms = l.delay_ms
+FROM limits l
+WHERE h.host = l.host AND h.source_delay_ms IS DISTINCT FROM l.delay_ms;

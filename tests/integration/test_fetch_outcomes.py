@@ -95,7 +95,7 @@ async def test_429_honours_retry_after_without_counting_an_attempt(
     assert (row["status"], row["retry_count"]) == ("pending", 0)
     wait = (row["next_fetch_at"] - row["updated_at"]).total_seconds()
     assert 119 <= wait <= 121
-    assert host["backoff_until"] is not None and host["min_delay_ms"] >= 500
+    assert host["backoff_until"] is not None and host["delay_ms"] >= 500
 
 
 async def test_5xx_and_timeouts_retry_then_die(db: Database, local_site: LocalSite) -> None:

@@ -180,7 +180,7 @@ async def test_source_rate_limit_sets_a_new_hosts_delay(
 ) -> None:
     own = SourceRef(manual.id, rate_limit_ms=0)
     await queue.submit(manual_urls(own, "http://own.example/1", "http://own.example/2"), now=T0)
-    assert (await host(db, "own.example"))["min_delay_ms"] == 0
+    assert (await host(db, "own.example"))["delay_ms"] == 0
     await claim_one(queue, at(0))
     await claim_one(queue, at(0))  # delay 0: the host is ready again at once
 
@@ -294,7 +294,7 @@ async def test_rate_limit_defers_without_counting_and_backs_off_the_host(
     assert (after["status"], after["retry_count"]) == ("pending", 0)
     state = await host(db, "a.example")
     assert state["backoff_until"] == at(121)
-    assert state["min_delay_ms"] == 2000  # doubled
+    assert state["delay_ms"] == 2000  # doubled
     assert state["ready_at"] == at(121)
     assert await queue.claim("w1", 10, now=at(120)) == []
     assert len(await queue.claim("w1", 10, now=at(121))) == 1

@@ -29,7 +29,9 @@ HTML = {"Content-Type": "text/html; charset=utf-8"}
         (429, {"Retry-After": "30"}, b"", OutcomeKind.RATE_LIMITED),
         (503, {}, b"", OutcomeKind.RATE_LIMITED),
         (500, {}, b"", OutcomeKind.RETRY),
-        (403, {}, b"", OutcomeKind.RETRY),
+        (403, {}, b"", OutcomeKind.FORBIDDEN),
+        (401, {"WWW-Authenticate": "Basic"}, b"", OutcomeKind.FORBIDDEN),
+        (451, {}, b"", OutcomeKind.FORBIDDEN),
     ],
 )
 def test_outcome_rows(status: int, headers: dict[str, str], body: bytes, kind: OutcomeKind) -> None:
