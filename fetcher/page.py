@@ -20,6 +20,7 @@ LOG_OUTCOMES = {
     OutcomeKind.DUPLICATE_CONTENT: LogOutcome.DUPLICATE,
     OutcomeKind.UNSUPPORTED_CONTENT: LogOutcome.UNSUPPORTED,
     OutcomeKind.BLOCKED_BY_POLICY: LogOutcome.REFUSED,
+    OutcomeKind.FORBIDDEN: LogOutcome.BLOCKED,
     OutcomeKind.RETRY: LogOutcome.FAILED,
     OutcomeKind.RATE_LIMITED: LogOutcome.RATE_LIMITED,
     OutcomeKind.DEFERRED: LogOutcome.DEFERRED,

@@ -149,9 +149,7 @@ class BatchPipeline:
             page.end(OutcomeKind.RETRY, error=str(exc))
         else:
             page.elapsed_ms = response.elapsed_ms
-            await self._on_response(
-                page, response.status, response.headers, response.body, now
-            )
+            await self._on_response(page, response.status, response.headers, response.body, now)
         if page.elapsed_ms is None:
             page.elapsed_ms = ms_since(started)
 

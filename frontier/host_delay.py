@@ -12,7 +12,7 @@ each pair in step.
         -> 4000 (two 429s not yet worn off)
 
 The slowdown: each 429/503 doubles the delay (one step, at most SLOWDOWN_MAX, never past
-DELAY_CAP_MS, and at least SLOWED_FLOOR_MS even on a host without delay); every
+DELAY_CAP_MS; a host without delay starts from SLOWED_FLOOR_MS); every
 RECOVERY_ANSWERS good answers in a row (2xx, 3xx, 304, 404, 410: the server answered
 without pushing back) take one step off, halving the delay back towards normal. A 5xx,
 timeout or bot wall neither adds nor removes a step; a 429/503 restarts the count. So a
@@ -37,7 +37,9 @@ def host_delay_ms(
     base = max(crawl_delay_ms or 0, min_delay_ms if source_delay_ms is None else source_delay_ms)
     if slowdown <= 0:
         return base
-    return max(base, min(DELAY_CAP_MS, max(base, SLOWED_FLOOR_MS) << min(slowdown, 20)))
+    steps = min(slowdown, SLOWDOWN_MAX)
+    slowed = max(base << steps, SLOWED_FLOOR_MS << (steps - 1))
+    return max(base, min(DELAY_CAP_MS, slowed))
 
 
 def slowdown_after(

@@ -49,9 +49,10 @@ ALTER TABLE host_state ADD COLUMN delay_ms integer GENERATED ALWAYS AS (
          THEN greatest(coalesce(crawl_delay_ms, 0), coalesce(source_delay_ms, min_delay_ms))
          ELSE greatest(
              greatest(coalesce(crawl_delay_ms, 0), coalesce(source_delay_ms, min_delay_ms)),
-             least(60000::bigint,
-                   greatest(coalesce(crawl_delay_ms, 0), coalesce(source_delay_ms, min_delay_ms),
-                            500)::bigint << least(slowdown, 20)::int)::integer)
+             least(60000::bigint, greatest(
+                 greatest(coalesce(crawl_delay_ms, 0),
+                          coalesce(source_delay_ms, min_delay_ms))::bigint << slowdown::int,
+                 500::bigint << (slowdown - 1)::int))::integer)
     END) STORED;
 """
 
@@ -71,10 +72,14 @@ ALTER TABLE url_frontier ADD CONSTRAINT url_frontier_dead_reason_check
 def upgrade() -> None:
     op.execute(UPGRADE)
     for role in SUBMITTERS:
-        op.execute(f"GRANT INSERT (source_delay_ms), UPDATE (source_delay_ms) ON host_state TO {role}")
+        op.execute(
+            f"GRANT INSERT (source_delay_ms), UPDATE (source_delay_ms) ON host_state TO {role}"
+        )
 
 
 def downgrade() -> None:
     for role in SUBMITTERS:
-        op.execute(f"REVOKE INSERT (source_delay_ms), UPDATE (source_delay_ms) ON host_state FROM {role}")
+        op.execute(
+            f"REVOKE INSERT (source_delay_ms), UPDATE (source_delay_ms) ON host_state FROM {role}"
+        )
     op.execute(DOWNGRADE)
