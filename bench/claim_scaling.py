@@ -91,6 +91,7 @@ from bench.server import (
     percentile,
 )
 from frontier.db import Database
+from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.queue import SQL, Outcome, OutcomeKind, QueuePolicy, QueueRepository
 
 SIZES = {"100k": 100_000, "1m": 1_000_000, "10m": 10_000_000}
@@ -489,6 +490,9 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
                             policy.max_retries,
                             None,
                             policy.host_failure_threshold,
+                            policy.forbidden_attempts,
+                            policy.wall_threshold,
+                            RECOVERY_ANSWERS,
                         )
                         log(f"EXPLAIN complete ({n} outcomes):\n" + "\n".join(r[0] for r in plan))
                     raise _Rollback
