@@ -125,3 +125,27 @@ def test_decode_html_finds_the_meta_after_a_long_head(meta: str) -> None:
     body = (head + meta + "</head><body>\u201cq\u201d \u2013 na\u00efve</body>").encode("cp1252")
     text, encoding = decode_html(body, "text/html")
     assert encoding == "cp1252" and text.endswith("\u201cq\u201d \u2013 na\u00efve</body>")
+
+
+def test_forbidden_names_who_refused() -> None:
+    cloudflare = decide(
+        403,
+        {"Server": "cloudflare", "cf-mitigated": "challenge"},
+        b"<title>Just a moment...</title>",
+    )
+    assert (cloudflare.action, cloudflare.kind) == (Action.FINISH, OutcomeKind.FORBIDDEN)
+    assert cloudflare.error == "HTTP 403 (cf-mitigated: challenge)"
+    assert decide(403, {"Server": "AkamaiGHost"}, b"").error == "HTTP 403 (server: AkamaiGHost)"
+    login = decide(401, {"WWW-Authenticate": 'Basic realm="Subscribers"'}, b"")
+    assert login.error == 'HTTP 401 (WWW-Authenticate: Basic realm="Subscribers")'
+    legal = decide(451, {"Link": '<https://a.example/x>; rel="blocked-by"'}, b"")
+    assert legal.error == 'HTTP 451 (Link: <https://a.example/x>; rel="blocked-by")'
+    assert decide(403, {}, b"").error == "HTTP 403"
+
+
+def test_a_retry_after_date_is_read_against_the_given_clock() -> None:
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    date = {"Retry-After": "Thu, 01 Jan 2026 12:02:00 GMT"}
+    assert decide(429, date, b"", now).retry_after_s == 120.0
+    assert decide(503, date, b"", now).retry_after_s == 120.0
+    assert decide(503, {"Retry-After": "120"}, b"", now).retry_after_s == 120.0
