@@ -130,14 +130,14 @@ async def test_a_paywalled_article_ends_forbidden_after_two_requests(db: Databas
 async def test_retry_after_is_waited_out_exactly(
     db: Database, local_site: LocalSite, status: int, form: str
 ) -> None:
-    t0 = start()
+    url = local_site.url("/2026/11/23/hot-story")
+    await submit(db, url)
+    t0 = start()  # after the submit: the URL is due by then
     wait = timedelta(seconds=120)
     value = "120" if form == "delta-seconds" else format_datetime(t0 + wait, usegmt=True)
     walls.rate_limited_first(
         local_site, "/2026/11/23/hot-story", article("Hot story"), status=status, retry_after=value
     )
-    url = local_site.url("/2026/11/23/hot-story")
-    await submit(db, url)
     async with fetcher_for(db) as fetcher:
         assert (await fetcher.run_once(now=t0)).claimed == 1
         row = await frontier_row(db, url)
