@@ -149,8 +149,7 @@ taken AS (
     FROM clock c
     ON CONFLICT (host) DO UPDATE
     SET next_allowed_at = excluded.updated_at + make_interval(
-            secs => (coalesce(h.crawl_delay_ms, h.min_delay_ms)
-                     + least(coalesce(h.crawl_delay_ms, h.min_delay_ms) / 10, $3::int)) / 1000.0),
+            secs => (h.delay_ms + least(h.delay_ms / 10, $3::int)) / 1000.0),
         updated_at = excluded.updated_at
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
