@@ -493,6 +493,7 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
                             policy.forbidden_attempts,
                             policy.wall_threshold,
                             RECOVERY_ANSWERS,
+                            [None] * n,  # fetch_url: unchanged
                         )
                         log(f"EXPLAIN complete ({n} outcomes):\n" + "\n".join(r[0] for r in plan))
                     raise _Rollback

@@ -25,7 +25,7 @@ from frontier.priority import score
 from frontier.settings import Settings
 from frontier.sql import load
 from frontier.states import Origin
-from frontier.urls import InvalidURL, normalize_url, url_hash, url_host
+from frontier.urls import InvalidURL, normalize_url, request_spelling, url_hash, url_host
 
 SQL = load("queue")
 
@@ -84,7 +84,12 @@ class SourceRef:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A URL a producer wants in the frontier, before normalisation."""
+    """A URL a producer wants in the frontier, before normalisation.
+
+    `url` is spelt as the producer found it (resolved against `base` when relative): its
+    normalised form is the frontier entry's identity, and the spelling itself, minus the
+    fragment, is what a new entry requests (`fetch_url`). A producer must not normalise
+    it first: a site that serves `/a/` may answer `/a` with a redirect back."""
 
     url: str
     source: SourceRef
@@ -158,6 +163,7 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
             raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
     if candidate.depth < 0:
         raise InvalidURL("negative depth")
+    spelling = request_spelling(candidate.url, candidate.base)
     priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
     return (
         url_hash(url),
@@ -170,6 +176,7 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
         priority,
         meta,
         source.rate_limit_ms,
+        None if spelling == url else spelling,  # fetch_url; NULL means the same as url
     )
 
 
@@ -208,6 +215,11 @@ class Claim:
     retry_count: int
     fetch_count: int
     lease_until: datetime
+    fetch_url: str | None = None  # the spelling to request; None: `url`
+
+    @property
+    def request_url(self) -> str:
+        return self.fetch_url or self.url
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Claim:
@@ -228,6 +240,7 @@ class Outcome:
     error: str | None = None
     retry_after_s: float | None = None  # RATE_LIMITED: Retry-After; DEFERRED: wait this long
     redirect_to: str | None = None  # REDIRECT: the Location header, resolved against the URL
+    fetch_url: str | None = None  # the server's spelling when it redirected to the same identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +335,7 @@ class QueueRepository:
                 self.policy.forbidden_attempts,
                 self.policy.wall_threshold,
                 RECOVERY_ANSWERS,
+                [o.fetch_url for o in outcomes],
             )
             result.applied = {r["url_hash"]: r["status"] for r in records}
             result.refused = [
@@ -340,8 +354,10 @@ class QueueRepository:
     def _redirect_targets(
         self, outcomes: Sequence[Outcome]
     ) -> tuple[list[Outcome], list[tuple[str, Candidate]]]:
-        """Resolve redirect targets; a redirect to itself is retried, an unusable one or a
-        chain past MAX_REDIRECT_HOPS ends the URL without following it."""
+        """Resolve redirect targets (each submitted as the spelling the server gave); an
+        unusable one or a chain past MAX_REDIRECT_HOPS ends the URL without following it.
+        The fetcher follows a redirect to the same identity inline, so one that reaches
+        here (a meta refresh past the hop cap) is retried."""
         checked: list[Outcome] = []
         targets: list[tuple[str, Candidate]] = []
         for outcome in outcomes:
@@ -376,7 +392,8 @@ class QueueRepository:
                 (
                     claim.url_hash,
                     Candidate(
-                        url=target,
+                        url=location,
+                        base=claim.request_url,
                         source=SourceRef(claim.source_id),
                         origin=claim.origin,
                         parent_url=claim.parent_url,

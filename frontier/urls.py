@@ -6,6 +6,8 @@ Public API:
 - `url_hash(normalized) -> str`: SHA-256 of the normalised URL, 64 lowercase hex digits
 - `url_host(normalized) -> str`: the politeness key, ``host`` or ``host:port``
 - `InvalidURL`: raised, with a `reason`, for anything unfit for the frontier
+- `request_spelling(url, base=None) -> str`: the URL as discovered, to request (below)
+- `same_identity(a, b) -> bool`: whether two spellings name one frontier entry
 
 `normalize_url` applies these rules, in this order (DESIGN.md "URL normalisation"):
 
@@ -45,6 +47,14 @@ Public API:
 
 `normalize_url(normalize_url(u)) == normalize_url(u)` holds for every accepted `u`, and
 nothing but `InvalidURL` is ever raised.
+
+Identity and request spelling are two things (DESIGN.md): the normalised URL is the
+identity, used for dedup and nothing else; `request_spelling` is what is requested, the
+URL as discovered with its path and query exactly as written (no slash removed, no
+parameter dropped or reordered, no escape decoded) and only the fragment dropped. Its
+scheme and authority are the normalised ones (credentials never enter the frontier), and
+it is resolved against `base` as a browser resolves a link. A site that wants `/a/` and
+redirects `/a` back to it is then asked for `/a/`, the spelling it linked.
 """
 
 import hashlib
@@ -56,7 +66,15 @@ from frontier.errors import FrontierError
 from frontier.hostnames import normalize_host
 from frontier.url_query import clean_query
 
-__all__ = ["MAX_URL_LENGTH", "InvalidURL", "normalize_url", "url_hash", "url_host"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "InvalidURL",
+    "normalize_url",
+    "request_spelling",
+    "same_identity",
+    "url_hash",
+    "url_host",
+]
 
 MAX_URL_LENGTH = 4096
 
@@ -71,6 +89,8 @@ _NOT_RAW = re.compile(r"[^A-Za-z0-9._~!$&'()*+,;=:@/?-]")
 _ESCAPE_OR_NOT_RAW = re.compile(r"%[0-9A-Fa-f]{2}|%|[^A-Za-z0-9._~!$&'()*+,;=:@/?%-]+")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _BYTE_ESCAPES = [f"%{b:02X}" for b in range(256)]
+# What a browser percent-encodes in a path or query it requests: escapes stay as written.
+_NOT_SENDABLE = re.compile(r"[^A-Za-z0-9._~!$&'()*+,;=:@/?%-]+")
 
 
 def _escape_table() -> dict[str, str]:
@@ -157,6 +177,47 @@ def normalize_url(url: str, base: str | None = None, *, keep_trailing_slash: boo
     if len(normalized) > MAX_URL_LENGTH:
         raise InvalidURL("normalised URL too long", url)
     return normalized
+
+
+def request_spelling(url: str, base: str | None = None) -> str:
+    """The spelling of `url` (resolved against `base`) to request: its path and query as
+    written, only the fragment dropped, characters no request may carry raw (space,
+    non-ASCII) percent-encoded as a browser does, dot segments resolved. The scheme and
+    authority are `normalize_url`'s. Raises `InvalidURL` for what `normalize_url` refuses;
+    a spelling too odd to send as written (``http:/x``) falls back to the normalised URL
+    with its trailing slash kept."""
+    kept = normalize_url(url, base, keep_trailing_slash=True)
+    text = _clean(url)
+    match = _SCHEME.match(text)
+    if match is None or (text[match.end() : match.end() + 2] != "//" and base is not None):
+        text = _resolve(text, base) if base is not None else text
+        match = _SCHEME.match(text)
+    rest = text[match.end() :] if match is not None else ""
+    parts = _AFTER_SCHEME.match(rest[2:]) if rest[:2] == "//" and rest[2:3] != "/" else None
+    if parts is None:
+        return kept
+    _netloc, path, query = parts.groups()
+    if path and "/." in path:
+        path = _remove_dot_segments(path)
+    spelling = kept[: kept.index("/", kept.index("//") + 2)] + (path or "/")
+    if query is not None:
+        spelling += "?" + query
+    if _NOT_SENDABLE.search(spelling) is not None:
+        try:
+            spelling = _NOT_SENDABLE.sub(_escape_all, spelling)
+        except UnicodeEncodeError:
+            return kept
+    return spelling if len(spelling) <= MAX_URL_LENGTH else kept
+
+
+def same_identity(a: str, b: str) -> bool:
+    """Whether two spellings are one page for the frontier: equal once normalised with the
+    trailing slash dropped (so ``/a`` and ``/a/`` match even for a source that keeps it).
+    An unusable URL is nobody's identity."""
+    try:
+        return normalize_url(a) == normalize_url(b)
+    except InvalidURL:
+        return False
 
 
 def url_hash(normalized: str) -> str:
@@ -260,6 +321,10 @@ def _fix_escape(match: re.Match[str]) -> str:
     if fixed is not None:
         return fixed
     return "".join([_BYTE_ESCAPES[b] for b in text.encode("utf-8")])
+
+
+def _escape_all(match: re.Match[str]) -> str:
+    return "".join([_BYTE_ESCAPES[b] for b in match.group().encode("utf-8")])
 
 
 def _remove_dot_segments(path: str) -> str:

@@ -8,23 +8,24 @@
 -- name: submit
 -- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
 -- concurrent batches lock rows in one order). A known URL only has its priority raised,
--- and only while it is pending. Creates host_state rows ($12: the default delay, kept as a
--- new host's min_delay_ms); $10 is each URL's source's rate_limit_ms (NULL: none), and a
--- host's source_delay_ms is the largest of those its URLs came with.
-WITH clock AS (SELECT coalesce($11::timestamptz, now()) AS now),
+-- and only while it is pending; its fetch_url stays. Creates host_state rows ($13: the
+-- default delay, kept as a new host's min_delay_ms); $10 is each URL's source's
+-- rate_limit_ms (NULL: none), and a host's source_delay_ms is the largest of those its URLs
+-- came with. $11: the spelling to request (NULL: the same as url).
+WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
     FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
-                $7::int[], $8::int[], $9::text[], $10::int[])
+                $7::int[], $8::int[], $9::text[], $10::int[], $11::text[])
          AS t(url_hash, url, host, source_id, origin, parent_url, depth, priority,
-              discovery_meta, delay_ms)
+              discovery_meta, delay_ms, fetch_url)
 ),
 upserted AS (
     INSERT INTO url_frontier AS u
         (url_hash, url, host, source_id, origin, parent_url, depth, priority,
-         discovery_meta, next_fetch_at, discovered_at, created_at, updated_at)
+         discovery_meta, fetch_url, next_fetch_at, discovered_at, created_at, updated_at)
     SELECT url_hash, url, host, source_id, origin, parent_url, depth, priority,
-           discovery_meta::jsonb, c.now, c.now, c.now, c.now
+           discovery_meta::jsonb, fetch_url, c.now, c.now, c.now, c.now
     FROM input CROSS JOIN clock c
     ORDER BY url_hash
     ON CONFLICT (url_hash) DO UPDATE
@@ -43,7 +44,7 @@ per_host AS (
 hosts AS (
     INSERT INTO host_state AS h (host, min_delay_ms, source_delay_ms, pending_count,
                                  pending_priority, pending_due_at)
-    SELECT d.host, $12::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
+    SELECT d.host, $13::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
     FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
     LEFT JOIN per_host p USING (host)
     ORDER BY d.host
@@ -97,7 +98,8 @@ claimed AS (
     WHERE u.url_hash = p.url_hash
     RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
               u.priority, u.etag, u.last_modified, u.discovery_meta,
-              u.retry_count, u.fetch_count, u.lease_until
+              u.retry_count, u.fetch_count, u.lease_until,
+              coalesce(u.fetch_url, u.url) AS fetch_url
 ),
 summary AS (
     SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got,
@@ -144,15 +146,17 @@ SELECT * FROM claimed;
 -- consecutive failures after which the whole host backs off; $14 the 401/403/451 answers
 -- after which a URL is dead (forbidden); $15 the 401/403 answers in a row, with nothing
 -- else, after which the whole host backs off (a bot wall); $16 the good answers in a row
--- that take one doubling of the host's delay off (frontier/host_delay.py).
+-- that take one doubling of the host's delay off (frontier/host_delay.py); $17 the
+-- server's spelling reached by same-identity redirects (NULL: unchanged), the next visit's
+-- fetch_url.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
     -- char(64)[] like the column, so the join uses the primary key, not a scan.
     FROM unnest($2::char(64)[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
-                $8::text[], $9::text[], $10::float8[])
+                $8::text[], $9::text[], $10::float8[], $17::text[])
          AS t(url_hash, kind, http_status, content_hash, etag, last_modified, final_url,
-              error, delay_s)
+              error, delay_s, fetch_url)
 ),
 decided AS (
     SELECT i.*,
@@ -203,6 +207,8 @@ updated AS (
                                                                       u.last_modified)
                                     ELSE u.last_modified END,
         final_url = coalesce(d.final_url, u.final_url),
+        fetch_url = CASE WHEN d.fetch_url IS NULL THEN u.fetch_url
+                         ELSE nullif(d.fetch_url, u.url) END,
         http_status = coalesce(d.http_status, u.http_status),
         last_error = d.error,
         claimed_by = NULL,

@@ -26,7 +26,7 @@ CONTRACT = {
     "url_frontier": """id url url_hash host source_id origin parent_url depth priority status
         next_fetch_at last_fetched_at fetch_count content_hash etag last_modified retry_count
         last_error discovered_at created_at updated_at claimed_by lease_until discovery_meta
-        dead_reason final_url http_status""",
+        dead_reason final_url http_status fetch_url""",
     "host_state": """host last_fetch_at min_delay_ms robots_txt robots_fetched_at
         robots_ttl_hours next_allowed_at robots_status crawl_delay_ms backoff_until
         consecutive_failures lease_owner lease_until""",

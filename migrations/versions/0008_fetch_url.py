@@ -1,0 +1,39 @@
+"""`url_frontier.fetch_url`: the spelling to request, apart from the identity.
+
+`url`/`url_hash` stay the normalised identity (the dedup key). `fetch_url` is the URL as it
+was discovered, minus the fragment, or the server's own spelling once a fetch followed a
+redirect to the same identity (DESIGN.md "URL normalisation"). NULL means "the same as
+`url`": the claim reads `coalesce(fetch_url, url)`.
+
+What filling it would cost: `ADD COLUMN` without a default is a catalogue change (no table
+rewrite, a brief ACCESS EXCLUSIVE lock). A backfill (`UPDATE url_frontier SET fetch_url =
+url`) rewrites every row: at 10^8 rows that is the whole table written again (tens of GB of
+heap and WAL, plus as many dead tuples for vacuum, and the `url` text stored twice), for no
+information, since every existing row was discovered under its normalised spelling as far
+as the frontier knows. So the existing rows are "filled" by the NULL meaning: they request
+`url`, exactly as before, and they learn the server's spelling on their next fetch. Only
+rows whose discovered spelling differs from `url` ever store a value.
+
+Revision ID: 0008
+Revises: 0007
+Create Date: 2026-11-23
+"""
+
+from alembic import op
+
+revision = "0008"
+down_revision = "0007"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.execute("ALTER TABLE url_frontier ADD COLUMN fetch_url text")
+    op.execute(
+        "COMMENT ON COLUMN url_frontier.fetch_url IS "
+        "'the spelling to request; NULL: the same as url'"
+    )
+
+
+def downgrade() -> None:
+    op.execute("ALTER TABLE url_frontier DROP COLUMN fetch_url")
