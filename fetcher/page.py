@@ -39,9 +39,11 @@ class Page:
     elapsed_ms: int | None = None
     document: RawDocument | None = None
     canonical: str | None = None  # the trusted canonical identity, when not the page's own
+    fetch_url: str | None = None  # the server's spelling, when it redirected to the same page
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""
+        values.setdefault("fetch_url", self.fetch_url)
         self.outcome = Outcome(self.claim, kind, **values)  # type: ignore[arg-type]
 
 

@@ -23,30 +23,36 @@ from fetcher.canonical import canonical_identity
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide, decode_html
 from fetcher.extract import Extracted, canonical_href, extract
+from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
 from fetcher.politeness import Politeness
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
+from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.hosts import HostContext, HostRepository
 from frontier.queue import Claim, OutcomeKind
 from frontier.safe_http import (
+    REDIRECT_STATUSES,
     BlockedAddress,
     BodyTooLarge,
     FetchFailed,
     HttpError,
     PolicyBlocked,
     Refused,
+    Response,
     SafeClient,
+    TooManyRedirects,
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent
-from frontier.urls import url_hash, url_host
+from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash, url_host
 
 log = logging.getLogger(__name__)
 RECENT_CONTENT = 100_000  # content hashes this process remembers storing (about 15 MB)
+MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all, per fetch
 
 
 class BatchPipeline:
@@ -129,16 +135,9 @@ class BatchPipeline:
         await asyncio.gather(*(self._fetch_page(page, now) for page in ready))
 
     async def _fetch_page(self, page: Page, now: datetime | None = None) -> None:
-        claim = page.claim
         started = time.monotonic()
         try:
-            response = await self.client.get(
-                claim.url,
-                fetchprotection=page.source.fetchprotection,
-                etag=claim.etag,
-                last_modified=claim.last_modified,
-                follow_redirects=False,
-            )
+            response, elsewhere = await self._follow(page)
         except BodyTooLarge as exc:
             page.end(OutcomeKind.UNSUPPORTED_CONTENT, error=str(exc))
         except (BlockedAddress, PolicyBlocked) as exc:
@@ -148,10 +147,58 @@ class BatchPipeline:
         except (FetchFailed, HttpError) as exc:
             page.end(OutcomeKind.RETRY, error=str(exc))
         else:
-            page.elapsed_ms = response.elapsed_ms
-            await self._on_response(page, response.status, response.headers, response.body, now)
-        if page.elapsed_ms is None:
-            page.elapsed_ms = ms_since(started)
+            if response.url != page.claim.request_url:
+                page.fetch_url = response.url  # the server's spelling, for the next visit
+            if elsewhere is not None:
+                page.end(OutcomeKind.REDIRECT, http_status=response.status, redirect_to=elsewhere)
+            else:
+                await self._on_response(page, response.status, response.headers, response.body, now)
+        page.elapsed_ms = ms_since(started)
+
+    async def _follow(self, page: Page) -> tuple[Response, str | None]:
+        """Request the claim's spelling, following the redirects and near-empty meta
+        refreshes that stay on its identity inline (at most MAX_INLINE_HOPS in all), with
+        one cookie jar for the chain. Returns the last response and, when it sends the
+        page to another identity (which goes through the frontier), that target."""
+        claim = page.claim
+        url, etag, last_modified = claim.request_url, claim.etag, claim.last_modified
+        jar = ChainCookies()
+        hops = 0
+        chain: list[str] = []  # every URL requested, for the error of a loop
+
+        def same(target: str) -> bool:
+            return same_identity(target, claim.url)
+
+        while True:
+            response = await self.client.get(
+                url,
+                fetchprotection=page.source.fetchprotection,
+                etag=etag,
+                last_modified=last_modified,
+                follow_if=same,
+                max_redirects=MAX_INLINE_HOPS - hops,
+                cookies=jar,
+            )
+            hops += len(response.history)
+            chain += [u for _, u in response.history] + [response.url]
+            if response.status in REDIRECT_STATUSES:
+                location = response.headers.get("Location")
+                return response, _resolved(location, response.url) if location else None
+            if not 200 <= response.status < 300:
+                return response, None
+            target = refresh_target(
+                response.body, response.headers.get("Content-Type"), response.url
+            )
+            if target is None:
+                return response, None
+            if not same(target):
+                return response, target
+            if hops >= MAX_INLINE_HOPS:
+                raise TooManyRedirects(
+                    f"more than {MAX_INLINE_HOPS} redirects: {' -> '.join([*chain, target])}"
+                )
+            hops += 1
+            url, etag, last_modified = target, None, None
 
     async def _on_response(
         self,
@@ -367,6 +414,15 @@ class BatchPipeline:
                 page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
             return
         self.sink_backoff.stored()
+
+
+def _resolved(location: str, base: str) -> str:
+    """A redirect target as the server spelt it, resolved against the URL that answered;
+    an unusable one is passed on as it is (the queue ends the URL with the reason)."""
+    try:
+        return request_spelling(location, base)
+    except InvalidURL:
+        return location
 
 
 def _duplicate(page: Page, original: str, *, final_url: str | None = None) -> None:

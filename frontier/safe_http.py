@@ -9,6 +9,9 @@ Every request it makes is bounded and guarded:
 - `Accept-Encoding` is aiohttp's own, which offers only what it can decode: gzip and
   deflate (zlib-wrapped or raw, as IIS sends it), br with the Brotli package (a
   dependency), zstd when a zstd module is present;
+- redirects are requested as the server spelt them (`frontier.urls.request_spelling`), and
+  the hops of one chain send the cookies that the chain's own responses set
+  (`frontier.chain_cookies`); the session itself never keeps a cookie;
 - `fetchprotection` levels: 0 refuses to fetch, 1 sends a bare request, 2 (the default)
   sends browser-like headers plus Origin and Referer;
 - an SSRF guard: private, loopback, link-local, reserved and cloud-metadata addresses are
@@ -34,7 +37,7 @@ import ipaddress
 import resource
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +45,10 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDictProxy
 
+from frontier.chain_cookies import ChainCookies
 from frontier.errors import FrontierError
 from frontier.settings import Settings
-from frontier.urls import InvalidURL, normalize_url
+from frontier.urls import InvalidURL, request_spelling
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -277,14 +281,22 @@ class SafeClient:
         etag: str | None = None,
         last_modified: str | None = None,
         follow_redirects: bool = True,
+        follow_if: Callable[[str], bool] | None = None,
+        max_redirects: int | None = None,
+        cookies: ChainCookies | None = None,
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int | None = None,
         truncate: bool = False,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
-        up to the cap when `follow_redirects`; otherwise a 3xx is returned as it is. With
+        up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
+        to the targets `follow_if` accepts when it is given; any other 3xx is returned as
+        it is. The hops send the cookies the chain's responses set, in `cookies` (a jar the
+        caller shares across the requests of one fetch) or in a jar of this call. With
         `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt)."""
         cap = max_body_bytes or self.limits.max_body_bytes
+        hops = self.limits.max_redirects if max_redirects is None else max_redirects
+        jar = ChainCookies() if cookies is None else cookies
         history: list[tuple[int, str]] = []
         started = time.monotonic()
         while True:
@@ -294,20 +306,33 @@ class SafeClient:
             if last_modified:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
+            cookie = jar.header(url)
+            if cookie is not None:
+                request_headers["Cookie"] = cookie
             status, response_headers, body = await self._once(url, request_headers, cap, truncate)
+            set_cookie = response_headers.getall("Set-Cookie", ())
+            if set_cookie:
+                jar.update(url, set_cookie)
             location = response_headers.get("Location")
-            if not (follow_redirects and status in REDIRECT_STATUSES and location):
+            target = None
+            if follow_redirects and status in REDIRECT_STATUSES and location:
+                try:
+                    target = request_spelling(location, url)
+                except InvalidURL as exc:
+                    if follow_if is not None:  # the caller decides what the 3xx means
+                        target = None
+                    else:
+                        raise TooManyRedirects(
+                            f"unusable redirect from {url}: {exc.reason}"
+                        ) from None
+            if target is None or (follow_if is not None and not follow_if(target)):
                 elapsed = int((time.monotonic() - started) * 1000)
                 return Response(url, status, response_headers, body, elapsed, tuple(history))
-            if len(history) >= self.limits.max_redirects:
-                raise TooManyRedirects(
-                    f"more than {self.limits.max_redirects} redirects from {history[0][1]}"
-                )
             history.append((status, url))
-            try:
-                url = normalize_url(location, url, keep_trailing_slash=True)
-            except InvalidURL as exc:
-                raise TooManyRedirects(f"unusable redirect from {url}: {exc.reason}") from None
+            if len(history) > hops:
+                chain = " -> ".join([u for _, u in history] + [target])
+                raise TooManyRedirects(f"more than {hops} redirects: {chain}")
+            url = target
             etag = last_modified = None  # validators belong to the first URL
 
     async def _once(

@@ -199,14 +199,15 @@ def request_spelling(url: str, base: str | None = None) -> str:
     _netloc, path, query = parts.groups()
     if path and "/." in path:
         path = _remove_dot_segments(path)
-    spelling = kept[: kept.index("/", kept.index("//") + 2)] + (path or "/")
+    target = path or "/"
     if query is not None:
-        spelling += "?" + query
-    if _NOT_SENDABLE.search(spelling) is not None:
+        target += "?" + query
+    if _NOT_SENDABLE.search(target) is not None:
         try:
-            spelling = _NOT_SENDABLE.sub(_escape_all, spelling)
+            target = _NOT_SENDABLE.sub(_escape_all, target)
         except UnicodeEncodeError:
             return kept
+    spelling = kept[: kept.index("/", kept.index("//") + 2)] + target
     return spelling if len(spelling) <= MAX_URL_LENGTH else kept
 
 

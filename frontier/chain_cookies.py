@@ -1,0 +1,58 @@
+"""`ChainCookies`: the cookies of one fetch chain, as a browser tab would hold them.
+
+A consent or session wall answers the first request with `Set-Cookie` and a redirect (often
+to the same URL), and serves the page only when the cookie comes back. A browser passes it;
+a crawler that never sends cookies loops until its hop cap. So the hops of one fetch (its
+redirects and meta refreshes) send the cookies that the chain's own responses set, and the
+jar is dropped when the fetch ends: nothing is carried to another fetch, another URL of the
+frontier or another host. The process-wide session keeps its `DummyCookieJar`.
+
+The matching rules (Domain, Path, Secure, expiry, host-only cookies, refusal of a Domain
+that is not the response's own) are aiohttp's `CookieJar`; IP-literal hosts are allowed
+(`unsafe`), as host-only cookies, since loopback sites and some real ones are addressed so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from http.cookies import CookieError, SimpleCookie
+
+import aiohttp
+from yarl import URL
+
+
+class ChainCookies:
+    """A cookie jar for one fetch chain; created empty, filled by its responses."""
+
+    __slots__ = ("_jar",)
+
+    def __init__(self) -> None:
+        self._jar: aiohttp.CookieJar | None = None  # made on the first Set-Cookie
+
+    def header(self, url: str) -> str | None:
+        """The `Cookie` header to send to `url`, or None when no cookie of the chain
+        matches it."""
+        if self._jar is None:
+            return None
+        matching = self._jar.filter_cookies(URL(url))
+        if not matching:
+            return None
+        return "; ".join(f"{m.key}={m.coded_value}" for m in matching.values())
+
+    def update(self, url: str, set_cookie: Iterable[str]) -> None:
+        """Take the `Set-Cookie` headers of the response from `url`; unreadable ones are
+        skipped, as browsers skip them."""
+        for value in set_cookie:
+            parsed: SimpleCookie = SimpleCookie()
+            try:
+                parsed.load(value)
+            except CookieError:
+                continue
+            if not parsed:
+                continue
+            if self._jar is None:
+                self._jar = aiohttp.CookieJar(unsafe=True)
+            self._jar.update_cookies(parsed, URL(url))
+
+    def __len__(self) -> int:
+        return 0 if self._jar is None else len(self._jar)
