@@ -131,7 +131,11 @@ class DiscoverySpider(scrapy.Spider):
             return
         if self.plan.uses_heuristic and _og_type(response) == "article":
             yield from self._submit(
-                response.url, self.plan.source, response.meta[META_PARENT] or url, depth
+                response.url,
+                self.plan.source,
+                response.meta[META_PARENT] or url,
+                depth,
+                response.url,
             )
             return
         listing: list[str] = []
@@ -142,15 +146,19 @@ class DiscoverySpider(scrapy.Spider):
                 continue
             seen.append(found.url)
             if found.kind is LinkKind.ARTICLE:
-                yield from self._submit(found.url, self.plan.source, response.url, depth + 1)
+                yield from self._submit(
+                    found.url, self.plan.source, response.url, depth + 1, found.href
+                )
             elif found.kind is LinkKind.LISTING:
                 listing.append(found.href)
             elif found.kind is LinkKind.KNOWN_SOURCE:
                 assert found.source is not None
                 self.count("known_source_links")
-                yield from self._submit(found.url, found.source.ref, response.url, depth + 1)
+                yield from self._submit(
+                    found.url, found.source.ref, response.url, depth + 1, found.href
+                )
             else:
-                yield from self._external(found.url, response.url, depth + 1)
+                yield from self._external(found.url, response.url, depth + 1, found.href)
         links_hash = hashlib.sha256("\n".join(sorted(set(seen))).encode()).hexdigest()
         if state is not None and state.links_hash == links_hash:
             self.count("pages_unchanged")
@@ -164,21 +172,24 @@ class DiscoverySpider(scrapy.Spider):
         )
         yield from self._walk(list(children), depth + 1, response.url)
 
-    def _submit(self, url: str, source: Any, parent: str, depth: int) -> Iterator[ArticleLink]:
+    def _submit(
+        self, url: str, source: Any, parent: str, depth: int, href: str = ""
+    ) -> Iterator[ArticleLink]:
+        """`url` normalised (the seen-key), `href` as the page spelt it (what is requested)."""
         if url in self.submitted:
             return
         self.submitted.add(url)
         self.count("articles_found")
-        yield ArticleLink(url, source, parent, depth)
+        yield ArticleLink(url, source, parent, depth, href)
 
-    def _external(self, url: str, parent: str, depth: int) -> Iterator[ArticleLink]:
+    def _external(self, url: str, parent: str, depth: int, href: str = "") -> Iterator[ArticleLink]:
         if url in self.external:
             return
         self.external.add(url)
         self.count("external_links")
         if self.plan.discovered is not None and looks_like_article(url):
             self.count("external_queued")
-            yield from self._submit(url, self.plan.discovered, parent, depth)
+            yield from self._submit(url, self.plan.discovered, parent, depth, href)
 
     def failed(self, failure: Failure) -> None:
         """Errback: count why a page could not be used; never raises. A start page that

@@ -9,9 +9,12 @@ from frontier.queue import SourceRef
 
 @dataclass(frozen=True, slots=True)
 class ArticleLink:
-    """An article URL to submit (origin `spider`); `depth` is its page's depth + 1."""
+    """An article URL to submit (origin `spider`); `depth` is its page's depth + 1. `url` is
+    the normalised form (the spider's seen-key); `href` the absolute URL as the page wrote
+    it, which is what is submitted (the frontier keeps it as the spelling to request)."""
 
     url: str
     source: SourceRef
     parent_url: str
     depth: int
+    href: str = ""

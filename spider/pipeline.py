@@ -64,7 +64,7 @@ class FrontierPipeline:
         if isinstance(item, ArticleLink):
             self._articles.append(
                 Candidate(
-                    item.url,
+                    item.href or item.url,
                     source=item.source,
                     origin=Origin.SPIDER,
                     parent_url=item.parent_url,

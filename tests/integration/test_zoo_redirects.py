@@ -13,9 +13,17 @@ import pytest
 from aiohttp import web
 
 from frontier.db import Database
+from frontier.imports import Line, import_lines
+from frontier.queue import QueueRepository
 from frontier.safe_http import HttpLimits, SafeClient
+from frontier.settings import Settings
+from frontier.sources import SourceRepository
+from frontier.states import IngestionMode
 from frontier.urls import normalize_url, url_hash
-from tests.fetch_harness import UA, fetcher_for, frontier_row, submit
+from poller.policy import PollPolicy
+from poller.scheduler import Poller
+from spider.service import crawl_in_child, job_for
+from tests.fetch_harness import UA, fetcher_for, frontier_row, manual_ref, submit
 from tests.local_site import LocalSite, running_site
 from tests.zoo import redirects as zoo
 
@@ -242,3 +250,91 @@ async def test_a_same_identity_loop_is_retried_with_a_clear_error(
     assert "/a/ -> " in row["last_error"]
     assert page_hits(local_site, "/a") == 6  # the first request and five hops, no more
     assert row["url_hash"] == url_hash(normalize_url(local_site.url("/a")))
+
+
+# -- every submit path stores the spelling it found ---------------------------------------
+
+
+async def fetch_urls(db: Database) -> dict[str, str | None]:
+    rows = await db.fetch("SELECT url, fetch_url FROM url_frontier WHERE origin <> 'manual'")
+    return {r["url"]: r["fetch_url"] for r in rows}
+
+
+async def test_the_feed_and_sitemap_poller_submit_the_spelling_they_found(
+    db: Database, local_site: LocalSite
+) -> None:
+    zoo.install_wordpress(local_site, ["/2026/04/feed-story/", "/2026/04/map-story/"])
+    item = "<item><title>t</title><link>/2026/04/feed-story/?utm_source=rss#more</link></item>"
+    local_site.serve(
+        "/feed/",
+        f"<rss version='2.0'><channel><title>s</title>{item}</channel></rss>",
+        content_type="application/rss+xml",
+    )
+    local_site.serve(
+        "/sitemap.xml",
+        "<urlset xmlns='http://www.sitemaps.org/schemas/sitemap/0.9'>"
+        f"<url><loc>{local_site.url('/2026/04/map-story/')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
+    await SourceRepository(db).add(
+        "wp",
+        feed_url=local_site.url("/feed/"),
+        sitemap_url=local_site.url("/sitemap.xml"),
+        rate_limit_ms=0,
+    )
+    async with SafeClient(HttpLimits(UA, allow_private_networks=True)) as client:
+        await Poller(db, client, PollPolicy(concurrency=2, per_host=2, lease_s=60)).run_once()
+    u = local_site.url
+    assert await fetch_urls(db) == {
+        u("/2026/04/feed-story"): u("/2026/04/feed-story/?utm_source=rss"),
+        u("/2026/04/map-story"): u("/2026/04/map-story/"),
+    }
+    assert await drain(db) == 2
+    assert page_hits(local_site, "/2026/04/feed-story/") == 1  # no redirect to pay
+    await assert_stored_once(db, u("/2026/04/map-story/"), "/2026/04/map-story/")
+
+
+async def test_an_import_keeps_each_line_s_spelling_and_a_known_url_keeps_its_own(
+    db: Database, local_site: LocalSite
+) -> None:
+    ref = await manual_ref(db)
+    queue = QueueRepository(db)
+    summary = await import_lines(
+        queue,
+        iter([Line(1, local_site.url("/a/?b=2&a=1#x")), Line(2, "http://127.0.0.2:9/c")]),
+        ref,
+    )
+    assert (summary.accepted, summary.rejected) == (2, 0)
+    await import_lines(queue, iter([Line(1, local_site.url("/a?a=1&b=2&utm_medium=x"))]), ref)
+    rows = {r["url"]: r["fetch_url"] for r in await db.fetch("SELECT * FROM url_frontier")}
+    assert rows == {
+        local_site.url("/a?a=1&b=2"): local_site.url("/a/?b=2&a=1"),
+        "http://127.0.0.2:9/c": None,  # the same as its identity
+    }
+    claims = await queue.claim("w", 10)
+    assert {c.fetch_url for c in claims} == {
+        local_site.url("/a/?b=2&a=1"),
+        "http://127.0.0.2:9/c",
+    }
+
+
+async def test_the_spider_submits_links_as_the_page_spelt_them(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    zoo.install_wordpress(local_site, ["/2024/01/01/alpha/"])
+    local_site.serve(
+        "/", "<html><body><a href='/2024/01/01/alpha/'>a</a><a href='/about/'>b</a></body></html>"
+    )
+    await SourceRepository(db).add(
+        "wp",
+        base_url=local_site.url("/"),
+        mode=IngestionMode.SPIDER,
+        rate_limit_ms=0,
+        article_patterns=[r"/\d{4}/\d{2}/\d{2}/"],
+    )
+    await crawl_in_child(job_for(settings, fresh_dsn, "wp", max_depth=1))
+    assert await fetch_urls(db) == {
+        local_site.url("/2024/01/01/alpha"): local_site.url("/2024/01/01/alpha/")
+    }
+    assert await drain(db) == 1
+    assert page_hits(local_site, "/2024/01/01/alpha/") == 1
