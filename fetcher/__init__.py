@@ -17,6 +17,7 @@ Modules, each the owner of one concern:
 - `robots`        robots.txt per RFC 9309 as pure functions (interpret, match)
 - `politeness`    a request starts only inside the slot its claim reserved
 - `decisions`     `decide()`: what an HTTP response means (pure)
+- `meta_refresh`  a near-empty page's `<meta http-equiv="refresh">` as a redirect (pure)
 - `extract`       article extraction (selectors, generic, feed metadata, canonical link)
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
