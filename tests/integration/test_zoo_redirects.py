@@ -145,6 +145,21 @@ async def test_a_tracking_parameter_stripped_by_a_301_is_followed_inline(
     assert row["fetch_url"] is None  # the server's spelling is the identity itself
 
 
+async def test_a_redirect_spelling_the_host_in_capitals_is_followed_inline(
+    db: Database, local_site: LocalSite
+) -> None:
+    zoo.install_apache_server_name(local_site, ["/docs/story/"], "LocalHost")
+    linked = f"http://localhost:{local_site.port}/docs/story"
+    await submit(db, linked)
+    await drain(db)
+    assert [s.path for s in local_site.requests if s.path != "/robots.txt"] == [
+        "/docs/story",
+        "/docs/story/",
+    ]
+    row = await assert_stored_once(db, linked, "/docs/story/")
+    assert row["fetch_url"] == f"http://localhost:{local_site.port}/docs/story/"
+
+
 @pytest.mark.parametrize("install", [zoo.install_consent_wall, zoo.install_session_wall])
 async def test_a_cookie_wall_redirecting_to_the_same_url_is_passed_as_a_browser_does(
     db: Database, local_site: LocalSite, install: Installer

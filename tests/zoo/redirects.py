@@ -102,6 +102,20 @@ def install_utm_stripper(site: LocalSite, paths: Iterable[str]) -> None:
         site.route(path, handler)
 
 
+def install_apache_server_name(site: LocalSite, paths: Iterable[str], server_name: str) -> None:
+    """Apache with `UseCanonicalName On` builds its self-referential redirects (mod_dir's
+    DirectorySlash 301 from `/dir` to `/dir/`) from `ServerName`, spelt as the admin wrote it,
+    capitals included; host names compare without case, so any spelling is served
+    (https://httpd.apache.org/docs/2.4/mod/core.html#usecanonicalname, mod_dir DirectorySlash)."""
+    for path in paths:
+        slashed = path.rstrip("/") + "/"
+        site.route(slashed, lambda _r, p=slashed: _serve(p))
+        site.route(
+            slashed.rstrip("/"),
+            lambda _r, p=slashed: _relative(f"http://{server_name}:{site.port}{p}"),
+        )
+
+
 def install_consent_wall(site: LocalSite, paths: Iterable[str]) -> None:
     """A consent wall that records the choice in a cookie and 302s to the same URL; the
     article is served only when the cookie comes back (the pattern behind httpx #821 and
