@@ -45,6 +45,7 @@ from frontier.safe_http import (
     Response,
     SafeClient,
     TooManyRedirects,
+    redirect_chain,
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent
@@ -195,7 +196,7 @@ class BatchPipeline:
                 return response, target
             if hops >= MAX_INLINE_HOPS:
                 raise TooManyRedirects(
-                    f"more than {MAX_INLINE_HOPS} redirects: {' -> '.join([*chain, target])}"
+                    f"more than {MAX_INLINE_HOPS} redirects: {redirect_chain(chain, target)}"
                 )
             hops += 1
             url, etag, last_modified = target, None, None

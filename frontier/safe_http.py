@@ -330,8 +330,9 @@ class SafeClient:
                 return Response(url, status, response_headers, body, elapsed, tuple(history))
             history.append((status, url))
             if len(history) > hops:
-                chain = " -> ".join([u for _, u in history] + [target])
-                raise TooManyRedirects(f"more than {hops} redirects: {chain}")
+                raise TooManyRedirects(
+                    f"more than {hops} redirects: {redirect_chain([u for _, u in history], target)}"
+                )
             url = target
             etag = last_modified = None  # validators belong to the first URL
 
@@ -363,6 +364,11 @@ class SafeClient:
             return  # a name: the resolver checks what it resolves to
         if not address_is_public(host, self._allowed):
             raise BlockedAddress(f"{host} is not a public address")
+
+
+def redirect_chain(urls: list[str], last: str) -> str:
+    """`a -> b -> c` for an error message, each URL cut at 200 characters."""
+    return " -> ".join(u if len(u) <= 200 else u[:200] + "..." for u in [*urls, last])
 
 
 async def _read_capped(

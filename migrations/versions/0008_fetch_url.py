@@ -27,12 +27,17 @@ branch_labels = None
 depends_on = None
 
 
+# Every role that submits (0006's SUBMIT grants) inserts the spelling with the row.
+SUBMITTERS = "frontier_fetcher, frontier_poller, frontier_spider, frontier_api"
+
+
 def upgrade() -> None:
     op.execute("ALTER TABLE url_frontier ADD COLUMN fetch_url text")
     op.execute(
         "COMMENT ON COLUMN url_frontier.fetch_url IS "
         "'the spelling to request; NULL: the same as url'"
     )
+    op.execute(f"GRANT INSERT (fetch_url) ON url_frontier TO {SUBMITTERS}")
 
 
 def downgrade() -> None:
