@@ -1,6 +1,6 @@
 """A host's delay between two requests, and how the doubling after a 429/503 wears off,
 as pure functions. The database holds the same rules: `host_delay_ms` is the generated
-column `host_state.delay_ms` (migration 0011) and `slowdown_after` is the `slowdown` /
+column `host_state.delay_ms` (migration 0009) and `slowdown_after` is the `slowdown` /
 `good_answers` update of queue.sql `complete`; tests/integration/test_host_delay.py keeps
 each pair in step.
 

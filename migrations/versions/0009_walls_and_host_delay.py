@@ -14,15 +14,15 @@
 - Submitters may set `source_delay_ms` (queue.sql `submit`); the API may update it when a
   source's rate limit changes.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

@@ -14,15 +14,15 @@ as the frontier knows. So the existing rows are "filled" by the NULL meaning: th
 `url`, exactly as before, and they learn the server's spelling on their next fetch. Only
 rows whose discovered spelling differs from `url` ever store a value.
 
-Revision ID: 0008
-Revises: 0011
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
-revision = "0008"
-down_revision = "0011"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

@@ -4,14 +4,14 @@ the host's row if missing. So `frontier_spider` may insert `host_state` rows wit
 `next_allowed_at` and their timestamps, and update `next_allowed_at` and `updated_at`
 (no other column: backoff, leases and robots.txt stay the fetchers').
 
-Revision ID: 0010
+Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
-revision = "0010"
+revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
