@@ -5,6 +5,7 @@ than its delay, whoever sent them (every requester takes the same `host_state` s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode, Origin
 from spider.service import crawl_in_child, job_for
+from tests.conditions import wait_until
 from tests.local_site import LocalSite
 from tests.processes import frontier_process
 from tests.zoo.politeness import PoliteNewsSite
@@ -27,7 +29,7 @@ FETCHER_AGENT = "zoo-fetcher"
 async def test_a_spider_and_two_fetcher_processes_never_come_closer_than_the_delay(
     db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite, tmp_path: Path
 ) -> None:
-    news = PoliteNewsSite(local_site, sections=4, articles=14, fetcher_agent=FETCHER_AGENT)
+    news = PoliteNewsSite(local_site, sections=4, articles=20, fetcher_agent=FETCHER_AGENT)
     source = await SourceRepository(db).add(
         "polite-news",
         base_url=local_site.url("/"),
@@ -42,16 +44,41 @@ async def test_a_spider_and_two_fetcher_processes_never_come_closer_than_the_del
     )
     spider_settings = settings.model_copy(update={"user_agent": SPIDER_AGENT})
 
-    async with (
-        frontier_process(
-            fresh_dsn, tmp_path, "fetch", "--until-idle", FRONTIER_USER_AGENT=f"{FETCHER_AGENT}-a/1"
-        ) as first,
-        frontier_process(
-            fresh_dsn, tmp_path, "fetch", "--until-idle", FRONTIER_USER_AGENT=f"{FETCHER_AGENT}-b/1"
-        ) as second,
-    ):
-        spider = await crawl_in_child(job_for(spider_settings, fresh_dsn, "polite-news"))
-        codes = await asyncio.wait_for(asyncio.gather(first.wait(), second.wait()), 120)
+    # The spider starts first: its first section is held until a fetcher has sent a
+    # request, so it is still crawling while the fetchers work (however slowly the
+    # processes start on a loaded machine).
+    stop = asyncio.Event()  # set only if the test fails before the crawl ends
+    job = job_for(spider_settings, fresh_dsn, "polite-news")
+    crawl = asyncio.create_task(crawl_in_child(job, stop=stop))
+    try:
+        await wait_until(
+            lambda: any(s.headers.get("User-Agent") == SPIDER_AGENT for s in local_site.requests),
+            deadline_s=60,
+            what="the spider's first request",
+        )
+        async with (
+            frontier_process(
+                fresh_dsn,
+                tmp_path,
+                "fetch",
+                "--until-idle",
+                FRONTIER_USER_AGENT=f"{FETCHER_AGENT}-a/1",
+            ) as first,
+            frontier_process(
+                fresh_dsn,
+                tmp_path,
+                "fetch",
+                "--until-idle",
+                FRONTIER_USER_AGENT=f"{FETCHER_AGENT}-b/1",
+            ) as second,
+        ):
+            codes = await asyncio.wait_for(asyncio.gather(first.wait(), second.wait()), 120)
+        spider = await asyncio.wait_for(asyncio.shield(crawl), 120)
+    finally:
+        if not crawl.done():
+            stop.set()  # the child is sent SIGTERM, then killed
+            with contextlib.suppress(Exception):
+                await crawl
 
     assert codes == [0, 0] and spider.exit_code == 0, spider.summary
     seen = news.requests_by_time()
