@@ -280,10 +280,12 @@ class SafeClient:
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int | None = None,
         truncate: bool = False,
+        timeout_s: float | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap when `follow_redirects`; otherwise a 3xx is returned as it is. With
-        `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt)."""
+        `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
+        `timeout_s` replaces the client's timeouts for each request of this call."""
         cap = max_body_bytes or self.limits.max_body_bytes
         history: list[tuple[int, str]] = []
         started = time.monotonic()
@@ -294,7 +296,9 @@ class SafeClient:
             if last_modified:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
-            status, response_headers, body = await self._once(url, request_headers, cap, truncate)
+            status, response_headers, body = await self._once(
+                url, request_headers, cap, truncate, timeout_s
+            )
             location = response_headers.get("Location")
             if not (follow_redirects and status in REDIRECT_STATUSES and location):
                 elapsed = int((time.monotonic() - started) * 1000)
@@ -311,11 +315,23 @@ class SafeClient:
             etag = last_modified = None  # validators belong to the first URL
 
     async def _once(
-        self, url: str, headers: dict[str, str], cap: int, truncate: bool = False
+        self,
+        url: str,
+        headers: dict[str, str],
+        cap: int,
+        truncate: bool = False,
+        timeout_s: float | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
+        options: dict[str, Any] = {}
+        if timeout_s:
+            options["timeout"] = aiohttp.ClientTimeout(
+                total=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
+            )
         try:
-            async with self._client().get(url, headers=headers, allow_redirects=False) as resp:
+            async with self._client().get(
+                url, headers=headers, allow_redirects=False, **options
+            ) as resp:
                 declared = resp.content_length
                 if declared is not None and declared > cap and resp.status < 300 and not truncate:
                     raise BodyTooLarge(f"{url} declares {declared} bytes, over {cap}")

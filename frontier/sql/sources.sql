@@ -16,10 +16,11 @@ source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
-                         keep_trailing_slash, enabled)
+                         keep_trailing_slash, enabled, kind, config)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
-           url_filters, min_published_at, keep_trailing_slash, enabled
+           url_filters, min_published_at, keep_trailing_slash, enabled,
+           coalesce(kind, 'feed'), coalesce(config, '{}')
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -60,6 +61,8 @@ source AS (
         keep_trailing_slash = CASE WHEN $2 ? 'keep_trailing_slash' THEN c.keep_trailing_slash
                               ELSE s.keep_trailing_slash END,
         enabled = CASE WHEN $2 ? 'enabled' THEN c.enabled ELSE s.enabled END,
+        kind = CASE WHEN $2 ? 'kind' THEN c.kind ELSE s.kind END,
+        config = CASE WHEN $2 ? 'config' THEN c.config ELSE s.config END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1
