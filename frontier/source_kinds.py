@@ -44,7 +44,7 @@ class PollOptions(BaseModel):
 
     timeout_s: float | None = Field(
         default=None,
-        strict=False,
+        strict=True,
         gt=0,
         le=600,
         description="Seconds one request of this source may take (unset: the global one).",

@@ -155,7 +155,6 @@ class UrlFilters(BaseModel):
     )
     random: Literal[3, 5, 10] | None = Field(
         default=None,
-        strict=True,
         description="Keep k entries of each poll chosen at random (3, 5 or 10).",
     )
 

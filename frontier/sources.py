@@ -128,6 +128,12 @@ class SourceRepository:
             found[record["id"]] = {**defaults, **values}
         return found
 
+    async def poll_errors(self, source_ids: Sequence[UUID]) -> dict[UUID, str]:
+        """The poller's last error on each of these sources that has one (a feed that
+        failed, a kind that is not installed...)."""
+        records = await self._db.fetch(SQL["poll_errors"], list(source_ids))
+        return {r["source_id"]: r["last_error"] for r in records}
+
     # -- configuration ----------------------------------------------------------------
 
     async def create(self, config: SourceConfig) -> Source:

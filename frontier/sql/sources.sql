@@ -149,3 +149,8 @@ FROM sources s
 LEFT JOIN feed_state f ON f.source_id = s.id
 LEFT JOIN spider_state st ON st.source_id = s.id
 WHERE s.id = ANY($1::uuid[]);
+
+-- name: poll_errors
+-- The poller's last error on sources $1 (those that have one).
+SELECT source_id, last_error FROM feed_state
+WHERE source_id = ANY($1::uuid[]) AND last_error IS NOT NULL;
