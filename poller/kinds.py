@@ -53,6 +53,7 @@ class KindRequest:
     last_modified: str | None = None
     max_body_bytes: int | None = None
     retry: Retry = field(default_factory=Retry)
+    answered: list[Response] = field(default_factory=list)  # every response `get` returned
 
     def headers(self) -> dict[str, str]:
         """Fetch protection's host header, origin and referer (at level 2 only)."""
@@ -97,6 +98,7 @@ class KindRequest:
                     raise
             else:
                 if not _retryable(response) or attempt >= self.retry.attempts:
+                    self.answered.append(response)
                     return response
             await self.retry.sleep(self.retry.backoff_s * attempt)
             attempt += 1

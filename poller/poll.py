@@ -59,9 +59,12 @@ class FeedOutcome:
     disable_reason: str | None = None  # 410 Gone
     retry_after_s: float | None = None  # 429/503 Retry-After
     origin: Origin = Origin.FEED  # what the kind's URLs are submitted as
+    misconfigured: bool = False  # a configuration error: nothing was requested or logged
 
     @property
     def failed(self) -> bool:
+        if self.misconfigured:
+            return True
         return self.outcome is not None and self.outcome not in (
             LogOutcome.OK,
             LogOutcome.OK_NO_NEW,
@@ -143,6 +146,8 @@ async def poll_feed(
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
     except FeedRefused as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable feed: {exc}"
+        if request.answered and outcome.http_status is None:
+            outcome.http_status = request.answered[0].status
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
         _failed(outcome, interval, now, policy)
@@ -162,7 +167,7 @@ def _misconfigured(
         consecutive_errors=errors,
         next_poll_at=intervals.next_poll_failed(now, interval, errors),
     )
-    return FeedOutcome(source, later, None, None, error=error)
+    return FeedOutcome(source, later, None, None, error=error, misconfigured=True)
 
 
 async def _fetch(
