@@ -21,17 +21,19 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from frontier.states import ShippedKind
+
 ENTRY_POINT_GROUP = "frontier.source_kinds"
-DEFAULT_KIND = "feed"
+DEFAULT_KIND = str(ShippedKind.FEED)
 KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,49}$"  # the CHECK on sources.kind
 
 # frontier's own kinds, as pyproject.toml registers them. Read only when the installed
 # metadata lacks them (an editable install made before they were registered): the
 # entry points installed always win.
 BUILTIN_KINDS: tuple[tuple[str, str], ...] = (
-    ("feed", "poller.kind_feed:FeedKind"),
-    ("sitemap", "poller.kind_sitemap:SitemapKind"),
-    ("wordpress", "poller.kind_wordpress:WordPressKind"),
+    (ShippedKind.FEED, "poller.kind_feed:FeedKind"),
+    (ShippedKind.SITEMAP, "poller.kind_sitemap:SitemapKind"),
+    (ShippedKind.WORDPRESS, "poller.kind_wordpress:WordPressKind"),
 )
 
 log = logging.getLogger(__name__)

@@ -111,9 +111,7 @@ class KindRequest:
         if not 200 <= response.status < 300:
             return False
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
-        return bool(
-            (etag and etag == self.etag) or (modified and modified == self.last_modified)
-        )
+        return bool((etag and etag == self.etag) or (modified and modified == self.last_modified))
 
     def readable(self, response: Response) -> bool:
         """A 2xx that is not `unchanged`: its body is worth parsing."""

@@ -66,7 +66,7 @@ def sources_add(
         None, "--kind", help="feed, sitemap, wordpress or a plugin's kind (default feed)."
     ),
     kind_config: Optional[str] = typer.Option(  # noqa: UP045
-        None, "--config", help='The kind\'s options as a JSON object, e.g. \'{"per_page": 50}\'.'
+        None, "--config", help="The kind's options as a JSON object, e.g. '{\"per_page\": 50}'."
     ),
 ) -> None:
     """Add a source (validated by the same schema as the API and `sources import`)."""

@@ -187,7 +187,7 @@ async def test_a_wordpress_source_submits_its_posts_with_their_metadata(
     # identities: the trailing slash of WordPress's permalinks is dropped (URL normalisation)
     assert set(rows) == {local_site.url(f"/2030/02/story-{n}") for n in range(1, 6)}
     meta = rows[local_site.url("/2030/02/story-3")]["discovery_meta"]
-    assert meta["title"] == "Story 3 – the harbour"
+    assert meta["title"] == "Story 3 \u2013 the harbour"  # &#8211; decoded
     assert meta["summary"] == "Excerpt of story 3 […]"
     assert meta["author"] == "Ada Reporter"
     assert meta["image_url"] == local_site.url("/wp-content/uploads/3.jpg")
