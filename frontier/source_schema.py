@@ -44,6 +44,7 @@ from frontier.source_kinds import (
     DEFAULT_KIND,
     KIND_NAME_PATTERN,
     KindRegistry,
+    PollOptions,
     check_config,
     load_kinds,
 )
@@ -239,15 +240,19 @@ class SourceConfig(BaseModel):
     @field_validator("kind")
     @classmethod
     def _installed(cls, kind: str, info: ValidationInfo) -> str:
-        kinds = kinds_of(info)
-        if kinds.get(kind) is None:
+        kinds = kinds_of(info, kind)
+        if kinds is not None and kinds.get(kind) is None:
             raise PydanticCustomError("kind", "{reason}", {"reason": kinds.missing(kind)})
         return kind
 
     @field_validator("config")
     @classmethod
     def _kind_config(cls, config: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        kind = kinds_of(info).get(info.data.get("kind", DEFAULT_KIND))
+        name = info.data.get("kind")
+        if name is None:  # the kind was refused: its config cannot be judged
+            return config
+        kinds = kinds_of(info, name)
+        kind = _FeedDefault if kinds is None else kinds.get(name)
         return config if kind is None else kind_config(kind, config)
 
     def values(self) -> dict[str, Any]:
@@ -255,12 +260,21 @@ class SourceConfig(BaseModel):
         return _values(self, set(type(self).model_fields))
 
 
-def kinds_of(info: ValidationInfo) -> KindRegistry:
+class _FeedDefault:
+    """The default kind as the schema knows it without reading the entry points: `feed`
+    takes the common options only (poller.kind_feed.FeedOptions adds none), so the common
+    source (a feed) is checked without loading every installed kind."""
+
+    name = DEFAULT_KIND
+    config_model = PollOptions
+
+
+def kinds_of(info: ValidationInfo, kind: str) -> KindRegistry | None:
     """The registry given as the validation context (`{"kinds": registry}`), else the
-    kinds installed now."""
+    kinds installed now; None for the default kind when no registry was given."""
     context = info.context if isinstance(info.context, dict) else {}
     kinds = context.get("kinds")
-    if kinds is None:
+    if kinds is None and kind != DEFAULT_KIND:
         kinds = load_kinds()
         if isinstance(info.context, dict):
             info.context["kinds"] = kinds  # loaded once per validation
