@@ -8,14 +8,14 @@ against a list; a source whose kind is not installed is a configuration error of
 source, reported by the poller.
 
 Revision ID: 0012
-Revises: 0007
+Revises: 0010
 Create Date: 2026-11-23
 """
 
 from alembic import op
 
 revision = "0012"
-down_revision = "0007"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 

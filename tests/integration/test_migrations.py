@@ -130,7 +130,7 @@ def test_the_manual_source_exists(template_dsn: str) -> None:
 
 
 def test_source_kinds_migration_makes_every_existing_source_a_feed(empty_dsn: str) -> None:
-    migrate.upgrade(empty_dsn, "0007")  # the revision before source kinds
+    migrate.upgrade(empty_dsn, "0010")  # the revision before source kinds
     with psycopg.connect(empty_dsn) as conn:
         conn.execute("INSERT INTO sources (name, feed_url) VALUES ('old', 'https://o.example/f')")
     migrate.upgrade(empty_dsn)
@@ -142,5 +142,5 @@ def test_source_kinds_migration_makes_every_existing_source_a_feed(empty_dsn: st
             with pytest.raises(psycopg.errors.CheckViolation):
                 conn.execute(f"UPDATE sources SET {bad} WHERE name = 'old'")
             conn.rollback()
-    migrate.downgrade(empty_dsn, "0007")
+    migrate.downgrade(empty_dsn, "0010")
     assert {"kind", "config"}.isdisjoint(columns(empty_dsn)["sources"])
