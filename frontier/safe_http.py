@@ -287,13 +287,15 @@ class SafeClient:
         headers: Mapping[str, str] | None = None,
         max_body_bytes: int | None = None,
         truncate: bool = False,
+        timeout_s: float | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
         to the targets `follow_if` accepts when it is given; any other 3xx is returned as
         it is. The hops send the cookies the chain's responses set, in `cookies` (a jar the
         caller shares across the requests of one fetch) or in a jar of this call. With
-        `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt)."""
+        `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
+        `timeout_s` replaces the client's timeouts for each request of this call."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -309,7 +311,9 @@ class SafeClient:
             cookie = jar.header(url)
             if cookie is not None:
                 request_headers["Cookie"] = cookie
-            status, response_headers, body = await self._once(url, request_headers, cap, truncate)
+            status, response_headers, body = await self._once(
+                url, request_headers, cap, truncate, timeout_s
+            )
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
                 jar.update(url, set_cookie)
@@ -337,11 +341,23 @@ class SafeClient:
             etag = last_modified = None  # validators belong to the first URL
 
     async def _once(
-        self, url: str, headers: dict[str, str], cap: int, truncate: bool = False
+        self,
+        url: str,
+        headers: dict[str, str],
+        cap: int,
+        truncate: bool = False,
+        timeout_s: float | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
+        options: dict[str, Any] = {}
+        if timeout_s:
+            options["timeout"] = aiohttp.ClientTimeout(
+                total=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
+            )
         try:
-            async with self._client().get(url, headers=headers, allow_redirects=False) as resp:
+            async with self._client().get(
+                url, headers=headers, allow_redirects=False, **options
+            ) as resp:
                 declared = resp.content_length
                 if declared is not None and declared > cap and resp.status < 300 and not truncate:
                     raise BodyTooLarge(f"{url} declares {declared} bytes, over {cap}")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -33,11 +33,21 @@ from pydantic import (
     Field,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     create_model,
+    field_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from frontier.errors import FrontierError
+from frontier.source_kinds import (
+    DEFAULT_KIND,
+    KIND_NAME_PATTERN,
+    KindRegistry,
+    PollOptions,
+    check_config,
+    load_kinds,
+)
 from frontier.states import IngestionMode
 from frontier.urls import InvalidURL, normalize_url
 
@@ -144,6 +154,10 @@ class UrlFilters(BaseModel):
     most_recent: int | None = Field(
         default=None, strict=True, ge=1, description="Keep the newest k entries of each poll."
     )
+    random: Literal[3, 5, 10] | None = Field(
+        default=None,
+        description="Keep k entries of each poll chosen at random (3, 5 or 10).",
+    )
 
 
 class SourceConfig(BaseModel):
@@ -214,10 +228,65 @@ class SourceConfig(BaseModel):
         max_length=MAX_PATTERNS,
         description="Listing pages the spider starts from besides base_url.",
     )
+    kind: Annotated[str, Field(strict=True, pattern=KIND_NAME_PATTERN)] = Field(
+        default=DEFAULT_KIND,
+        description="What the source is polled as: a kind of the `frontier.source_kinds`"
+        " entry-point group (feed, sitemap, wordpress, or a plugin's).",
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="The kind's options (the kind validates them)."
+    )
+
+    @field_validator("kind")
+    @classmethod
+    def _installed(cls, kind: str, info: ValidationInfo) -> str:
+        kinds = kinds_of(info, kind)
+        if kinds is not None and kinds.get(kind) is None:
+            raise PydanticCustomError("kind", "{reason}", {"reason": kinds.missing(kind)})
+        return kind
+
+    @field_validator("config")
+    @classmethod
+    def _kind_config(cls, config: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        name = info.data.get("kind")
+        if name is None:  # the kind was refused: its config cannot be judged
+            return config
+        kinds = kinds_of(info, name)
+        kind = _FeedDefault if kinds is None else kinds.get(name)
+        return config if kind is None else kind_config(kind, config)
 
     def values(self) -> dict[str, Any]:
         """Every field as a JSON value (what the repository stores)."""
         return _values(self, set(type(self).model_fields))
+
+
+class _FeedDefault:
+    """The default kind as the schema knows it without reading the entry points: `feed`
+    takes the common options only (poller.kind_feed.FeedOptions adds none), so the common
+    source (a feed) is checked without loading every installed kind."""
+
+    name = DEFAULT_KIND
+    config_model = PollOptions
+
+
+def kinds_of(info: ValidationInfo, kind: str) -> KindRegistry | None:
+    """The registry given as the validation context (`{"kinds": registry}`), else the
+    kinds installed now; None for the default kind when no registry was given."""
+    context = info.context if isinstance(info.context, dict) else {}
+    kinds = context.get("kinds")
+    if kinds is None and kind != DEFAULT_KIND:
+        kinds = load_kinds()
+        if isinstance(info.context, dict):
+            info.context["kinds"] = kinds  # loaded once per validation
+    return kinds
+
+
+def kind_config(kind: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """`config` checked by `kind`; a refusal names the config key."""
+    try:
+        return check_config(kind, config)
+    except ValueError as exc:
+        raise PydanticCustomError("kind_config", "{reason}", {"reason": str(exc)}) from None
 
 
 class PatchForm(BaseModel):
@@ -276,10 +345,13 @@ def refusal(error: ValidationError) -> InvalidSource:
     return InvalidSource("; ".join(parts))
 
 
-def parse_config(values: Mapping[str, Any] | object) -> SourceConfig:
-    """Validate a create form; InvalidSource names every bad field."""
+def parse_config(
+    values: Mapping[str, Any] | object, *, kinds: KindRegistry | None = None
+) -> SourceConfig:
+    """Validate a create form; InvalidSource names every bad field. `kinds`: the
+    registry to check `kind` and `config` against (default: the kinds installed now)."""
     try:
-        return SourceConfig.model_validate(values)
+        return SourceConfig.model_validate(values, context={"kinds": kinds})
     except ValidationError as exc:
         raise refusal(exc) from None
 

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from frontier.errors import FrontierError
+from frontier.source_kinds import DEFAULT_KIND, load_kinds
 from frontier.source_schema import SourceConfig, parse_config
 from frontier.sources import SourceRepository
 from frontier.xml_entities import entity_problem
@@ -109,10 +110,16 @@ def parse_yaml(data: bytes) -> ParsedSpecs:
     if not isinstance(document, dict) or not isinstance(document.get("sources"), list):
         raise UnusableSpec("a feeds spec needs a top-level `sources:` list")
     parsed = ParsedSpecs()
+    kinds = None  # the installed source kinds, read once for the file if any entry needs them
+    if any(
+        isinstance(r, dict) and r.get("kind", DEFAULT_KIND) != DEFAULT_KIND
+        for r in document["sources"]
+    ):
+        kinds = load_kinds()
     for number, raw in enumerate(document["sources"], start=1):
         name = raw.get("name") if isinstance(raw, dict) else None
         try:
-            parsed.specs.append((number, parse_config(raw)))
+            parsed.specs.append((number, parse_config(raw, kinds=kinds)))
         except FrontierError as exc:
             parsed.errors.append(
                 SpecError(number, name if isinstance(name, str) else None, str(exc))

@@ -22,6 +22,7 @@ import asyncpg
 from frontier.db import Database
 from frontier.errors import FrontierError
 from frontier.queue import SourceRef
+from frontier.source_kinds import DEFAULT_KIND, KindRegistry
 from frontier.source_schema import (
     InvalidSource,
     PatchForm,
@@ -69,6 +70,8 @@ class Source:
     enabled: bool
     created_at: datetime
     updated_at: datetime
+    kind: str = DEFAULT_KIND
+    config: Any = None  # the kind's options (a JSON object)
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:
@@ -125,6 +128,12 @@ class SourceRepository:
             found[record["id"]] = {**defaults, **values}
         return found
 
+    async def poll_errors(self, source_ids: Sequence[UUID]) -> dict[UUID, str]:
+        """The poller's last error on each of these sources that has one (a feed that
+        failed, a kind that is not installed...)."""
+        records = await self._db.fetch(SQL["poll_errors"], list(source_ids))
+        return {r["source_id"]: r["last_error"] for r in records}
+
     # -- configuration ----------------------------------------------------------------
 
     async def create(self, config: SourceConfig) -> Source:
@@ -178,8 +187,11 @@ class SourceRepository:
             )
         )
 
-    async def update(self, source_id: UUID, patch: PatchForm) -> Source:
-        """Change the fields `patch` was sent with; the others keep their value."""
+    async def update(
+        self, source_id: UUID, patch: PatchForm, *, kinds: KindRegistry | None = None
+    ) -> Source:
+        """Change the fields `patch` was sent with; the others keep their value. A new
+        `kind` or `config` is checked together with the other half as stored."""
         values = patch.values()
         spider = {k: v for k, v in values.items() if k in SPIDER_OPTIONS}
         own = {k: v for k, v in values.items() if k not in SPIDER_OPTIONS}
@@ -188,6 +200,8 @@ class SourceRepository:
             current = await SourceRepository(tx).get_by_id(source_id)
             if current.name == MANUAL and own.get("name", MANUAL) != MANUAL:
                 raise InvalidSource("name: the built-in source 'manual' cannot be renamed")
+            if "kind" in own or "config" in own:
+                own.update(_kind_and_config(current, own, kinds))
             if not own:  # only spider options: `sources` is not written
                 await _set_spider_options(tx, source_id, spider)
                 return current
@@ -232,6 +246,17 @@ class SourceRepository:
     async def disable(self, source_id: UUID, reason: str, *, now: datetime | None = None) -> None:
         """The feed is gone (410): stop polling the source and record why."""
         await self._db.execute(SQL["disable"], source_id, reason, now)
+
+
+def _kind_and_config(
+    current: Source, changed: dict[str, Any], kinds: KindRegistry | None
+) -> dict[str, Any]:
+    """A patch's kind and config checked as one: a new kind with the stored config (or a
+    new config with the stored kind) must still be valid together."""
+    kind = changed.get("kind", current.kind)
+    config = changed.get("config", current.config or {})
+    checked = parse_config({"name": current.name, "kind": kind, "config": config}, kinds=kinds)
+    return {"kind": checked.kind, "config": checked.config}
 
 
 async def _set_spider_options(tx: Database, source_id: UUID, options: dict[str, Any]) -> None:

@@ -45,6 +45,16 @@ class IngestionMode(StrEnum):
     BOTH = "both"  # both of the above
 
 
+class ShippedKind(StrEnum):
+    """The `sources.kind` values frontier ships. The column is open to plugins (any kind
+    registered in the `frontier.source_kinds` entry-point group), so its CHECK is on the
+    name's form only, not this list (frontier.source_kinds)."""
+
+    FEED = "feed"  # RSS, Atom or JSON Feed (the default; every source before kinds)
+    SITEMAP = "sitemap"  # a sitemap or sitemap index
+    WORDPRESS = "wordpress"  # a WordPress REST listing, /wp-json/wp/v2/posts
+
+
 class RobotsStatus(StrEnum):
     """`host_state.robots_status`."""
 

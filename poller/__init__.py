@@ -9,12 +9,17 @@ Modules, each the owner of one concern:
 - `entries`       `FeedEntry` and its normalisation (HTML stripped, content quality)
 - `feed_fastpath` plain, well-formed RSS/RDF/Atom on lxml; `feed_parse` falls back otherwise
 - `feed_parse`    RSS/Atom via feedparser (bytes + headers only), JSON Feed by hand
-- `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k
+- `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k,
+                  random-k
 - `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
 - `feed_discovery` feed auto-discovery from a site's HTML and common paths
 - `feed_state`    the `feed_state` repository (SQL in frontier/sql/feeds.sql)
 - `responses`     what a poll's HTTP response means (304, 2xx, 404, 410, 429/503...), pure
-- `poll`          poll one source's feed; `sitemaps` poll one source's sitemaps
+- `kinds`         the polling half of a source kind (`KindRequest`, `KindResult`, the
+                  in-poll `Retry`); kinds come from the `frontier.source_kinds`
+                  entry points (`frontier.source_kinds.load_kinds`)
+- `kind_feed`, `kind_sitemap`, `kind_wordpress`  the kinds frontier ships
+- `poll`          poll one source through its kind; `sitemaps` poll a source's sitemaps
 - `source_poll`   poll one claimed source (feed and/or sitemaps) and apply what was found
 - `poll_summary`  `PollSummary`, what one source's poll came to (`as_json()` for the CLI)
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results

@@ -5,23 +5,39 @@
      "exclude": ["regex", ...],        # drop URLs matching any of these
      "keywords": ["word", ...],        # keep only entries whose title/summary has one
      "exclude_keywords": ["word", ...],
-     "most_recent": 20}                # keep only the k newest entries
+     "most_recent": 20,                # keep only the k newest entries
+     "random": 5}                      # keep k entries chosen at random (3, 5 or 10)
 
 Entries without a date pass the date filter and count as newest (err on inclusion).
+`random` draws from what the other filters kept, with a seed given per poll
+(`poll_seed`: the source and its last poll), so a dry run draws what the real poll after
+it draws, and each real poll draws afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 from poller.entries import FeedEntry
 from poller.errors import FeedRefused
 
-FILTER_KEYS = frozenset({"include", "exclude", "keywords", "exclude_keywords", "most_recent"})
+FILTER_KEYS = frozenset(
+    {"include", "exclude", "keywords", "exclude_keywords", "most_recent", "random"}
+)
+RANDOM_SIZES = frozenset({3, 5, 10})
+
+
+def poll_seed(source_id: UUID, last_polled_at: datetime | None) -> int:
+    """The seed of one poll's random draw: the same until the source's poll is written."""
+    key = f"{source_id}:{last_polled_at.isoformat() if last_polled_at else '-'}"
+    return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +48,7 @@ class EntryFilter:
     exclude_keywords: tuple[str, ...] = ()
     most_recent: int | None = None
     min_published_at: datetime | None = None
+    random: int | None = None
 
     @classmethod
     def from_source(
@@ -47,6 +64,9 @@ class EntryFilter:
             not isinstance(most_recent, int) or isinstance(most_recent, bool) or most_recent < 1
         ):
             raise FeedRefused("url_filters.most_recent: must be a positive integer")
+        sample = spec.get("random")
+        if sample is not None and (isinstance(sample, bool) or sample not in RANDOM_SIZES):
+            raise FeedRefused("url_filters.random: must be 3, 5 or 10")
         return cls(
             include=_patterns(spec, "include"),
             exclude=_patterns(spec, "exclude"),
@@ -54,9 +74,11 @@ class EntryFilter:
             exclude_keywords=_words(spec, "exclude_keywords"),
             most_recent=most_recent,
             min_published_at=min_published_at,
+            random=sample,
         )
 
-    def apply(self, entries: Sequence[FeedEntry]) -> list[FeedEntry]:
+    def apply(self, entries: Sequence[FeedEntry], *, seed: int = 0) -> list[FeedEntry]:
+        """The entries kept, in feed order; `seed` drives the `random` draw."""
         kept = [entry for entry in entries if self._keeps(entry)]
         if self.most_recent is not None and len(kept) > self.most_recent:
             newest_first = sorted(
@@ -66,6 +88,9 @@ class EntryFilter:
             )
             chosen = {id(e) for e in newest_first[: self.most_recent]}
             kept = [entry for entry in kept if id(entry) in chosen]
+        if self.random is not None and len(kept) > self.random:
+            drawn = set(random.Random(seed).sample(range(len(kept)), self.random))
+            kept = [entry for index, entry in enumerate(kept) if index in drawn]
         return kept
 
     def _keeps(self, entry: FeedEntry) -> bool:

@@ -20,6 +20,7 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository
 from frontier.queue import QueueRepository
 from frontier.safe_http import SafeClient
+from frontier.source_kinds import DEFAULT_KIND, KindRegistry, load_kinds
 from frontier.sources import UnknownSource
 from poller.entries import FeedEntry
 from poller.errors import FireRateLimited, PollerError, SourceBusy
@@ -64,6 +65,7 @@ async def fire_source(
     now: datetime | None = None,
     policy: PollPolicy | None = None,
     queue: QueueRepository | None = None,
+    kinds: KindRegistry | None = None,
 ) -> FireResult:
     """Poll source `source_id` now; `UnknownSource` if there is none, `FireRateLimited`
     (or its `SourceBusy`) if a real fire came too soon or a poll holds the source."""
@@ -73,7 +75,8 @@ async def fire_source(
     if found is None:
         raise UnknownSource(f"no source with id {source_id}")
     source, state = found
-    if not (source.feed_url or source.base_url or source.sitemap_url):
+    own_kind = source.kind != DEFAULT_KIND  # polled through its kind, whatever its URLs
+    if not (source.feed_url or source.base_url or source.sitemap_url or own_kind):
         raise UnknownSource(f"source {source.name!r} has no feed, site or sitemap to poll")
     at = now or utcnow()
     owner = worker_id("fire")
@@ -87,7 +90,7 @@ async def fire_source(
         found = await states.get(source_id)
         assert found is not None
         source, state = found
-    feed = bool(source.feed_url or source.base_url)
+    feed = bool(source.feed_url or source.base_url) or own_kind
     polled = await poll_source(
         queue or QueueRepository(db),
         states,
@@ -98,6 +101,7 @@ async def fire_source(
         now=at,
         feed=feed,
         sitemap=not feed,
+        kinds=kinds if kinds is not None else load_kinds(),
         dry_run=dry_run,
     )
     if not dry_run:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from frontier.settings import Settings
+from poller.kinds import Retry
 
 FIRE_RATE_LIMIT_S = 60.0  # a source may be fired for real once a minute
 
@@ -25,6 +26,7 @@ class PollPolicy:
     max_sitemap_files: int = 50  # documents read per sitemap poll
     error_log_threshold: int = 10  # consecutive errors before logging at error level
     fire_rate_limit_s: float = FIRE_RATE_LIMIT_S
+    retry: Retry = field(default_factory=Retry)  # in-poll retries (tests: no backoff)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PollPolicy:

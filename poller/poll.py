@@ -1,9 +1,20 @@
-"""Poll one source's feed: conditional GET, parse, filter, and decide the next poll.
+"""Poll one source through its kind: conditional GET, parse, filter, and decide the next
+poll.
 
-`poll_feed` does the network and parsing work and returns a `FeedOutcome` — the entries
-to submit, the source's new `FeedState`, what to log — without writing anything, so a dry
-run is the same call with the outcome thrown away. The scheduler and `fire` apply it.
-The cursor (ETag, Last-Modified, `feed_cursor_at`) never advances on a failed poll.
+`poll_feed` looks the source's `kind` up in the registry it is given (`feed` by default;
+`poller.kinds` is the interface), lets the kind fetch and parse, and returns a
+`FeedOutcome` — the entries to submit, the source's new `FeedState`, what to log —
+without writing anything, so a dry run is the same call with the outcome thrown away.
+The scheduler and `fire` apply it. The cursor (ETag, Last-Modified, `feed_cursor_at`)
+never advances on a failed poll.
+
+A kind that is not installed, or a stored config its kind refuses, is a configuration
+error of that source alone: no request, no fetch-log row, the error kept on the source
+(`feed_state.last_error`, shown by `frontier sources` and the API) and the source tried
+again after the failure backoff.
+
+An entry with no date (neither published nor updated) is dated when it is first seen:
+the poll's time, kept in its `discovery_meta` (a URL already queued is not rewritten).
 """
 
 from __future__ import annotations
@@ -13,16 +24,19 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
+from pydantic import ValidationError
+
 from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked, SafeClient
+from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
-from frontier.states import LogOutcome
+from frontier.states import LogOutcome, Origin
 from poller import intervals
 from poller.entries import FeedEntry
 from poller.errors import FeedRefused
 from poller.feed_discovery import discover_feed
-from poller.feed_parse import parse_feed
 from poller.feed_state import FeedState
-from poller.filters import EntryFilter
+from poller.filters import EntryFilter, poll_seed
+from poller.kinds import KindRequest, SourceKind
 from poller.policy import PollPolicy
 from poller.responses import Verdict, decide
 
@@ -44,9 +58,13 @@ class FeedOutcome:
     new_feed_url: str | None = None  # discovery or a permanent redirect moved the feed
     disable_reason: str | None = None  # 410 Gone
     retry_after_s: float | None = None  # 429/503 Retry-After
+    origin: Origin = Origin.FEED  # what the kind's URLs are submitted as
+    misconfigured: bool = False  # a configuration error: nothing was requested or logged
 
     @property
     def failed(self) -> bool:
+        if self.misconfigured:
+            return True
         return self.outcome is not None and self.outcome not in (
             LogOutcome.OK,
             LogOutcome.OK_NO_NEW,
@@ -69,14 +87,25 @@ async def poll_feed(
     policy: PollPolicy,
     *,
     now: datetime,
+    kinds: KindRegistry,
     conditional: bool = True,
 ) -> FeedOutcome:
     started = time.monotonic()
     interval = interval_of(source, state)
-    feed_url = source.feed_url
+    kind = kinds.get(source.kind)
+    if kind is None:
+        return _misconfigured(source, state, now, interval, f"kind: {kinds.missing(source.kind)}")
+    try:
+        options = parse_options(kind, source.config or {})
+    except ValidationError as exc:
+        reasons = "; ".join(
+            f"config.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        return _misconfigured(source, state, now, interval, reasons)
+    feed_url = kind.target(source, options)
     new_feed_url = None
     if not feed_url:
-        if not source.base_url:  # sitemap-only source: nothing to poll here
+        if not source.base_url or kind.name != DEFAULT_KIND:  # nothing to poll here
             later = replace(state, next_poll_at=now + timedelta(seconds=interval))
             return FeedOutcome(source, later, None, None)
         recent = state.discovery_attempted_at and now - state.discovery_attempted_at < timedelta(
@@ -96,50 +125,70 @@ async def poll_feed(
             )
             return FeedOutcome(source, later, None, None, error=later.last_error)
         feed_url = new_feed_url = found
-    outcome = FeedOutcome(source, state, feed_url, LogOutcome.FAILED, new_feed_url=new_feed_url)
+    outcome = FeedOutcome(
+        source, state, feed_url, LogOutcome.FAILED, new_feed_url=new_feed_url, origin=kind.origin
+    )
+    request = KindRequest(
+        source,
+        options,
+        client,
+        feed_url,
+        etag=state.last_etag if conditional else None,
+        last_modified=state.last_modified if conditional else None,
+        max_body_bytes=policy.max_feed_bytes,
+        retry=policy.retry,
+    )
     try:
-        await _fetch(client, outcome, policy, conditional=conditional, now=now)
+        await _fetch(kind, request, outcome, policy, now=now)
     except (BlockedAddress, PolicyBlocked) as exc:
         outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
     except HttpError as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
     except FeedRefused as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable feed: {exc}"
+        if request.answered and outcome.http_status is None:
+            outcome.http_status = request.answered[0].status
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
         _failed(outcome, interval, now, policy)
     return outcome
 
 
+def _misconfigured(
+    source: Source, state: FeedState, now: datetime, interval: float, error: str
+) -> FeedOutcome:
+    """A configuration error: nothing requested, nothing logged, the error kept on the
+    source and the next attempt after the failure backoff (a plugin may be installed)."""
+    log.error("source %s: %s", source.name, error)
+    errors = state.consecutive_errors + 1
+    later = replace(
+        state,
+        last_error=error,
+        consecutive_errors=errors,
+        next_poll_at=intervals.next_poll_failed(now, interval, errors),
+    )
+    return FeedOutcome(source, later, None, None, error=error, misconfigured=True)
+
+
 async def _fetch(
-    client: SafeClient,
+    kind: SourceKind,
+    request: KindRequest,
     outcome: FeedOutcome,
     policy: PollPolicy,
     *,
-    conditional: bool,
     now: datetime,
 ) -> None:
     source, state = outcome.source, outcome.state
-    assert outcome.url is not None
-    response = await client.get(
-        outcome.url,
-        fetchprotection=source.fetchprotection,
-        etag=state.last_etag if conditional else None,
-        last_modified=state.last_modified if conditional else None,
-        max_body_bytes=policy.max_feed_bytes,
-        headers={
-            "Accept": "application/rss+xml, application/atom+xml, application/feed+json,"
-            " application/xml;q=0.9, text/xml;q=0.8, */*;q=0.5"
-        },
-    )
+    result = await kind.poll(request)
+    response = result.response
     outcome.http_status = response.status
     decision = decide(
         response.status, response.headers, now, redirected_to=response.permanent_redirect_to
     )
-    if response.permanent_redirect_to:  # else keep what discovery found, if anything
-        outcome.new_feed_url = decision.moved_to
+    if response.permanent_redirect_to and kind.name == DEFAULT_KIND:
+        outcome.new_feed_url = decision.moved_to  # else keep what discovery found, if any
     interval = interval_of(source, state)
-    if decision.verdict is Verdict.NOT_MODIFIED:
+    if request.unchanged(response):
         outcome.outcome = LogOutcome.NOT_MODIFIED
         outcome.state = replace(
             state,
@@ -157,16 +206,16 @@ async def _fetch(
         outcome.retry_after_s = decision.retry_after_s
         if decision.verdict is Verdict.GONE:
             outcome.error = f"{decision.error}: source disabled"
-            outcome.disable_reason = f"feed {outcome.url} answered 410 Gone"
+            outcome.disable_reason = f"{kind.name} {outcome.url} answered 410 Gone"
         return
-    parsed = parse_feed(response.body, response.headers, response.url)
     entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
-    outcome.items_seen = parsed.items_seen
-    outcome.entries = entry_filter.apply(parsed.entries)
-    floor = intervals.feed_floor_s(parsed.ttl, response.headers)
+    outcome.items_seen = result.items_seen
+    kept = entry_filter.apply(result.entries, seed=poll_seed(source.id, state.last_polled_at))
+    outcome.entries = [e if e.published_at else replace(e, published_at=now) for e in kept]
+    floor = intervals.feed_floor_s(result.ttl, response.headers)
     interval_s = state.interval_s
     if state.adaptive_interval:
-        adaptive = intervals.adaptive_interval_s((e.published_at for e in parsed.entries), floor)
+        adaptive = intervals.adaptive_interval_s((e.published_at for e in result.entries), floor)
         interval_s = int(adaptive) if adaptive else interval_s
         interval = float(interval_s) if interval_s else interval
     outcome.outcome = LogOutcome.OK  # OK or OK_NO_NEW once submitted
@@ -176,7 +225,7 @@ async def _fetch(
         last_polled_at=now,
         last_etag=response.headers.get("ETag"),
         last_modified=response.headers.get("Last-Modified"),
-        last_item_count=parsed.items_seen,
+        last_item_count=result.items_seen,
         consecutive_errors=0,
         last_error=None,
         next_poll_at=intervals.next_poll_ok(now, source.id, interval),

@@ -28,6 +28,7 @@ from frontier.fetch_log import FetchLogRepository
 from frontier.loops import run_every
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
+from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.sources import Source
 from poller import intervals
 from poller.feed_state import FeedState, FeedStateRepository
@@ -51,8 +52,10 @@ class Poller:
         queue_policy: QueuePolicy | None = None,
         *,
         owner: str | None = None,
+        kinds: KindRegistry | None = None,
     ) -> None:
         self.db = db
+        self.kinds = kinds if kinds is not None else load_kinds()  # the installed kinds
         self.client = client
         self.policy = policy or PollPolicy()
         self.owner = owner or worker_id()
@@ -115,6 +118,7 @@ class Poller:
                 now=at,
                 feed=feed_due,
                 sitemap=sitemap_due,
+                kinds=self.kinds,
             )
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")

@@ -25,6 +25,7 @@ from frontier.loops import stop_event
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
+from frontier.source_kinds import load_kinds
 from frontier.source_specs import SpecImportSummary
 from frontier.sources import SourceRepository
 from poller.fire import FireResult, fire_source
@@ -52,7 +53,7 @@ async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     """Poll every source due now; one summary per source polled."""
     policy = PollPolicy.from_settings(settings)
     async with poll_client(settings, policy) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
+        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
         return await poller.run_once()
 
 
@@ -69,7 +70,7 @@ async def run_poller(
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
     policy = PollPolicy.from_settings(settings)
     async with stop_event(stop) as stopping, poll_client(settings, policy) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings))
+        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
         await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
 
@@ -105,7 +106,9 @@ async def fire(
     fire is rate limited per source: `FireRateLimited` (a `RetryLater`) if it comes too
     soon or a poll holds the source."""
     policy = PollPolicy.from_settings(settings)
-    return await fire_source(db, client, source_id, dry_run=dry_run, policy=policy)
+    return await fire_source(
+        db, client, source_id, dry_run=dry_run, policy=policy, kinds=load_kinds()
+    )
 
 
 async def fire_once(settings: Settings, db: Database, name: str, dry_run: bool) -> FireResult:

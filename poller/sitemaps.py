@@ -27,6 +27,7 @@ from frontier.safe_http import (
     Response,
     SafeClient,
 )
+from frontier.source_kinds import DEFAULT_KIND
 from frontier.sources import Source
 from frontier.states import LogOutcome
 from frontier.urls import InvalidURL, normalize_url
@@ -81,7 +82,9 @@ async def poll_sitemaps(
     started = time.monotonic()
     later = now + timedelta(seconds=policy.sitemap_interval_s)
     site = source.base_url or source.sitemap_url
-    if not source.sitemap_url and not source.base_url:
+    if not source.sitemap_url and (not source.base_url or source.kind != DEFAULT_KIND):
+        # a source of another kind uses its base_url for that kind: its sitemaps are
+        # looked for only when it names one
         return SitemapOutcome(source, replace(state, sitemap_next_poll_at=later), None, None)
     outcome = SitemapOutcome(source, state, None, LogOutcome.FAILED)
     try:

@@ -11,6 +11,7 @@ from typing import Any
 from frontier.fetch_log import LogEntry
 from frontier.queue import Candidate, QueueRepository
 from frontier.safe_http import SafeClient
+from frontier.source_kinds import KindRegistry
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin
 from poller.entries import FeedEntry
@@ -69,12 +70,13 @@ async def poll_source(
     now: datetime,
     feed: bool,
     sitemap: bool,
+    kinds: KindRegistry,
     dry_run: bool = False,
 ) -> Polled:
     polled = Polled(source, state)
     if feed:
         polled.feed = await poll_feed(
-            client, source, polled.state, policy, now=now, conditional=not dry_run
+            client, source, polled.state, policy, now=now, kinds=kinds, conditional=not dry_run
         )
         polled.state = polled.feed.state
     if sitemap:
@@ -113,7 +115,11 @@ async def _apply_feed(
     if outcome.outcome is LogOutcome.OK:
         candidates = [
             Candidate(
-                entry.url, source.ref, Origin.FEED, discovery_meta=entry.as_meta(), base=outcome.url
+                entry.url,
+                source.ref,
+                outcome.origin,
+                discovery_meta=entry.as_meta(),
+                base=outcome.url,
             )
             for entry in outcome.entries
         ]

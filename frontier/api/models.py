@@ -53,8 +53,13 @@ class SourceOut(BaseModel):
     spider_interval_minutes: int
     spider_allow_external: bool
     spider_listing_urls: list[str]
+    kind: str
+    config: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    last_error: str | None = Field(
+        default=None, description="The poller's last error on this source, if any."
+    )
 
 
 class ImportErrorLine(BaseModel):

@@ -62,6 +62,12 @@ def sources_add(
     spider_listing_url: Optional[list[str]] = typer.Option(  # noqa: UP045
         None, "--spider-listing-url", help="A listing page the spider starts from (repeatable)."
     ),
+    kind: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--kind", help="feed, sitemap, wordpress or a plugin's kind (default feed)."
+    ),
+    kind_config: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--config", help="The kind's options as a JSON object, e.g. '{\"per_page\": 50}'."
+    ),
 ) -> None:
     """Add a source (validated by the same schema as the API and `sources import`)."""
     from frontier.source_schema import InvalidSource, parse_config
@@ -93,6 +99,8 @@ def sources_add(
         "spider_interval_minutes": spider_interval_minutes,
         "spider_allow_external": spider_allow_external,
         "spider_listing_urls": spider_listing_url,
+        "kind": kind,
+        "config": json_option("config", kind_config),
     }
     config = parse_config({key: value for key, value in given.items() if value is not None})
     source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))
@@ -107,14 +115,24 @@ def sources_list(
     """List sources."""
     from frontier.sources import SourceRepository
 
-    sources = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).list())
+    async def listed(db: Any) -> tuple[list[Any], dict[Any, str]]:
+        repository = SourceRepository(db)
+        found = await repository.list()
+        return found, await repository.poll_errors([s.id for s in found])
+
+    sources, errors = run_with_database(settings_of(ctx), listed)
     if as_json:
-        typer.echo(json.dumps([source.as_json() for source in sources], indent=2))
+        shown = [{**s.as_json(), "last_error": errors.get(s.id)} for s in sources]
+        typer.echo(json.dumps(shown, indent=2))
         return
     for source in sources:
-        where = printable(source.feed_url or source.sitemap_url or source.base_url or "-")
+        url = source.feed_url or source.sitemap_url or source.base_url
+        where = printable(url or (source.config or {}).get("url") or "-")
+        if source.kind != "feed":
+            where = f"{printable(source.kind)}: {where}"
         name = printable(source.name)
-        typer.echo(f"{name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}")
+        error = f"  [error: {printable(errors[source.id])}]" if source.id in errors else ""
+        typer.echo(f"{name:<30} {source.ingestion_mode:<7} p{source.priority:<3} {where}{error}")
 
 
 @sources_app.command("remove")

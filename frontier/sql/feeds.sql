@@ -13,13 +13,15 @@ WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 due AS (
     SELECT f.source_id, least(f.next_poll_at, f.sitemap_next_poll_at) AS due_at,
            coalesce(f.poll_lease_until > c.now, false) AS leased,
-           coalesce(s.feed_url, s.base_url, s.sitemap_url) AS url
+           coalesce(s.feed_url, s.base_url, s.sitemap_url, s.config ->> 'url') AS url
     FROM feed_state f
     JOIN sources s ON s.id = f.source_id
     CROSS JOIN clock c
     WHERE least(f.next_poll_at, f.sitemap_next_poll_at) <= c.now
       AND s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both')
-      AND coalesce(s.feed_url, s.base_url, s.sitemap_url) IS NOT NULL
+      -- a kind other than feed may take its URL from its config, or have none (then it
+      -- is polled to report, say, that it is not installed)
+      AND (coalesce(s.feed_url, s.base_url, s.sitemap_url) IS NOT NULL OR s.kind <> 'feed')
 ),
 keyed AS (
     SELECT d.*,

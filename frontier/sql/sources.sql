@@ -16,10 +16,11 @@ source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
-                         keep_trailing_slash, enabled)
+                         keep_trailing_slash, enabled, kind, config)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
-           url_filters, min_published_at, keep_trailing_slash, enabled
+           url_filters, min_published_at, keep_trailing_slash, enabled,
+           coalesce(kind, 'feed'), coalesce(config, '{}')
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -60,6 +61,8 @@ source AS (
         keep_trailing_slash = CASE WHEN $2 ? 'keep_trailing_slash' THEN c.keep_trailing_slash
                               ELSE s.keep_trailing_slash END,
         enabled = CASE WHEN $2 ? 'enabled' THEN c.enabled ELSE s.enabled END,
+        kind = CASE WHEN $2 ? 'kind' THEN c.kind ELSE s.kind END,
+        config = CASE WHEN $2 ? 'config' THEN c.config ELSE s.config END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1
@@ -172,3 +175,8 @@ UPDATE host_state h
 SET source_delay_ms = l.delay_ms
 FROM limits l
 WHERE h.host = l.host AND h.source_delay_ms IS DISTINCT FROM l.delay_ms;
+
+-- name: poll_errors
+-- The poller's last error on sources $1 (those that have one).
+SELECT source_id, last_error FROM feed_state
+WHERE source_id = ANY($1::uuid[]) AND last_error IS NOT NULL;

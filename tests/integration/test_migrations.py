@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import psycopg
@@ -126,3 +127,20 @@ def test_hot_tables_have_autovacuum_settings(template_dsn: str) -> None:
 def test_the_manual_source_exists(template_dsn: str) -> None:
     with psycopg.connect(template_dsn) as conn:
         assert conn.execute("SELECT count(*) FROM sources WHERE name = 'manual'").fetchone() == (1,)
+
+
+def test_source_kinds_migration_makes_every_existing_source_a_feed(empty_dsn: str) -> None:
+    migrate.upgrade(empty_dsn, "0010")  # the revision before source kinds
+    with psycopg.connect(empty_dsn) as conn:
+        conn.execute("INSERT INTO sources (name, feed_url) VALUES ('old', 'https://o.example/f')")
+    migrate.upgrade(empty_dsn)
+    with psycopg.connect(empty_dsn) as conn:
+        rows = conn.execute("SELECT name, kind, config FROM sources ORDER BY name").fetchall()
+        assert ("old", "feed", {}) in rows and len(rows) >= 3  # manual, discovered, old
+        assert {(kind, json.dumps(config)) for _, kind, config in rows} == {("feed", "{}")}
+        for bad in ("kind = 'Not A Name'", "config = '[1]'::jsonb"):
+            with pytest.raises(psycopg.errors.CheckViolation):
+                conn.execute(f"UPDATE sources SET {bad} WHERE name = 'old'")
+            conn.rollback()
+    migrate.downgrade(empty_dsn, "0010")
+    assert {"kind", "config"}.isdisjoint(columns(empty_dsn)["sources"])

@@ -49,6 +49,7 @@ SOURCE: dict[str, Any] = {
         "keywords": ["harbour"],
         "exclude_keywords": ["advert"],
         "most_recent": 10,
+        "random": 5,
     },
     "min_published_at": "2030-01-01",
     "keep_trailing_slash": True,
@@ -57,6 +58,8 @@ SOURCE: dict[str, Any] = {
     "spider_interval_minutes": 120,
     "spider_allow_external": True,
     "spider_listing_urls": ["https://harbour.example/news/"],
+    "kind": "wordpress",
+    "config": {"per_page": 50, "timeout_s": 5.0, "host_header": "www.harbour.example"},
 }
 
 # field -> `frontier sources add` flag
@@ -71,12 +74,13 @@ FLAGS = {
     "fetchprotection": "--fetchprotection",
     "min_published_at": "--min-published-at",
     "spider_interval_minutes": "--spider-interval-minutes",
+    "kind": "--kind",
 }
 REPEATED = {
     "article_url_patterns": "--article-pattern",
     "spider_listing_urls": "--spider-listing-url",
 }
-AS_JSON = {"selectors": "--selectors", "url_filters": "--url-filters"}
+AS_JSON = {"selectors": "--selectors", "url_filters": "--url-filters", "config": "--config"}
 SWITCHES = {
     "keep_trailing_slash": ("--keep-trailing-slash", "--drop-trailing-slash"),
     "enabled": ("--enabled", "--disabled"),
@@ -92,6 +96,10 @@ BAD = [
     ("url_filters", {"colour": ["red"]}),
     ("feed_url", "ftp://harbour.example/feed"),
     ("min_published_at", "yesterday"),
+    ("kind", "gopher"),  # no such kind installed
+    ("config", {"per_page": 500}),  # refused by the wordpress kind
+    ("config", {"colour": "red"}),
+    ("url_filters", {"random": 4}),
 ]
 
 ROW = """

@@ -26,10 +26,16 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 async def _shown(repository: SourceRepository, sources: list[Source]) -> list[dict[str, Any]]:
-    """Sources as SourceOut: each row with the options it sets outside `sources`."""
-    options = await repository.options([s.id for s in sources])
+    """Sources as SourceOut: each row with the options it sets outside `sources` and the
+    poller's last error on it."""
+    ids = [s.id for s in sources]
+    options, errors = await repository.options(ids), await repository.poll_errors(ids)
     return [
-        {**{name: getattr(s, name) for name in Source.__slots__}, **options.get(s.id, {})}
+        {
+            **{name: getattr(s, name) for name in Source.__slots__},
+            **options.get(s.id, {}),
+            "last_error": errors.get(s.id),
+        }
         for s in sources
     ]
 

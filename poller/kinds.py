@@ -1,0 +1,140 @@
+"""The polling half of a source kind (the core half, the name and config model, is
+`frontier.source_kinds`). A kind is an object with
+
+    name: str                         its name in the `frontier.source_kinds` group
+    config_model: type[PollOptions]   the pydantic model of its `config`
+    origin: Origin                    what its URLs are submitted as (feed or sitemap)
+    def target(source, options) -> str | None
+                                      the URL it polls (None: nothing to poll)
+    async def poll(request: KindRequest) -> KindResult
+
+`poll` makes its requests through `request.get` (the shared safe client with the
+source's fetchprotection, timeout, host header and the in-poll retries), reads the
+source's main document only when `request.readable(response)` (a 2xx whose validators
+are not the stored ones), and returns the entries with that document's response; the
+poller decides what the response means (304, 404, 410, 429...), filters the entries,
+submits them and moves the source's schedule. docs/sources.md "Source kinds" has an
+example.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from frontier.safe_http import FetchFailed, Response, SafeClient
+from frontier.source_kinds import PollOptions
+from frontier.sources import Source
+from frontier.states import Origin
+from poller.entries import FeedEntry
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """Retries inside one poll: a connection error or a 5xx (without Retry-After) is tried
+    again up to `attempts` times in all, after `backoff_s` x attempt seconds; never a 4xx."""
+
+    attempts: int = 3
+    backoff_s: float = 2.0
+    sleep: Sleep = asyncio.sleep
+
+
+@dataclass(frozen=True, slots=True)
+class KindRequest:
+    source: Source
+    options: Any  # the kind's config model, validated
+    client: SafeClient
+    url: str | None  # what `target` named (for a feed: or what discovery found)
+    etag: str | None = None  # the stored validators (None on a dry run)
+    last_modified: str | None = None
+    max_body_bytes: int | None = None
+    retry: Retry = field(default_factory=Retry)
+    answered: list[Response] = field(default_factory=list)  # every response `get` returned
+
+    def headers(self) -> dict[str, str]:
+        """Fetch protection's host header, origin and referer (at level 2 only)."""
+        options: PollOptions = self.options
+        if self.source.fetchprotection < 2:
+            return {}
+        headers: dict[str, str] = {}
+        if options.host_header:
+            headers["Host"] = options.host_header
+            headers["Origin"] = f"https://{options.host_header}"
+            headers["Referer"] = f"https://{options.host_header}/"
+        if options.origin:
+            headers["Origin"] = options.origin
+        if options.referer:
+            headers["Referer"] = options.referer
+        return headers
+
+    async def get(
+        self,
+        url: str,
+        *,
+        conditional: bool = False,
+        headers: Mapping[str, str] | None = None,
+        max_body_bytes: int | None = None,
+    ) -> Response:
+        """GET `url` for this source (conditional: with the stored validators)."""
+        sent = {**(headers or {}), **self.headers()}
+        attempt = 1
+        while True:
+            try:
+                response = await self.client.get(
+                    url,
+                    fetchprotection=self.source.fetchprotection,
+                    etag=self.etag if conditional else None,
+                    last_modified=self.last_modified if conditional else None,
+                    headers=sent,
+                    max_body_bytes=max_body_bytes or self.max_body_bytes,
+                    timeout_s=self.options.timeout_s,
+                )
+            except FetchFailed:
+                if attempt >= self.retry.attempts:
+                    raise
+            else:
+                if not _retryable(response) or attempt >= self.retry.attempts:
+                    self.answered.append(response)
+                    return response
+            await self.retry.sleep(self.retry.backoff_s * attempt)
+            attempt += 1
+
+    def unchanged(self, response: Response) -> bool:
+        """A 304, or a 200 with the ETag or Last-Modified stored (a server that ignores
+        conditional requests but sends the same validators)."""
+        if response.status == 304:
+            return True
+        if not 200 <= response.status < 300:
+            return False
+        etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
+        return bool((etag and etag == self.etag) or (modified and modified == self.last_modified))
+
+    def readable(self, response: Response) -> bool:
+        """A 2xx that is not `unchanged`: its body is worth parsing."""
+        return 200 <= response.status < 300 and not self.unchanged(response)
+
+
+def _retryable(response: Response) -> bool:
+    return response.status >= 500 and "Retry-After" not in response.headers
+
+
+@dataclass(slots=True)
+class KindResult:
+    response: Response  # the answer to the source's main document
+    entries: list[FeedEntry] = field(default_factory=list)
+    items_seen: int = 0
+    ttl: object = None  # a feed's own <ttl> (minutes, as written): the interval's floor
+
+
+class SourceKind(Protocol):
+    name: str
+    config_model: type[PollOptions]
+    origin: Origin
+
+    def target(self, source: Source, options: Any) -> str | None: ...
+
+    async def poll(self, request: KindRequest) -> KindResult: ...
