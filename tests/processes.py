@@ -15,17 +15,36 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def clean_env(dsn: str, **extra: str) -> dict[str, str]:
+    """This environment without FRONTIER_*, then the DSN and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    return {**env, "FRONTIER_DATABASE_URL": dsn, **extra}
+
+
 def frontier_env(dsn: str, **extra: str) -> dict[str, str]:
     """The environment of a child: this one without FRONTIER_*, then the DSN, loopback
     allowed (the test servers live on 127.0.0.0/8) and `extra` (which may replace them)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(
-        FRONTIER_DATABASE_URL=dsn,
-        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
-        FRONTIER_USER_AGENT="frontier-test/1.0",
+    defaults = {
+        "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
+        "FRONTIER_USER_AGENT": "frontier-test/1.0",
+    }
+    return clean_env(dsn, **{**defaults, **extra})
+
+
+async def frontier_output(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    """`python -m frontier ARGS...` run to its end: exit code, stdout and stderr."""
+    child = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "frontier",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
-    env.update(extra)
-    return env
+    out, err = await asyncio.wait_for(child.communicate(), timeout=120)
+    return await child.wait(), out.decode(), err.decode()
 
 
 @asynccontextmanager

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +32,7 @@ from poller.kinds import Retry
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from tests.local_site import LocalSite
+from tests.processes import clean_env, frontier_output
 
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin_kind"
@@ -282,21 +282,8 @@ async def test_a_plugin_kind_installed_through_the_entry_point_group_is_polled(
 
 
 async def frontier_cli(*args: str, dsn: str, pythonpath: str) -> tuple[int, str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    clean["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, clean.get("PYTHONPATH")) if p)
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "frontier",
-        *args,
-        env={**clean, "FRONTIER_DATABASE_URL": dsn},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(child.communicate(), timeout=120)
-    assert child.returncode is not None
-    return child.returncode, out.decode(), err.decode()
+    path = os.pathsep.join(p for p in (pythonpath, os.environ.get("PYTHONPATH")) if p)
+    return await frontier_output(*args, env=clean_env(dsn, PYTHONPATH=path))
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,8 @@ by each, and the API accepts every key docs/sources.md documents."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +22,7 @@ from frontier.settings import Settings
 from frontier.source_schema import SourceConfig, UrlFilters
 from frontier.source_specs import import_specs, parse_specs
 from frontier.sources import SourceRepository
+from tests.processes import clean_env, frontier_output
 
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -130,20 +128,7 @@ def cli_args(values: dict[str, Any]) -> list[str]:
 
 
 async def frontier(*args: str, dsn: str) -> tuple[int, str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "frontier",
-        *args,
-        env={**clean, "FRONTIER_DATABASE_URL": dsn},
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(child.communicate(), timeout=120)
-    assert child.returncode is not None
-    return child.returncode, out.decode(), err.decode()
+    return await frontier_output(*args, env=clean_env(dsn))
 
 
 async def stored(db: Database, name: str) -> dict[str, Any] | None:

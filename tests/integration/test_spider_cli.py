@@ -3,32 +3,17 @@ crawl in another), against a local site."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import sys
 
 from frontier.db import Database
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
 from tests.local_site import LocalSite
+from tests.processes import clean_env, frontier_output
 
 
 async def frontier(*args: str, dsn: str) -> tuple[int, str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env = {**clean, "FRONTIER_DATABASE_URL": dsn, "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true"}
-    child = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "frontier",
-        *args,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(child.communicate(), timeout=120)
-    return await child.wait(), out.decode(), err.decode()
+    return await frontier_output(*args, env=clean_env(dsn, FRONTIER_ALLOW_PRIVATE_NETWORKS="true"))
 
 
 async def test_spider_command_prints_the_summary_and_due_runs_each_source_once(
