@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Optional
 
 import typer
@@ -15,7 +14,7 @@ from frontier.cli.app import (
     settings_of,
     warn_if_default_user_agent,
 )
-from frontier.cli.terminal import printable
+from frontier.cli.terminal import json_text, printable
 from poller.service import fire_once, poll_forever, poll_once
 
 
@@ -46,7 +45,7 @@ def poll(
         result = run_with_database(settings, lambda db: fire_once(settings, db, source, dry_run))
         payload = result.as_json()
         if as_json or dry_run:
-            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+            typer.echo(json_text(payload))
         else:
             typer.echo(
                 f"{printable(payload['source'])}: {payload['outcome']}, seen "
@@ -64,7 +63,7 @@ def poll(
         return
     summaries = run_with_database(settings, lambda db: poll_once(settings, db))
     if as_json:
-        typer.echo(json.dumps([s.as_json() for s in summaries], indent=2, ensure_ascii=False))
+        typer.echo(json_text([s.as_json() for s in summaries]))
     else:
         for s in summaries:
             state = "ok" if s.ok else "FAILED"

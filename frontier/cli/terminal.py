@@ -11,7 +11,9 @@ some locales' rules; what is wanted is only "no character the terminal acts on".
 
 from __future__ import annotations
 
+import json
 import unicodedata
+from typing import Any
 
 # Control (Cc), format (Cf: bidi overrides, zero-width), line/paragraph separators,
 # surrogates, private use and unassigned: everything `str.isprintable` refuses, except
@@ -37,3 +39,22 @@ def _escape(ch: str, keep_newlines: bool) -> str:
     if code < 0x100:
         return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch, f"\\x{code:02x}")
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def json_text(value: Any) -> str:
+    """`value` as indented JSON that keeps non-ASCII letters readable (`ensure_ascii=False`)
+    yet holds no character a terminal acts on: `json` escapes only U+0000-U+001F, so C1
+    controls (U+0080-U+009F, `\\x9b` is a CSI), bidi overrides and the other characters
+    `printable` escapes are written as JSON `\\uXXXX` escapes (still the same JSON value)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(_json_escape(ch) for ch in text)
+
+
+def _json_escape(ch: str) -> str:
+    if ch.isprintable() or ch == "\n" or unicodedata.category(ch) in _KEEP_CATEGORIES:
+        return ch
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    high, low = divmod(code - 0x10000, 0x400)  # JSON spells astral characters as a pair
+    return f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}"

@@ -4,6 +4,7 @@ terminal with its control characters escaped (`\\x1b`), in every CLI output path
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from frontier.cli.status import render_status
-from frontier.cli.terminal import printable
+from frontier.cli.terminal import json_text, printable
 from frontier.cli.up import Console
 from frontier.stats import FrontierStats, HostCounts
 
@@ -58,11 +59,32 @@ def test_sources_list_and_poll_summaries_escape_source_names(fresh_dsn: str) -> 
     listed = frontier("sources", "list", dsn=fresh_dsn)
     polled = frontier("poll", "--once", dsn=fresh_dsn)
     fired = frontier("poll", "--source", EVIL, dsn=fresh_dsn)
-    for result in (added, listed, polled, fired):
+    frontier("sources", "add", EVIL + "2", "--feed-url", "http://127.0.0.1:9/f2", dsn=fresh_dsn)
+    fired_json = frontier("poll", "--source", EVIL + "2", "--json", dsn=fresh_dsn)
+    for result in (added, listed, polled, fired, fired_json):
         output = result.stdout + result.stderr
         assert "\x1b" not in output and "\x07" not in output and "\u202e" not in output, output
     assert SHOWN in added.stdout and SHOWN in listed.stdout and SHOWN in polled.stdout
     assert SHOWN in fired.stdout
+    assert json.loads(fired_json.stdout)["source"] == EVIL + "2"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ({"t": "caf\u00e9 \u2013"}, '"caf\u00e9 \u2013"'),
+        ({"t": "csi \x9b31m"}, '"csi \\u009b31m"'),
+        ({"t": "rtl \u202e, nel \x85"}, '"rtl \\u202e, nel \\u0085"'),
+        ({"t": "private \U000f0000"}, '"private \\udb80\\udc00"'),
+        ({"t": "esc \x1b"}, '"esc \\u001b"'),
+    ],
+)
+def test_json_output_keeps_letters_and_escapes_what_a_terminal_acts_on(
+    value: dict[str, str], shown: str
+) -> None:
+    text = json_text(value)
+    assert shown in text
+    assert json.loads(text) == value
 
 
 def test_status_and_up_console_escape_outside_text() -> None:
