@@ -206,10 +206,10 @@ class Fetcher:
 
     async def renew_once(self, now: datetime | None = None) -> set[str]:
         """Extend the leases of the claims in flight; returns the hashes renewed."""
-        hashes = list(self.in_flight)
-        if not hashes:
+        claims = list(self.in_flight.values())
+        if not claims:
             return set()
-        return await self.queue.renew(self.worker_id, hashes, now=now)
+        return await self.queue.renew(self.worker_id, claims, now=now)
 
     async def maintain_once(self, now: float | None = None) -> None:
         """The reaper and counter compaction; fetch_log pruning when the last one is

@@ -31,6 +31,7 @@ from frontier.reconnect import (
     is_connection_loss,
     quiet_pool_floor,
 )
+from frontier.sql import load
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ T = TypeVar("T")
 # A single statement that lost a deadlock or a serialization race is safe to run again.
 _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _STATEMENT_ATTEMPTS = 5
+_BUCKETS = load("buckets")
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -53,10 +55,22 @@ class Database:
     `transaction()`. Single statements on the pool are retried on deadlock."""
 
     def __init__(
-        self, executor: asyncpg.Pool | asyncpg.Connection, outage: Outage | None = None
+        self,
+        executor: asyncpg.Pool | asyncpg.Connection,
+        outage: Outage | None = None,
+        bucket_count: list[int] | None = None,
     ) -> None:
         self._executor = executor
         self.outage = outage or Outage("(unknown)")
+        # N of frontier/buckets.py, read once and shared with this pool's transactions.
+        self._bucket_count = bucket_count if bucket_count is not None else []
+
+    async def buckets(self) -> int:
+        """How many buckets the hosts are spread over (`frontier_buckets`), read once: it
+        changes only with every writer stopped (deploy/README.md)."""
+        if not self._bucket_count:
+            self._bucket_count.append(await self.fetchval(_BUCKETS["count"]))
+        return self._bucket_count[0]
 
     @classmethod
     async def connect(
@@ -162,7 +176,7 @@ class Database:
         try:
             async with self._executor.acquire() as conn, conn.transaction():
                 try:
-                    yield Database(conn, self.outage)
+                    yield Database(conn, self.outage, self._bucket_count)
                 except BaseException as exc:
                     from_body = exc
                     raise

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
+from frontier.buckets import bucket_of, by_bucket
 from frontier.db import Database
 from frontier.sql import load
 from frontier.states import RobotsStatus
@@ -96,15 +97,24 @@ class HostRepository:
         stored since (hosts.sql `take_leases`)."""
         if not seen:
             return set()
-        hosts = sorted(seen)
-        records = await self._db.fetch(
-            SQL["take_leases"], hosts, owner, seconds, now, [seen[h] for h in hosts]
-        )
-        return {r["host"] for r in records}
+        leased: set[str] = set()
+        for bucket, hosts in await self._by_bucket(sorted(seen)):
+            records = await self._db.fetch(
+                SQL["take_leases"], hosts, owner, seconds, now, [seen[h] for h in hosts], bucket
+            )
+            leased.update(r["host"] for r in records)
+        return leased
 
     async def release_leases(self, hosts: Sequence[str], owner: str) -> None:
-        if hosts:
-            await self._db.execute(SQL["release_leases"], sorted(hosts), owner)
+        for bucket, group in await self._by_bucket(sorted(hosts)):
+            await self._db.execute(SQL["release_leases"], group, owner, bucket)
+
+    async def _by_bucket(self, hosts: Sequence[str]) -> list[tuple[int, list[str]]]:
+        """`hosts` split by bucket (frontier/buckets.py), each group in the given order."""
+        if not hosts:
+            return []
+        groups = by_bucket(hosts, str, await self._db.buckets())
+        return sorted(groups.items())
 
     async def store_robots(
         self,
@@ -116,24 +126,29 @@ class HostRepository:
     ) -> dict[str, StoredRobots]:
         if not records:
             return {}
-        ordered = sorted(records, key=lambda r: r.host)
-        stored = await self._db.fetch(
-            SQL["store_robots"],
-            [r.host for r in ordered],
-            [str(r.status) for r in ordered],
-            [r.robots_txt for r in ordered],
-            [r.http_status for r in ordered],
-            [r.error for r in ordered],
-            [r.crawl_delay_ms for r in ordered],
-            ["\n".join(r.sitemaps) for r in ordered],
-            ttl_hours,
-            retry_base_s,
-            now,
-        )
-        return {
-            r["host"]: StoredRobots(r["host"], r["robots_retry_at"], r["delay_ms"], r["now"])
-            for r in stored
-        }
+        by_host = {r.host: r for r in records}
+        result: dict[str, StoredRobots] = {}
+        for bucket, hosts in await self._by_bucket(sorted(by_host)):
+            ordered = [by_host[h] for h in hosts]
+            stored = await self._db.fetch(
+                SQL["store_robots"],
+                [r.host for r in ordered],
+                [str(r.status) for r in ordered],
+                [r.robots_txt for r in ordered],
+                [r.http_status for r in ordered],
+                [r.error for r in ordered],
+                [r.crawl_delay_ms for r in ordered],
+                ["\n".join(r.sitemaps) for r in ordered],
+                ttl_hours,
+                retry_base_s,
+                now,
+                bucket,
+            )
+            for r in stored:
+                result[r["host"]] = StoredRobots(
+                    r["host"], r["robots_retry_at"], r["delay_ms"], r["now"]
+                )
+        return result
 
     async def begin_requests(
         self,
@@ -147,16 +162,20 @@ class HostRepository:
         now. Those that may have the host's next slot moved past now (see hosts.sql)."""
         if not slots:
             return {}
-        ordered = sorted(slots)
-        records = await self._db.fetch(
-            SQL["begin_requests"],
-            [h for h, _ in ordered],
-            [s for _, s in ordered],
-            owner,
-            margin_ms,
-            now,
-        )
-        return {r["host"]: r["go"] for r in records}
+        slot_ends = dict(sorted(slots))
+        go: dict[str, bool] = {}
+        for bucket, hosts in await self._by_bucket(sorted(slot_ends)):
+            records = await self._db.fetch(
+                SQL["begin_requests"],
+                hosts,
+                [slot_ends[h] for h in hosts],
+                owner,
+                margin_ms,
+                now,
+                bucket,
+            )
+            go.update((r["host"], r["go"]) for r in records)
+        return go
 
     async def due_now(self, *, now: datetime | None = None) -> bool:
         due: bool = await self._db.fetchval(SQL["due_now"], now)
@@ -177,7 +196,10 @@ class HostRepository:
     ) -> HostSlot:
         """Take `host`'s request slot for a request about to start, if it is due (see
         `take_slot` in hosts.sql); the row is created with `new_host_delay_ms` if missing."""
-        record = await self._db.fetchrow(SQL["take_slot"], host, new_host_delay_ms, margin_ms, now)
+        bucket = bucket_of(host, await self._db.buckets())
+        record = await self._db.fetchrow(
+            SQL["take_slot"], host, new_host_delay_ms, margin_ms, now, bucket
+        )
         assert record is not None
         if record["taken"]:
             return HostSlot(True)

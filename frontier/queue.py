@@ -13,12 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from operator import attrgetter
 from typing import Any
 from uuid import UUID
 
 import asyncpg
 
 from frontier.backoff import retry_delay
+from frontier.buckets import BucketRotation, by_bucket
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.priority import score
@@ -272,9 +274,15 @@ class ReapResult:
 
 
 class QueueRepository:
-    def __init__(self, db: Database, policy: QueuePolicy | None = None) -> None:
+    def __init__(
+        self, db: Database, policy: QueuePolicy | None = None, *, rotation_start: int = 0
+    ) -> None:
         self._db = db
         self.policy = policy or QueuePolicy()
+        # Where this repository's claims start in the bucket rotation: fetchers given
+        # different starts spread over the buckets from their first claim.
+        self._rotation_start = rotation_start
+        self._rotation: BucketRotation | None = None
 
     async def submit(
         self, candidates: Iterable[Candidate], *, now: datetime | None = None
@@ -291,15 +299,15 @@ class QueueRepository:
         result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
         if not batch.rows:
             return result
+        db = db or self._db
         rows = [batch.rows[key] for key in sorted(batch.rows)]
-        columns = [list(column) for column in zip(*rows, strict=True)]
-        record = await (db or self._db).fetchrow(
-            SQL["submit"], *columns, now, batch.default_delay_ms
-        )
-        assert record is not None
-        result.inserted = record["inserted"]
-        result.raised = record["raised"]
-        result.known += len(rows) - record["inserted"] - record["raised"]
+        for bucket, group in sorted(by_bucket(rows, _host, await db.buckets()).items()):
+            columns = [list(column) for column in zip(*group, strict=True)]
+            record = await db.fetchrow(SQL["submit"], *columns, now, batch.default_delay_ms, bucket)
+            assert record is not None
+            result.inserted += record["inserted"]
+            result.raised += record["raised"]
+            result.known += len(group) - record["inserted"] - record["raised"]
         return result
 
     async def claim(
@@ -311,10 +319,21 @@ class QueueRepository:
         now: datetime | None = None,
     ) -> list[Claim]:
         """Lease up to `limit` URLs, at most one per host, each from a host whose delay has
-        passed; the host's next slot moves forward by its delay as it is claimed."""
+        passed; the host's next slot moves forward by its delay as it is claimed. One
+        statement per bucket, in this repository's rotation (frontier/buckets.py), until
+        `limit` are claimed or every bucket was asked once."""
         lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
-        records = await self._db.fetch(SQL["claim"], worker_id, limit, now, lease)
-        return [Claim.from_record(record) for record in records]
+        if self._rotation is None:
+            self._rotation = BucketRotation(await self._db.buckets(), self._rotation_start)
+        claims: list[Claim] = []
+        for bucket in self._rotation.order():
+            records = await self._db.fetch(
+                SQL["claim"], worker_id, limit - len(claims), now, lease, bucket
+            )
+            claims.extend(Claim.from_record(record) for record in records)
+            if len(claims) >= limit:
+                break
+        return claims
 
     async def complete(
         self, worker_id: str, outcomes: Sequence[Outcome], *, now: datetime | None = None
@@ -322,22 +341,25 @@ class QueueRepository:
         """Apply outcomes in one transaction; a redirect's target is submitted with it."""
         outcomes, redirects = self._redirect_targets(outcomes)
 
+        buckets = by_bucket(outcomes, _claim_host, await self._db.buckets())
+
         async def work(tx: Database) -> CompleteResult:
             result = CompleteResult()
-            arrays = _outcome_arrays(outcomes)
-            records = await tx.fetch(
-                SQL["complete"],
-                worker_id,
-                *arrays,
-                self.policy.max_retries,
-                now,
-                self.policy.host_failure_threshold,
-                self.policy.forbidden_attempts,
-                self.policy.wall_threshold,
-                RECOVERY_ANSWERS,
-                [o.fetch_url for o in outcomes],
-            )
-            result.applied = {r["url_hash"]: r["status"] for r in records}
+            for bucket, group in sorted(buckets.items()):
+                records = await tx.fetch(
+                    SQL["complete"],
+                    worker_id,
+                    *_outcome_arrays(group),
+                    self.policy.max_retries,
+                    now,
+                    self.policy.host_failure_threshold,
+                    self.policy.forbidden_attempts,
+                    self.policy.wall_threshold,
+                    RECOVERY_ANSWERS,
+                    [o.fetch_url for o in group],
+                    bucket,
+                )
+                result.applied.update((r["url_hash"], r["status"]) for r in records)
             result.refused = [
                 o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
             ]
@@ -416,22 +438,35 @@ class QueueRepository:
     async def renew(
         self,
         worker_id: str,
-        url_hashes: Sequence[str],
+        claims: Sequence[Claim],
         *,
         lease_seconds: float | None = None,
         now: datetime | None = None,
     ) -> set[str]:
-        """Extend leases still held by `worker_id`; returns the hashes renewed."""
+        """Extend leases still held by `worker_id` on `claims`; returns the hashes
+        renewed."""
         lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
-        records = await self._db.fetch(SQL["renew"], worker_id, list(url_hashes), lease, now)
-        return {record["url_hash"] for record in records}
+        renewed: set[str] = set()
+        groups = by_bucket(claims, attrgetter("host"), await self._db.buckets())
+        for bucket, group in sorted(groups.items()):
+            hashes = [claim.url_hash for claim in group]
+            records = await self._db.fetch(SQL["renew"], worker_id, hashes, lease, now, bucket)
+            renewed.update(record["url_hash"] for record in records)
+        return renewed
 
     async def reap(self, *, now: datetime | None = None, limit: int = 10_000) -> ReapResult:
-        """Return expired URL leases to pending and free expired host leases."""
-        record = await self._db.fetchrow(SQL["reap"], limit, self.policy.max_retries, now)
-        assert record is not None
+        """Return expired URL leases to pending (up to `limit` per bucket) and free expired
+        host leases."""
+        returned = dead = 0
+        for bucket in range(await self._db.buckets()):
+            record = await self._db.fetchrow(
+                SQL["reap"], limit, self.policy.max_retries, now, bucket
+            )
+            assert record is not None
+            returned += record["returned"]
+            dead += record["dead"]
         status = await self._db.execute(SQL["reap_host_leases"], now)
-        return ReapResult(record["returned"], record["dead"], int(status.split()[-1]))
+        return ReapResult(returned, dead, int(status.split()[-1]))
 
     async def record_fetched(
         self, rows: Sequence[FetchedElsewhere], *, now: datetime | None = None
@@ -443,26 +478,33 @@ class QueueRepository:
         if not rows:
             return set()
         ordered = sorted({row.url_hash: row for row in rows}.values(), key=lambda r: r.url_hash)
-
-        def column(name: str) -> list[Any]:
-            return [getattr(row, name) for row in ordered]
+        groups = by_bucket(ordered, attrgetter("host"), await self._db.buckets())
 
         async def work(tx: Database) -> set[str]:
-            inserted = await tx.fetch(
-                SQL["insert_fetched_elsewhere"],
-                *(column(n) for n in ("url_hash", "url", "host", "source_id", "origin")),
-                column("parent_url"),
-                now,
-            )
-            records = await tx.fetch(
-                SQL["record_fetched"],
-                column("url_hash"),
-                column("content_hash"),
-                column("http_status"),
-                [r["url_hash"] for r in inserted],
-                now,
-            )
-            return {record["url_hash"] for record in records}
+            recorded: set[str] = set()
+            for bucket, group in sorted(groups.items()):
+
+                def column(name: str, group: list[FetchedElsewhere] = group) -> list[Any]:
+                    return [getattr(row, name) for row in group]
+
+                inserted = await tx.fetch(
+                    SQL["insert_fetched_elsewhere"],
+                    *(column(n) for n in ("url_hash", "url", "host", "source_id", "origin")),
+                    column("parent_url"),
+                    now,
+                    bucket,
+                )
+                records = await tx.fetch(
+                    SQL["record_fetched"],
+                    column("url_hash"),
+                    column("content_hash"),
+                    column("http_status"),
+                    [r["url_hash"] for r in inserted],
+                    now,
+                    bucket,
+                )
+                recorded.update(record["url_hash"] for record in records)
+            return recorded
 
         return await self._db.run_transaction(work)
 
@@ -474,6 +516,15 @@ class QueueRepository:
         """When the next host becomes claimable; None when nothing is pending."""
         due: datetime | None = await self._db.fetchval(SQL["next_due"])
         return due
+
+
+def _host(row: tuple[Any, ...]) -> str:
+    host: str = row[2]  # a prepared row's host (`_row`)
+    return host
+
+
+def _claim_host(outcome: Outcome) -> str:
+    return outcome.claim.host
 
 
 def _replace(outcome: Outcome, **changes: Any) -> Outcome:

@@ -1,7 +1,8 @@
 -- host_state as the fetcher sees it: robots.txt state, the per-host lease held while one
 -- worker fetches a host's robots.txt, and the start of each request, which moves the host's
 -- next_allowed_at forward from the moment the request really starts. The pending summary
--- columns (pending_count, pending_priority, pending_due_at) belong to queue.sql.
+-- columns (pending_count, pending_priority, pending_due_at) belong to queue.sql. Every
+-- statement that locks or changes host_state rows names one bucket (queue.sql's header).
 
 -- name: context
 -- What the fetcher needs of hosts $1 right after claiming URLs on them; `now` is the
@@ -20,7 +21,7 @@ WHERE h.host = ANY ($1::text[]);
 -- had when the caller decided it needs robots.txt. A host leased to another owner whose
 -- lease has not expired is skipped, and so is one whose robots.txt was stored since
 -- (robots_fetched_at moved: someone else just fetched it; the caller reads it instead of
--- fetching it again). Returns the hosts leased.
+-- fetching it again). Returns the hosts leased. $6: their bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 input AS (SELECT * FROM unnest($1::text[], $5::timestamptz[]) AS t(host, seen))
 UPDATE host_state h
@@ -28,23 +29,24 @@ SET lease_owner = $2,
     lease_until = c.now + make_interval(secs => $3::float8),
     updated_at = c.now
 FROM clock c, input i
-WHERE h.host = i.host
+WHERE h.bucket = $6::int AND h.host = i.host
   AND h.robots_fetched_at IS NOT DISTINCT FROM i.seen
   AND (h.lease_owner IS NULL OR h.lease_owner = $2 OR h.lease_until <= c.now)
 RETURNING h.host;
 
 -- name: release_leases
--- Give back the leases of hosts $1 held by $2.
+-- Give back the leases of hosts $1 (bucket $3) held by $2.
 UPDATE host_state
 SET lease_owner = NULL, lease_until = NULL
-WHERE host = ANY ($1::text[]) AND lease_owner = $2;
+WHERE bucket = $3::int AND host = ANY ($1::text[]) AND lease_owner = $2;
 
 -- name: store_robots
 -- Store robots.txt outcomes ($1..$7 parallel arrays: host, robots_status, robots_txt,
 -- http status, error, crawl_delay_ms, Sitemap: lines joined by newlines). $8: TTL hours of
 -- a fetched robots.txt; $9: base seconds of the retry delay after a failed fetch (doubling
 -- per consecutive failure, capped at a day); $10: now. The robots.txt request counts as a
--- request to the host, so next_allowed_at moves past it by the host's delay.
+-- request to the host, so next_allowed_at moves past it by the host's delay. $11: the
+-- hosts' bucket.
 WITH clock AS (SELECT coalesce($10::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -73,7 +75,7 @@ SET robots_status = i.status,
                                   / 1000.0)),
     updated_at = c.now
 FROM input i, clock c
-WHERE h.host = i.host
+WHERE h.bucket = $11::int AND h.host = i.host
 RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
 
 -- name: begin_requests
@@ -83,7 +85,7 @@ RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
 -- Each host that may go has next_allowed_at moved to now + its delay + a margin (a tenth
 -- of the delay, at most $4 ms) that absorbs the time between this statement and the
 -- request reaching the server, so the gap between two requests measured at the server is
--- never below the delay. The lease of $3 is given back.
+-- never below the delay. The lease of $3 is given back. $6: the hosts' bucket.
 WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
 input AS (
     SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(host, slot_end)
@@ -95,6 +97,7 @@ locked AS (
     FROM host_state h
     JOIN input i USING (host)
     CROSS JOIN clock c
+    WHERE h.bucket = $6::int
     ORDER BY h.host
     FOR UPDATE OF h
 ),
@@ -112,7 +115,7 @@ moved AS (
         lease_owner = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_owner END,
         lease_until = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_until END
     FROM decided d, clock c
-    WHERE h.host = d.host
+    WHERE h.bucket = $6::int AND h.host = d.host
 )
 SELECT host, go FROM decided;
 
@@ -140,14 +143,16 @@ WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 -- lease (a fetcher fetching its robots.txt). Returns `taken`; otherwise, from the row as
 -- it stood, how long until the host may be free (`wait_s`) and why (`reason`: delay,
 -- backoff or lease); the caller waits and asks again. $4: now (NULL: the database clock).
+-- $5: the host's bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 taken AS (
-    INSERT INTO host_state AS h (host, min_delay_ms, next_allowed_at, created_at, updated_at)
-    SELECT $1::text, $2::int,
+    INSERT INTO host_state AS h (host, bucket, min_delay_ms, next_allowed_at, created_at,
+                                 updated_at)
+    SELECT $1::text, $5::int, $2::int,
            c.now + make_interval(secs => ($2::int + least($2::int / 10, $3::int)) / 1000.0),
            c.now, c.now
     FROM clock c
-    ON CONFLICT (host) DO UPDATE
+    ON CONFLICT (host, bucket) DO UPDATE
     SET next_allowed_at = excluded.updated_at + make_interval(
             secs => (h.delay_ms + least(h.delay_ms / 10, $3::int)) / 1000.0),
         updated_at = excluded.updated_at
@@ -163,4 +168,4 @@ SELECT EXISTS (SELECT 1 FROM taken) AS taken,
        extract(epoch FROM greatest(h.next_allowed_at, h.backoff_until, h.lease_until, c.now)
                           - c.now)::float8 AS wait_s
 FROM clock c
-LEFT JOIN host_state h ON h.host = $1::text;
+LEFT JOIN host_state h ON h.bucket = $5::int AND h.host = $1::text;

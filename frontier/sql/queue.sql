@@ -4,6 +4,11 @@
 -- claimable set is `host_state.ready_at <= now`, one index range, however large
 -- url_frontier grows. Time-dependent statements take `now` as a parameter; NULL means the
 -- database's clock, so fetchers on several machines share one clock.
+--
+-- Every statement that locks or changes rows of url_frontier or host_state names one
+-- bucket (a parameter: frontier/buckets.py computes it from the host, and the caller
+-- splits a batch by bucket), so that Citus can route it to the one shard holding it; on
+-- a single PostgreSQL there is one bucket, 0.
 
 -- name: submit
 -- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
@@ -11,7 +16,8 @@
 -- and only while it is pending; its fetch_url stays. Creates host_state rows ($13: the
 -- default delay, kept as a new host's min_delay_ms); $10 is each URL's source's
 -- rate_limit_ms (NULL: none), and a host's source_delay_ms is the largest of those its URLs
--- came with. $11: the spelling to request (NULL: the same as url).
+-- came with. $11: the spelling to request (NULL: the same as url). $14: the bucket of
+-- every host in the batch.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -22,13 +28,13 @@ input AS (
 ),
 upserted AS (
     INSERT INTO url_frontier AS u
-        (url_hash, url, host, source_id, origin, parent_url, depth, priority,
+        (url_hash, bucket, url, host, source_id, origin, parent_url, depth, priority,
          discovery_meta, fetch_url, next_fetch_at, discovered_at, created_at, updated_at)
-    SELECT url_hash, url, host, source_id, origin, parent_url, depth, priority,
+    SELECT url_hash, $14::int, url, host, source_id, origin, parent_url, depth, priority,
            discovery_meta::jsonb, fetch_url, c.now, c.now, c.now, c.now
     FROM input CROSS JOIN clock c
     ORDER BY url_hash
-    ON CONFLICT (url_hash) DO UPDATE
+    ON CONFLICT (url_hash, bucket) DO UPDATE
         SET priority = excluded.priority, updated_at = excluded.updated_at
         WHERE u.status = 'pending' AND u.priority < excluded.priority
     RETURNING u.host, u.priority, u.next_fetch_at, (u.xmax = 0) AS inserted
@@ -42,13 +48,13 @@ per_host AS (
     GROUP BY host
 ),
 hosts AS (
-    INSERT INTO host_state AS h (host, min_delay_ms, source_delay_ms, pending_count,
+    INSERT INTO host_state AS h (host, bucket, min_delay_ms, source_delay_ms, pending_count,
                                  pending_priority, pending_due_at)
-    SELECT d.host, $13::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
+    SELECT d.host, $14::int, $13::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
     FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
     LEFT JOIN per_host p USING (host)
     ORDER BY d.host
-    ON CONFLICT (host) DO UPDATE
+    ON CONFLICT (host, bucket) DO UPDATE
         SET source_delay_ms = greatest(h.source_delay_ms, excluded.source_delay_ms),
             pending_count = h.pending_count + excluded.pending_count,
             pending_priority = greatest(h.pending_priority, excluded.pending_priority),
@@ -64,12 +70,13 @@ FROM upserted;
 -- name: claim
 -- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's
 -- best due URL, lease it for $4 seconds, and move the host's next_allowed_at forward by its
--- delay now, at claim time. Then recompute each locked host's pending summary.
+-- delay now, at claim time. Then recompute each locked host's pending summary. All in
+-- bucket $5.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (
     SELECT host, delay_ms
     FROM host_state
-    WHERE ready_at <= (SELECT now FROM clock)
+    WHERE bucket = $5::int AND ready_at <= (SELECT now FROM clock)
     ORDER BY pending_priority DESC, ready_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -80,7 +87,7 @@ picked AS (
     CROSS JOIN LATERAL (
         SELECT u.url_hash
         FROM url_frontier u
-        WHERE u.host = r.host AND u.status = 'pending'
+        WHERE u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
           AND u.next_fetch_at <= (SELECT now FROM clock)
         ORDER BY u.priority DESC, u.next_fetch_at
         LIMIT 1
@@ -95,7 +102,7 @@ claimed AS (
         fetch_count = u.fetch_count + 1,
         updated_at = c.now
     FROM picked p, clock c
-    WHERE u.url_hash = p.url_hash
+    WHERE u.bucket = $5::int AND u.url_hash = p.url_hash
     RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
               u.priority, u.etag, u.last_modified, u.discovery_meta,
               u.retry_count, u.fetch_count, u.lease_until,
@@ -110,7 +117,7 @@ summary AS (
     LEFT JOIN LATERAL (
         SELECT u.priority, u.next_fetch_at
         FROM url_frontier u
-        WHERE u.host = r.host AND u.status = 'pending'
+        WHERE u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
           AND u.next_fetch_at <= (SELECT now FROM clock)
           AND u.url_hash IS DISTINCT FROM p.url_hash
         ORDER BY u.priority DESC, u.next_fetch_at
@@ -121,7 +128,7 @@ summary AS (
         SELECT max(u.priority) AS priority, min(u.next_fetch_at) AS next_fetch_at
         FROM url_frontier u
         WHERE due.next_fetch_at IS NULL
-          AND u.host = r.host AND u.status = 'pending'
+          AND u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
           AND u.url_hash IS DISTINCT FROM p.url_hash
     ) later ON true
 ),
@@ -135,7 +142,7 @@ hosts AS (
         pending_due_at = s.due_at,
         updated_at = c.now
     FROM summary s, clock c
-    WHERE h.host = s.host
+    WHERE h.bucket = $5::int AND h.host = s.host
 )
 SELECT * FROM claimed;
 
@@ -148,7 +155,7 @@ SELECT * FROM claimed;
 -- else, after which the whole host backs off (a bot wall); $16 the good answers in a row
 -- that take one doubling of the host's delay off (frontier/host_delay.py); $17 the
 -- server's spelling reached by same-identity redirects (NULL: unchanged), the next visit's
--- fetch_url.
+-- fetch_url. $18: the bucket of every URL in the batch.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -180,7 +187,7 @@ decided AS (
                                'blocked_by_policy') THEN i.kind
            END AS dead_reason
     FROM input i
-    JOIN url_frontier u ON u.url_hash = i.url_hash
+    JOIN url_frontier u ON u.bucket = $18::int AND u.url_hash = i.url_hash
 ),
 updated AS (
     UPDATE url_frontier u
@@ -215,7 +222,8 @@ updated AS (
         lease_until = NULL,
         updated_at = c.now
     FROM decided d, clock c
-    WHERE u.url_hash = d.url_hash AND u.status = 'fetching' AND u.claimed_by = $1
+    WHERE u.bucket = $18::int AND u.url_hash = d.url_hash AND u.status = 'fetching'
+      AND u.claimed_by = $1
     RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s,
               (d.kind = 'forbidden' AND d.http_status IN (401, 403)) AS walled
 ),
@@ -273,27 +281,30 @@ hosts AS (
             ELSE (h.good_answers + p.answered) % $16 END,
         updated_at = c.now
     FROM per_host p, clock c
-    WHERE h.host = p.host
+    WHERE h.bucket = $18::int AND h.host = p.host
 )
 SELECT url_hash, status FROM updated;
 
 -- name: renew
--- Extend the leases of worker $1's claims $2 by $3 seconds from now ($4).
+-- Extend the leases of worker $1's claims $2 (all in bucket $5) by $3 seconds from now
+-- ($4).
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
 UPDATE url_frontier u
 SET lease_until = c.now + make_interval(secs => $3::float8)
 FROM clock c
-WHERE u.url_hash = ANY ($2::char(64)[]) AND u.status = 'fetching' AND u.claimed_by = $1
+WHERE u.bucket = $5::int AND u.url_hash = ANY ($2::char(64)[]) AND u.status = 'fetching'
+  AND u.claimed_by = $1
 RETURNING u.url_hash;
 
 -- name: reap
 -- Return up to $1 URLs whose lease expired before $3 to pending; the lost attempt counts
--- as a failure, so a URL that keeps killing its worker ends dead (max_retries, $2).
+-- as a failure, so a URL that keeps killing its worker ends dead (max_retries, $2). Bucket
+-- $4.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 expired AS (
     SELECT url_hash
     FROM url_frontier
-    WHERE status = 'fetching' AND lease_until < (SELECT now FROM clock)
+    WHERE bucket = $4::int AND status = 'fetching' AND lease_until < (SELECT now FROM clock)
     ORDER BY lease_until
     LIMIT $1
     FOR UPDATE SKIP LOCKED
@@ -309,7 +320,7 @@ returned AS (
         next_fetch_at = c.now,
         updated_at = c.now
     FROM expired e, clock c
-    WHERE u.url_hash = e.url_hash
+    WHERE u.bucket = $4::int AND u.url_hash = e.url_hash
     RETURNING u.host, u.status, u.priority, u.next_fetch_at
 ),
 per_host AS (
@@ -324,7 +335,7 @@ hosts AS (
         pending_priority = greatest(h.pending_priority, p.priority),
         pending_due_at = least(h.pending_due_at, p.due_at)
     FROM per_host p
-    WHERE h.host = p.host
+    WHERE h.bucket = $4::int AND h.host = p.host
 )
 SELECT count(*) FILTER (WHERE status = 'pending') AS returned,
        count(*) FILTER (WHERE status = 'dead') AS dead
@@ -350,18 +361,18 @@ SELECT min(ready_at) FROM host_state WHERE ready_at IS NOT NULL;
 -- (a variant naming them as its canonical), in one transaction with `record_fetched`:
 -- insert those unknown ($1..$6 parallel arrays, sorted by url_hash), with only the
 -- columns a submitter may write; `record_fetched` then marks them fetched before anyone
--- else can see them. Returns the url_hashes inserted.
+-- else can see them. Returns the url_hashes inserted. $8: their bucket.
 WITH clock AS (SELECT coalesce($7::timestamptz, now()) AS now)
 INSERT INTO url_frontier AS u
-    (url_hash, url, host, source_id, origin, parent_url, next_fetch_at, discovered_at,
-     created_at, updated_at)
-SELECT i.url_hash, i.url, i.host, i.source_id, i.origin, i.parent_url,
+    (url_hash, bucket, url, host, source_id, origin, parent_url, next_fetch_at,
+     discovered_at, created_at, updated_at)
+SELECT i.url_hash, $8::int, i.url, i.host, i.source_id, i.origin, i.parent_url,
        c.now, c.now, c.now, c.now
 FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
      AS i(url_hash, url, host, source_id, origin, parent_url)
 CROSS JOIN clock c
 ORDER BY i.url_hash
-ON CONFLICT (url_hash) DO NOTHING
+ON CONFLICT (url_hash, bucket) DO NOTHING
 RETURNING u.url_hash;
 
 -- name: record_fetched
@@ -370,7 +381,7 @@ RETURNING u.url_hash;
 -- inserted. Only pending rows change (a `fetching` row is completed by its own fetch;
 -- fetched, dead and failed rows are left alone); a row that was pending before this
 -- transaction lowers its host's pending_count (the next claim of the host recomputes the
--- rest of its summary). Returns the rows marked.
+-- rest of its summary). Returns the rows marked. $6: their bucket.
 WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -382,7 +393,7 @@ marked AS (
     SET status = 'fetched', content_hash = i.content_hash, http_status = i.http_status,
         last_fetched_at = c.now, last_error = NULL, updated_at = c.now
     FROM input i, clock c
-    WHERE u.url_hash = i.url_hash AND u.status = 'pending'
+    WHERE u.bucket = $6::int AND u.url_hash = i.url_hash AND u.status = 'pending'
     RETURNING u.url_hash, u.host, u.url_hash <> ALL($4::char(64)[]) AS was_pending
 ),
 hosts AS (
@@ -390,6 +401,6 @@ hosts AS (
     SET pending_count = greatest(h.pending_count - r.was_pending, 0)
     FROM (SELECT host, count(*) FILTER (WHERE was_pending) AS was_pending
           FROM marked GROUP BY host) r
-    WHERE h.host = r.host AND r.was_pending > 0
+    WHERE h.bucket = $6::int AND h.host = r.host AND r.was_pending > 0
 )
 SELECT url_hash FROM marked;

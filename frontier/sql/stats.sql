@@ -35,12 +35,12 @@ WHERE status = 'fetching' AND n > 0 AND at >= $1;
 -- Fold counter deltas older than $1 into one row per key.
 WITH folded AS (
     DELETE FROM frontier_counts WHERE at < $1
-    RETURNING source_id, origin, status, n
+    RETURNING bucket, source_id, origin, status, n
 )
-INSERT INTO frontier_counts (source_id, origin, status, n, at)
-SELECT source_id, origin, status, sum(n), '-infinity'
+INSERT INTO frontier_counts (bucket, source_id, origin, status, n, at)
+SELECT bucket, source_id, origin, status, sum(n), '-infinity'
 FROM folded
-GROUP BY 1, 2, 3
+GROUP BY 1, 2, 3, 4
 HAVING sum(n) <> 0;
 
 -- name: recent_errors

@@ -423,8 +423,8 @@ async def test_reaped_claims_are_claimable_again_and_stale_completions_refused(
 async def test_renewed_leases_survive_the_reaper(queue: QueueRepository, manual: SourceRef) -> None:
     await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
     claim = await claim_one(queue, at(0))
-    assert await queue.renew("w1", [claim.url_hash], now=at(50)) == {claim.url_hash}
-    assert await queue.renew("other", [claim.url_hash], now=at(50)) == set()
+    assert await queue.renew("w1", [claim], now=at(50)) == {claim.url_hash}
+    assert await queue.renew("other", [claim], now=at(50)) == set()
     assert (await queue.reap(now=at(100))).returned == 0
     assert (await queue.reap(now=at(111))).returned == 1
 

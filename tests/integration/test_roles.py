@@ -166,7 +166,7 @@ async def test_fetcher_role_claims_fetches_completes_and_stores(
             await submit(db, local_site.url("/c"))
             claims = await fetcher.queue.claim("w-test", 5)
             assert [c.url for c in claims] == [normalize_url(local_site.url("/c"))]
-            assert await fetcher.queue.renew("w-test", [claims[0].url_hash]) == {claims[0].url_hash}
+            assert await fetcher.queue.renew("w-test", [claims[0]]) == {claims[0].url_hash}
             released = await fetcher.queue.release("w-test", claims)
             assert released.applied == {claims[0].url_hash: "pending"}
             assert len(await fetcher.queue.claim("w-test", 5)) == 1
