@@ -457,7 +457,7 @@ class QueueRepository:
     async def reap(self, *, now: datetime | None = None, limit: int = 10_000) -> ReapResult:
         """Return expired URL leases to pending (up to `limit` per bucket) and free expired
         host leases."""
-        returned = dead = 0
+        returned = dead = host_leases = 0
         for bucket in range(await self._db.buckets()):
             record = await self._db.fetchrow(
                 SQL["reap"], limit, self.policy.max_retries, now, bucket
@@ -465,8 +465,9 @@ class QueueRepository:
             assert record is not None
             returned += record["returned"]
             dead += record["dead"]
-        status = await self._db.execute(SQL["reap_host_leases"], now)
-        return ReapResult(returned, dead, int(status.split()[-1]))
+            status = await self._db.execute(SQL["reap_host_leases"], now, bucket)
+            host_leases += int(status.split()[-1])
+        return ReapResult(returned, dead, host_leases)
 
     async def record_fetched(
         self, rows: Sequence[FetchedElsewhere], *, now: datetime | None = None

@@ -26,7 +26,7 @@ WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 input AS (SELECT * FROM unnest($1::text[], $5::timestamptz[]) AS t(host, seen))
 UPDATE host_state h
 SET lease_owner = $2,
-    lease_until = c.now + make_interval(secs => $3::float8),
+    lease_until = frontier_after(c.now, $3::float8),
     updated_at = c.now
 FROM clock c, input i
 WHERE h.bucket = $6::int AND h.host = i.host
@@ -67,11 +67,11 @@ SET robots_status = i.status,
                            ELSE string_to_array(nullif(i.sitemaps, ''), E'\n') END,
     robots_failures = CASE WHEN i.status = 'disallow_all' THEN h.robots_failures + 1 ELSE 0 END,
     robots_retry_at = CASE WHEN i.status = 'disallow_all'
-                           THEN c.now + make_interval(secs => least(86400.0,
+                           THEN frontier_after(c.now, least(86400.0,
                                     $9::float8 * power(2, least(h.robots_failures, 20))))
                       END,
-    next_allowed_at = greatest(h.next_allowed_at, c.now + make_interval(
-                          secs => greatest(coalesce(i.crawl_delay_ms, 0), h.delay_ms)
+    next_allowed_at = greatest(h.next_allowed_at, frontier_after(
+                          c.now, greatest(coalesce(i.crawl_delay_ms, 0), h.delay_ms)
                                   / 1000.0)),
     updated_at = c.now
 FROM input i, clock c
@@ -109,8 +109,8 @@ decided AS (
 moved AS (
     UPDATE host_state h
     SET next_allowed_at = CASE WHEN d.go AND d.delay_ms > 0
-                               THEN greatest(h.next_allowed_at, c.now + make_interval(
-                                    secs => (d.delay_ms + least(d.delay_ms / 10, $4::int)) / 1000.0))
+                               THEN greatest(h.next_allowed_at, frontier_after(c.now,
+                                    (d.delay_ms + least(d.delay_ms / 10, $4::int)) / 1000.0))
                                ELSE h.next_allowed_at END,
         lease_owner = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_owner END,
         lease_until = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_until END
@@ -149,12 +149,12 @@ taken AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, next_allowed_at, created_at,
                                  updated_at)
     SELECT $1::text, $5::int, $2::int,
-           c.now + make_interval(secs => ($2::int + least($2::int / 10, $3::int)) / 1000.0),
+           frontier_after(c.now, ($2::int + least($2::int / 10, $3::int)) / 1000.0),
            c.now, c.now
     FROM clock c
     ON CONFLICT (host, bucket) DO UPDATE
-    SET next_allowed_at = excluded.updated_at + make_interval(
-            secs => (h.delay_ms + least(h.delay_ms / 10, $3::int)) / 1000.0),
+    SET next_allowed_at = frontier_after(excluded.updated_at,
+            (h.delay_ms + least(h.delay_ms / 10, $3::int)) / 1000.0),
         updated_at = excluded.updated_at
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at

@@ -8,7 +8,10 @@
 -- Every statement that locks or changes rows of url_frontier or host_state names one
 -- bucket (a parameter: frontier/buckets.py computes it from the host, and the caller
 -- splits a batch by bucket), so that Citus can route it to the one shard holding it; on
--- a single PostgreSQL there is one bucket, 0.
+-- a single PostgreSQL there is one bucket, 0. For Citus too, a time is moved forward with
+-- `frontier_after(t, seconds)` (migration 0018), not `t + interval`: Citus refuses a
+-- STABLE operator on columns in an UPDATE, and adding seconds does not depend on the
+-- time zone.
 
 -- name: submit
 -- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
@@ -98,7 +101,7 @@ claimed AS (
     UPDATE url_frontier u
     SET status = 'fetching',
         claimed_by = $1,
-        lease_until = c.now + make_interval(secs => $4::float8),
+        lease_until = frontier_after(c.now, $4::float8),
         fetch_count = u.fetch_count + 1,
         updated_at = c.now
     FROM picked p, clock c
@@ -135,7 +138,7 @@ summary AS (
 hosts AS (
     UPDATE host_state h
     SET next_allowed_at = CASE WHEN s.got
-                               THEN c.now + make_interval(secs => s.delay_ms / 1000.0)
+                               THEN frontier_after(c.now, s.delay_ms / 1000.0)
                                ELSE h.next_allowed_at END,
         pending_count = greatest(h.pending_count - s.got::int, 0),
         pending_priority = s.priority,
@@ -167,15 +170,15 @@ input AS (
 ),
 decided AS (
     SELECT i.*,
-           CASE i.kind
-               WHEN 'fetched' THEN 'fetched'
-               WHEN 'not_modified' THEN 'fetched'
-               WHEN 'failed' THEN 'failed'
-               WHEN 'rate_limited' THEN 'pending'
-               WHEN 'deferred' THEN 'pending'
-               WHEN 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead' ELSE 'pending' END
-               WHEN 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14 THEN 'dead'
-                                          ELSE 'pending' END
+           -- (Searched CASEs throughout: Citus deparses `CASE x WHEN ...` wrongly.)
+           CASE
+               WHEN i.kind IN ('fetched', 'not_modified') THEN 'fetched'
+               WHEN i.kind = 'failed' THEN 'failed'
+               WHEN i.kind IN ('rate_limited', 'deferred') THEN 'pending'
+               WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead'
+                                               ELSE 'pending' END
+               WHEN i.kind = 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14 THEN 'dead'
+                                                   ELSE 'pending' END
                ELSE 'dead'
            END AS status,
            CASE
@@ -193,26 +196,23 @@ updated AS (
     UPDATE url_frontier u
     SET status = d.status,
         dead_reason = d.dead_reason,
-        retry_count = CASE d.kind
-                          WHEN 'retry' THEN u.retry_count + 1
-                          WHEN 'forbidden' THEN u.retry_count + 1
-                          WHEN 'fetched' THEN 0
-                          WHEN 'not_modified' THEN 0
-                          ELSE u.retry_count END,
+        retry_count = CASE WHEN d.kind IN ('retry', 'forbidden') THEN u.retry_count + 1
+                           WHEN d.kind IN ('fetched', 'not_modified') THEN 0
+                           ELSE u.retry_count END,
         -- A deferral made no request: the attempt counted at claim time is taken back.
         fetch_count = u.fetch_count - (d.kind = 'deferred')::int,
         next_fetch_at = CASE WHEN d.status = 'pending'
-                             THEN c.now + make_interval(secs => coalesce(d.delay_s, 0))
+                             THEN frontier_after(c.now, coalesce(d.delay_s, 0))
                              ELSE u.next_fetch_at END,
         last_fetched_at = CASE WHEN d.kind = 'deferred' THEN u.last_fetched_at ELSE c.now END,
         content_hash = coalesce(d.content_hash, u.content_hash),
-        etag = CASE d.kind WHEN 'fetched' THEN d.etag
-                           WHEN 'not_modified' THEN coalesce(d.etag, u.etag)
-                           ELSE u.etag END,
-        last_modified = CASE d.kind WHEN 'fetched' THEN d.last_modified
-                                    WHEN 'not_modified' THEN coalesce(d.last_modified,
-                                                                      u.last_modified)
-                                    ELSE u.last_modified END,
+        etag = CASE WHEN d.kind = 'fetched' THEN d.etag
+                    WHEN d.kind = 'not_modified' THEN coalesce(d.etag, u.etag)
+                    ELSE u.etag END,
+        last_modified = CASE WHEN d.kind = 'fetched' THEN d.last_modified
+                             WHEN d.kind = 'not_modified' THEN coalesce(d.last_modified,
+                                                                        u.last_modified)
+                             ELSE u.last_modified END,
         final_url = coalesce(d.final_url, u.final_url),
         fetch_url = CASE WHEN d.fetch_url IS NULL THEN u.fetch_url
                          ELSE nullif(d.fetch_url, u.url) END,
@@ -239,7 +239,9 @@ per_host AS (
            count(*) FILTER (WHERE kind IN ('retry', 'rate_limited') OR walled) AS failures,
            count(*) FILTER (WHERE walled) AS walled,
            bool_or(kind = 'rate_limited') AS rate_limited,
-           max(delay_s) FILTER (WHERE kind = 'rate_limited') AS retry_after_s
+           max(delay_s) FILTER (WHERE kind = 'rate_limited') AS retry_after_s,
+           -- Here, not in the UPDATE: Citus refuses volatile functions there.
+           0.8 + 0.4 * random() AS jitter
     FROM updated
     GROUP BY host
 ),
@@ -262,11 +264,11 @@ hosts AS (
                  OR (p.answered = 0 AND h.consecutive_failures + p.failures >= $13)
                  OR (p.answered = 0 AND p.walled > 0
                      AND h.consecutive_failures + p.failures >= $15)
-            THEN greatest(coalesce(h.backoff_until, c.now), c.now + make_interval(secs =>
+            THEN greatest(coalesce(h.backoff_until, c.now), frontier_after(c.now,
                      coalesce(p.retry_after_s,
                               least(86400.0, CASE WHEN p.walled > 0 THEN 300.0 ELSE 30.0 END
                                              * power(2, least(h.consecutive_failures, 20)))
-                              * (0.8 + 0.4 * random()))))
+                              * p.jitter)))
             ELSE h.backoff_until END,
         -- Each 429/503 doubles the host's delay (delay_ms is generated from slowdown);
         -- $16 good answers in a row take one doubling off (frontier/host_delay.py).
@@ -290,7 +292,7 @@ SELECT url_hash, status FROM updated;
 -- ($4).
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
 UPDATE url_frontier u
-SET lease_until = c.now + make_interval(secs => $3::float8)
+SET lease_until = frontier_after(c.now, $3::float8)
 FROM clock c
 WHERE u.bucket = $5::int AND u.url_hash = ANY ($2::char(64)[]) AND u.status = 'fetching'
   AND u.claimed_by = $1
@@ -342,10 +344,13 @@ SELECT count(*) FILTER (WHERE status = 'pending') AS returned,
 FROM returned;
 
 -- name: reap_host_leases
--- Free host leases (held while a worker fetches a host's robots.txt) that expired.
-UPDATE host_state
+-- Free host leases (held while a worker fetches a host's robots.txt) that expired, in
+-- bucket $2.
+WITH clock AS (SELECT coalesce($1::timestamptz, now()) AS now)
+UPDATE host_state h
 SET lease_owner = NULL, lease_until = NULL
-WHERE lease_until < coalesce($1::timestamptz, now());
+FROM clock c
+WHERE h.bucket = $2::int AND h.lease_until < c.now;
 
 -- name: in_flight
 -- How many URLs are claimed (by $1, or by anyone when $1 is NULL).
