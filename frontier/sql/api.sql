@@ -67,12 +67,12 @@ GROUP BY 1, 2, 3;
 -- Fold event deltas older than $1 into one row per key.
 WITH folded AS (
     DELETE FROM event_counts WHERE at < $1
-    RETURNING event, kind, outcome, n
+    RETURNING bucket, event, kind, outcome, n
 )
-INSERT INTO event_counts (event, kind, outcome, n, at)
-SELECT event, kind, outcome, sum(n), '-infinity'
+INSERT INTO event_counts (bucket, event, kind, outcome, n, at)
+SELECT bucket, event, kind, outcome, sum(n), '-infinity'
 FROM folded
-GROUP BY 1, 2, 3;
+GROUP BY 1, 2, 3, 4;
 
 -- name: queue_depth
 -- URLs by status and origin, from the maintained counters.

@@ -50,7 +50,7 @@ locked AS (
     FOR UPDATE OF f SKIP LOCKED
 )
 UPDATE feed_state f
-SET poll_lease_until = c.now + make_interval(secs => $4), poll_lease_owner = $1
+SET poll_lease_until = frontier_after(c.now, $4), poll_lease_owner = $1
 FROM locked l, clock c
 WHERE f.source_id = l.source_id
 RETURNING f.*;
@@ -110,11 +110,11 @@ WHERE source_id = ANY($1::uuid[]) AND poll_lease_owner = $2;
 WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
 claimed AS (
     UPDATE feed_state f
-    SET last_fired_at = c.now, poll_lease_until = c.now + make_interval(secs => $4),
+    SET last_fired_at = c.now, poll_lease_until = frontier_after(c.now, $4),
         poll_lease_owner = $5
     FROM clock c
     WHERE f.source_id = $1
-      AND (f.last_fired_at IS NULL OR f.last_fired_at <= c.now - make_interval(secs => $3))
+      AND (f.last_fired_at IS NULL OR f.last_fired_at <= frontier_after(c.now, -$3::float8))
       AND (f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now)
     RETURNING f.source_id
 )

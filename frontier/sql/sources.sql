@@ -156,25 +156,29 @@ WHERE s.id = ANY($1::uuid[]);
 -- pending URLs (NULL when none of them sets one: the host's default delay applies). The
 -- claim reads the host's delay from host_state.delay_ms, generated from this, so the
 -- next claim on the host keeps the new delay. The hosts are found through the
--- (source_id, status) index, each host's pending sources through the claim's index.
+-- (source_id, status) index, each host's pending sources through the claim's index. The
+-- hosts of bucket $2 (queue.sql's header): the caller runs it for every bucket.
 WITH hosts AS (
-    SELECT DISTINCT host FROM url_frontier WHERE source_id = $1
+    SELECT DISTINCT host FROM url_frontier WHERE bucket = $2::int AND source_id = $1
 ),
 locked AS (
-    SELECT h.host FROM host_state h JOIN hosts USING (host) ORDER BY h.host FOR UPDATE OF h
+    SELECT h.host FROM host_state h JOIN hosts USING (host)
+    WHERE h.bucket = $2::int
+    ORDER BY h.host FOR UPDATE OF h
 ),
 limits AS (
     SELECT l.host,
            (SELECT max(s.rate_limit_ms) FROM sources s
             WHERE s.id = $1
                OR s.id IN (SELECT u.source_id FROM url_frontier u
-                           WHERE u.host = l.host AND u.status = 'pending')) AS delay_ms
+                           WHERE u.bucket = $2::int AND u.host = l.host
+                             AND u.status = 'pending')) AS delay_ms
     FROM locked l
 )
 UPDATE host_state h
 SET source_delay_ms = l.delay_ms
 FROM limits l
-WHERE h.host = l.host AND h.source_delay_ms IS DISTINCT FROM l.delay_ms;
+WHERE h.bucket = $2::int AND h.host = l.host AND h.source_delay_ms IS DISTINCT FROM l.delay_ms;
 
 -- name: poll_errors
 -- The poller's last error on sources $1 (those that have one).

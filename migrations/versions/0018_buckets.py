@@ -44,15 +44,54 @@ ROLES = ("frontier_fetcher", "frontier_poller", "frontier_spider", "frontier_api
 # worker it is a shard (url_frontier_<shardid>), and the delta goes to the shard of
 # frontier_counts that holds the same hash range.
 COUNT_FUNCTIONS = r"""
+-- The shard of `target` co-located with the shard `trigger_table` (`<table>_<shardid>`).
 -- (PL/pgSQL, so that a database without Citus, where pg_dist_shard is missing, takes it.)
-CREATE OR REPLACE FUNCTION frontier_counts_shard(trigger_table text) RETURNS text
-LANGUAGE plpgsql STABLE AS $$
+CREATE OR REPLACE FUNCTION frontier_colocated_shard(trigger_table text, target regclass)
+RETURNS text LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    RETURN (SELECT 'frontier_counts_' || c.shardid
+    RETURN (SELECT target::text || '_' || c.shardid
             FROM pg_dist_shard s
-            JOIN pg_dist_shard c ON c.logicalrelid = 'frontier_counts'::regclass
+            JOIN pg_dist_shard c ON c.logicalrelid = target
                                 AND c.shardminvalue = s.shardminvalue
             WHERE s.shardid = substring(trigger_table FROM '_(\d+)$')::bigint);
+END $$;
+
+-- migration 0004's, in two steps: the counts are read from the transition table into
+-- arrays first, because on Citus (where event_counts is distributed) an INSERT that reads
+-- a transition table directly is planned on the workers, which cannot see it.
+CREATE OR REPLACE FUNCTION event_counts_from_fetch_log() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    kinds text[];
+    outcomes text[];
+    ns bigint[];
+BEGIN
+    SELECT array_agg(kind), array_agg(outcome), array_agg(n) INTO kinds, outcomes, ns
+    FROM (SELECT kind, outcome, count(*) AS n FROM new_rows GROUP BY 1, 2) AS counted;
+    INSERT INTO event_counts (event, kind, outcome, n)
+    SELECT 'log', k, o, n FROM unnest(kinds, outcomes, ns) AS t(k, o, n);
+    RETURN NULL;
+END $$;
+
+-- migration 0004's, writing the bucket, and on Citus into the co-located shard.
+CREATE OR REPLACE FUNCTION event_counts_from_frontier() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'frontier_counts' THEN
+        INSERT INTO event_counts (bucket, event, n)
+        SELECT bucket, CASE status WHEN 'fetching' THEN 'claim' ELSE 'sink_error' END, sum(n)
+        FROM new_rows
+        WHERE n > 0 AND status IN ('fetching', 'failed') AND at > '-infinity'
+        GROUP BY 1, 2;
+    ELSE
+        EXECUTE format('INSERT INTO %I (bucket, event, n)
+                        SELECT bucket, CASE WHEN status = ''fetching'' THEN ''claim''
+                                            ELSE ''sink_error'' END, sum(n)
+                        FROM new_rows
+                        WHERE n > 0 AND status IN (''fetching'', ''failed'')
+                          AND at > ''-infinity''
+                        GROUP BY 1, 2',
+                       frontier_colocated_shard(TG_TABLE_NAME, 'event_counts'));
+    END IF;
+    RETURN NULL;
 END $$;
 
 CREATE OR REPLACE FUNCTION url_frontier_count_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -64,7 +103,7 @@ BEGIN
         EXECUTE format('INSERT INTO %I (bucket, source_id, origin, status, n)
                         SELECT bucket, source_id, origin, status, count(*)
                         FROM new_rows GROUP BY 1, 2, 3, 4',
-                       frontier_counts_shard(TG_TABLE_NAME));
+                       frontier_colocated_shard(TG_TABLE_NAME, 'frontier_counts'));
     END IF;
     RETURN NULL;
 END $$;
@@ -89,7 +128,7 @@ BEGIN
                         ) AS moves
                         GROUP BY 1, 2, 3, 4
                         HAVING sum(n) <> 0',
-                       frontier_counts_shard(TG_TABLE_NAME));
+                       frontier_colocated_shard(TG_TABLE_NAME, 'frontier_counts'));
     END IF;
     RETURN NULL;
 END $$;
@@ -103,7 +142,7 @@ BEGIN
         EXECUTE format('INSERT INTO %I (bucket, source_id, origin, status, n)
                         SELECT bucket, source_id, origin, status, -count(*)
                         FROM old_rows GROUP BY 1, 2, 3, 4',
-                       frontier_counts_shard(TG_TABLE_NAME));
+                       frontier_colocated_shard(TG_TABLE_NAME, 'frontier_counts'));
     END IF;
     RETURN NULL;
 END $$;
@@ -141,6 +180,7 @@ DROP INDEX host_state_ready_idx;
 CREATE INDEX host_state_ready_idx ON host_state (bucket, pending_priority DESC, ready_at)
     WHERE ready_at IS NOT NULL;
 ALTER TABLE frontier_counts ADD COLUMN bucket integer NOT NULL DEFAULT 0;
+ALTER TABLE event_counts ADD COLUMN bucket integer NOT NULL DEFAULT 0;
 """
 
 GRANTS = """
@@ -153,10 +193,8 @@ GRANT INSERT (bucket) ON host_state TO {role};
 DISTRIBUTE = r"""
 SET LOCAL citus.enable_unsafe_triggers = on;
 SET LOCAL citus.multi_shard_modify_mode = 'sequential';
--- Citus would copy this trigger to the shards of frontier_counts, where its insert into
--- event_counts (on the coordinator) is refused; /metrics counts claims from
--- frontier_counts there (frontier/sql/api.sql).
-DROP TRIGGER IF EXISTS event_counts_from_frontier ON frontier_counts;
+-- Made again once both tables are distributed, so Citus copies it to the shards.
+DROP TRIGGER event_counts_from_frontier ON frontier_counts;
 ALTER TABLE fetch_log DROP CONSTRAINT IF EXISTS fetch_log_source_id_fkey;
 ALTER TABLE raw_content DROP CONSTRAINT IF EXISTS raw_content_source_id_fkey;
 SELECT create_reference_table('sources');
@@ -168,9 +206,14 @@ SELECT create_reference_table('frontier_buckets');
 SELECT create_distributed_table('host_state', 'bucket');
 SELECT create_distributed_table('url_frontier', 'bucket', colocate_with => 'host_state');
 SELECT create_distributed_table('frontier_counts', 'bucket', colocate_with => 'host_state');
+SELECT create_distributed_table('event_counts', 'bucket', colocate_with => 'host_state');
+CREATE TRIGGER event_counts_from_frontier AFTER INSERT ON frontier_counts
+    REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION event_counts_from_frontier();
 """
 
 DOWNGRADE = r"""
+ALTER TABLE event_counts DROP COLUMN bucket;
 ALTER TABLE frontier_counts DROP COLUMN bucket;
 DROP INDEX host_state_ready_idx;
 CREATE INDEX host_state_ready_idx ON host_state (pending_priority DESC, ready_at)
@@ -209,7 +252,22 @@ BEGIN
     SELECT source_id, origin, status, -count(*) FROM old_rows GROUP BY 1, 2, 3;
     RETURN NULL;
 END $$;
-DROP FUNCTION frontier_counts_shard(text);
+CREATE OR REPLACE FUNCTION event_counts_from_frontier() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_counts (event, n)
+    SELECT CASE status WHEN 'fetching' THEN 'claim' ELSE 'sink_error' END, sum(n)
+    FROM new_rows
+    WHERE n > 0 AND status IN ('fetching', 'failed') AND at > '-infinity'
+    GROUP BY 1;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION event_counts_from_fetch_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO event_counts (event, kind, outcome, n)
+    SELECT 'log', kind, outcome, count(*) FROM new_rows GROUP BY 2, 3;
+    RETURN NULL;
+END $$;
+DROP FUNCTION frontier_colocated_shard(text, regclass);
 """
 
 
@@ -228,7 +286,11 @@ def upgrade() -> None:
     for role in ROLES:
         op.execute(GRANTS.format(role=role))
     if has_citus():
-        op.execute(DISTRIBUTE)
+        # One statement at a time: Citus sends some commands on to the workers as the
+        # text they came in, which must then be that one command.
+        for statement in DISTRIBUTE.split(";\n"):
+            if statement.strip():
+                op.execute(statement)
 
 
 def downgrade() -> None:
