@@ -1,7 +1,15 @@
 """Benchmark how the host-first claim scales with the size of the frontier.
 
 Run ``python -m bench.claim_scaling [--quick] [--rounds 3] [--seconds S] [--batch B]
-[--sizes 1m,10m] [--dsn postgresql://postgres@/postgres?host=/socket/dir]``.
+[--sizes 1m,10m] [--dsn postgresql://postgres@/postgres?host=/socket/dir]
+[--citus-workers "DSN DSN"] [--buckets N]``.
+
+With ``--citus-workers`` (the workers' superuser DSNs, space-separated), ``--dsn`` is a
+Citus coordinator: each database is made on every node with the citus extension, and
+migration 0018 distributes the schema by bucket (``make test-citus`` builds such a
+cluster; ``.ci/with-citus`` runs a command beside one). ``--buckets`` sets N in
+``frontier_buckets`` before loading (default 1; every host's bucket is computed as
+frontier/buckets.py does); each claimer starts its rotation at its own bucket.
 
 The server is a throwaway embedded PostgreSQL (18) tuned as ``bench.server.SERVER_SETTINGS``
 says, or, with ``--dsn`` (a superuser's DSN, URL form), an existing server of any supported
@@ -90,6 +98,7 @@ from bench.server import (
     peak_rss_mib,
     percentile,
 )
+from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.queue import SQL, Outcome, OutcomeKind, QueuePolicy, QueueRepository
@@ -168,9 +177,9 @@ ORDER BY i.relname
 """
 
 _INSERT_URLS = """
-INSERT INTO url_frontier (url_hash, url, host, source_id, origin, depth, priority, status,
-                          next_fetch_at)
-SELECT encode(sha256(convert_to(g.url, 'UTF8')), 'hex'), g.url, h.host, %(source)s,
+INSERT INTO url_frontier (url_hash, bucket, url, host, source_id, origin, depth, priority,
+                          status, next_fetch_at)
+SELECT encode(sha256(convert_to(g.url, 'UTF8')), 'hex'), h.bucket, g.url, h.host, %(source)s,
        'manual', 0, 1 + (h.host_no * 7 + i) %% 10, 'pending',
        now() - make_interval(secs => 3600 + (h.host_no * 37 + i * 11) %% 86400)
 FROM bench_hosts h
@@ -183,8 +192,9 @@ ORDER BY 1
 """
 
 _FILL_HOST_STATE = """
-INSERT INTO host_state (host, min_delay_ms, pending_count, pending_priority, pending_due_at)
-SELECT h.host, %(delay)s, coalesce(s.n, 0), s.priority, s.due_at
+INSERT INTO host_state (host, bucket, min_delay_ms, pending_count, pending_priority,
+                        pending_due_at)
+SELECT h.host, h.bucket, %(delay)s, coalesce(s.n, 0), s.priority, s.due_at
 FROM bench_hosts h
 LEFT JOIN (
     SELECT host, count(*) AS n, max(priority) AS priority, min(next_fetch_at) AS due_at
@@ -207,24 +217,28 @@ class Frontier:
     load_s: float
 
 
-def load_frontier(server: BenchServer, label: str, counts: Sequence[int]) -> Frontier:
+def load_frontier(
+    server: BenchServer, label: str, counts: Sequence[int], buckets: int = 1
+) -> Frontier:
     database = f"bench_claim_{label}"
     dsn = server.migrated_database(database)
     size = sum(counts)
     start = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE frontier_buckets SET n = %s", [buckets])
     with psycopg.connect(dsn) as conn:
         row = conn.execute("SELECT id FROM sources WHERE name = 'manual'").fetchone()
         assert row is not None
         source = row[0]
         conn.execute("SET LOCAL session_replication_role = replica")  # no triggers, no FK check
         conn.execute("SET LOCAL work_mem = '1GB'")
-        conn.execute("CREATE TEMP TABLE bench_hosts (host_no int, host text, n int)")
+        conn.execute("CREATE TEMP TABLE bench_hosts (host_no int, host text, bucket int, n int)")
         with (
             conn.cursor() as cursor,
-            cursor.copy("COPY bench_hosts (host_no, host, n) FROM STDIN") as copy,
+            cursor.copy("COPY bench_hosts (host_no, host, bucket, n) FROM STDIN") as copy,
         ):
             for k, count in enumerate(counts, start=1):
-                copy.write_row((k, host_name(k), count))
+                copy.write_row((k, host_name(k), bucket_of(host_name(k), buckets), count))
         conn.execute("ANALYZE bench_hosts")
         definitions = conn.execute(_INDEX_DEFINITIONS).fetchall()
         for index, _, constraint, _ in definitions:
@@ -281,12 +295,12 @@ _RESET_HOSTS = """
 UPDATE host_state h
 SET pending_count = s.n, pending_priority = s.priority, pending_due_at = s.due_at
 FROM (
-    SELECT host, count(*) AS n, max(priority) AS priority, min(next_fetch_at) AS due_at
+    SELECT bucket, host, count(*) AS n, max(priority) AS priority, min(next_fetch_at) AS due_at
     FROM url_frontier
     WHERE status = 'pending' AND host = ANY (%(hosts)s)
-    GROUP BY host
+    GROUP BY bucket, host
 ) s
-WHERE h.host = s.host
+WHERE h.bucket = s.bucket AND h.host = s.host
 """
 
 _RESET_POLITENESS = """
@@ -342,9 +356,10 @@ class WorkerStats:
     complete_s: list[float] = field(default_factory=list)
 
 
-async def _connect(dsn: str) -> tuple[Database, QueueRepository]:
+async def _connect(dsn: str, number: int = 0) -> tuple[Database, QueueRepository]:
     db = await Database.connect(dsn, min_size=1, max_size=1)
-    return db, QueueRepository(db, QueuePolicy(default_delay_ms=DELAY_MS))
+    policy = QueuePolicy(default_delay_ms=DELAY_MS)
+    return db, QueueRepository(db, policy, rotation_start=number)
 
 
 async def _cycle(queue: QueueRepository, worker: str, batch: int, stats: WorkerStats) -> None:
@@ -384,7 +399,7 @@ def wal_since(dsn: str, start: tuple[str, int]) -> tuple[int, int]:
 
 async def measure_claims(dsn: str, batch: int, seconds: float) -> dict[str, Any]:
     """CLAIMERS concurrent claim/complete loops for `seconds`."""
-    workers = [await _connect(dsn) for _ in range(CLAIMERS)]
+    workers = [await _connect(dsn, number) for number in range(CLAIMERS)]
     wal_start = wal_position(dsn)
     try:
         stats = [WorkerStats() for _ in workers]
@@ -455,8 +470,8 @@ class _Rollback(Exception):
 
 
 async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
-    """EXPLAIN (ANALYZE, BUFFERS) one claim (and the complete of what it claimed) to standard
-    error, in a transaction that is rolled back."""
+    """EXPLAIN (ANALYZE, BUFFERS) one claim of bucket 0 (and the complete of what it claimed)
+    to standard error, in a transaction that is rolled back."""
     db = await Database.connect(dsn, min_size=1, max_size=1)
     policy = QueuePolicy(default_delay_ms=DELAY_MS)
     analyse = "EXPLAIN (ANALYZE, BUFFERS) "
@@ -465,13 +480,13 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
             try:
                 async with conn.transaction():
                     plan = await conn.fetch(
-                        analyse + SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS
+                        analyse + SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS, 0
                     )
                     what = "claim" if with_complete else "empty claim (every host rate-limited)"
                     log(f"EXPLAIN {what}, batch {batch}:\n" + "\n".join(r[0] for r in plan))
                     if with_complete:
                         claims = await conn.fetch(
-                            SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS
+                            SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS, 0
                         )
                         hashes = [record["url_hash"] for record in claims]
                         n = len(hashes)
@@ -494,6 +509,7 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
                             policy.wall_threshold,
                             RECOVERY_ANSWERS,
                             [None] * n,  # fetch_url: unchanged
+                            0,  # bucket: every claim above is in bucket 0
                         )
                         log(f"EXPLAIN complete ({n} outcomes):\n" + "\n".join(r[0] for r in plan))
                     raise _Rollback
@@ -513,7 +529,7 @@ def measure_size(
     args: argparse.Namespace,
     largest: bool,
 ) -> dict[str, Any]:
-    frontier = load_frontier(server, label, counts)
+    frontier = load_frontier(server, label, counts, args.buckets)
     rounds = []
     try:
         log(f"{label}: warm-up run ({args.seconds:g}s, not recorded)")
@@ -595,7 +611,19 @@ def main(argv: list[str] | None = None) -> int:
         "--dsn",
         help="an existing server's superuser DSN (URL form) instead of a throwaway embedded one",
     )
+    parser.add_argument(
+        "--citus-workers",
+        default="",
+        help="with --dsn a Citus coordinator's: the workers' superuser DSNs, space-separated",
+    )
+    parser.add_argument(
+        "--buckets", type=int, default=1, help="N of frontier_buckets (frontier/buckets.py)"
+    )
     args = parser.parse_args(argv)
+    if args.citus_workers and not args.dsn:
+        parser.error("--citus-workers needs --dsn (the coordinator's)")
+    if not 1 <= args.buckets <= 4096:
+        parser.error("--buckets must be between 1 and 4096")
     if args.seconds is None:
         args.seconds = 3.0 if args.quick else 10.0
     labels = args.sizes.split(",") if args.sizes else list(QUICK_SIZES if args.quick else SIZES)
@@ -606,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     exponent = solve_exponent(HOSTS)
     log(f"Zipf exponent {exponent:.4f}: top 1% of {HOSTS:,} hosts hold {TOP_SHARE:.0%}")
     per_size: dict[str, dict[str, Any]] = {}
-    with benchmark_server(args.dsn) as server:
+    with benchmark_server(args.dsn, citus_workers=args.citus_workers.split()) as server:
         version = server.server_version()
         tps = server.pgbench_tps(max(1, round(args.seconds)))
         log(f"pgbench -N: {tps:,.0f} TPS")
@@ -625,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
     result["pgbench_n_tps"] = round(tps)
     result["server_version"] = version
     result["batch"] = args.batch
+    result["buckets"] = args.buckets
+    result["citus_workers"] = len(args.citus_workers.split())
     result["claimers"] = CLAIMERS
     result["seconds"] = args.seconds
     result["zipf_exponent"] = round(exponent, 4)

@@ -24,12 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
-from frontier import migrate
+from frontier import citus, migrate
 from frontier.db import describe_dsn
 from frontier.embedded import EmbeddedPostgres
 
@@ -152,35 +151,37 @@ class BenchServer:
     """A running benchmark server, by its admin DSN: create, migrate and drop databases on
     it. `pgbench` is the wheel's (any server version accepts it)."""
 
-    def __init__(self, admin_dsn: str) -> None:
+    def __init__(self, admin_dsn: str, citus_workers: Sequence[str] = ()) -> None:
         self.admin_dsn = admin_dsn
+        # With Citus workers, admin_dsn is the coordinator's, and every database is made on
+        # every node (frontier/citus.py), with the schema distributed by migration 0018.
+        self.citus_workers = list(citus_workers)
         self._template_ready = False
 
+    @property
+    def _nodes(self) -> list[str]:
+        return [self.admin_dsn, *self.citus_workers]
+
     def dsn(self, database: str) -> str:
-        return urlunsplit(urlsplit(self.admin_dsn)._replace(path=f"/{database}"))
+        return citus.with_database(self.admin_dsn, database)
 
     def create_database(self, name: str, template: str | None = None) -> str:
-        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
-            statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-            if template:
-                statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
-            conn.execute(statement)
+        citus.create(self._nodes, name, template)
         return self.dsn(name)
 
     def drop_database(self, name: str) -> None:
-        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+        citus.drop(self._nodes, name)
 
     def migrated_database(self, name: str) -> str:
         """A new database `name` at the newest schema (`frontier.migrate.upgrade`, run once
         into a template that each new database copies)."""
         if not self._template_ready:
-            migrate.upgrade(self.create_database(TEMPLATE))
+            if self.citus_workers:
+                template = citus.create_distributed(self.admin_dsn, self.citus_workers, TEMPLATE)
+                migrate.upgrade(template)
+                citus.close_to_connections(self._nodes, TEMPLATE)
+            else:
+                migrate.upgrade(self.create_database(TEMPLATE))
             self._template_ready = True
         return self.create_database(name, template=TEMPLATE)
 
@@ -262,13 +263,15 @@ def running_server(settings: Mapping[str, str] = SERVER_SETTINGS) -> Iterator[Be
 
 @contextmanager
 def existing_server(
-    admin_dsn: str, settings: Mapping[str, str] = SERVER_SETTINGS
+    admin_dsn: str, settings: Mapping[str, str] = SERVER_SETTINGS, citus_workers: Sequence[str] = ()
 ) -> Iterator[BenchServer]:
     """An existing server, by a superuser's DSN (URL form): the benchmark creates its own
     databases there and drops them afterwards. Its configuration is the operator's; the
     settings that differ from `settings` are logged, since they change the figures."""
-    server = BenchServer(admin_dsn)
+    server = BenchServer(admin_dsn, citus_workers)
     log(f"PostgreSQL {server.server_version()} at {describe_dsn(admin_dsn)}")
+    if citus_workers:
+        log(f"Citus coordinator, with {len(citus_workers)} workers")
     if differing := server.settings_differing(settings):
         log(
             "settings differing from the benchmark server's: "
@@ -283,8 +286,13 @@ def existing_server(
 
 
 def benchmark_server(
-    admin_dsn: str | None, settings: Mapping[str, str] = SERVER_SETTINGS
+    admin_dsn: str | None,
+    settings: Mapping[str, str] = SERVER_SETTINGS,
+    citus_workers: Sequence[str] = (),
 ) -> contextlib.AbstractContextManager[BenchServer]:
-    """`existing_server(admin_dsn)` when a DSN is given (a benchmark's `--dsn`), else a
-    throwaway embedded server (`running_server`)."""
-    return existing_server(admin_dsn, settings) if admin_dsn else running_server(settings)
+    """`existing_server(admin_dsn)` when a DSN is given (a benchmark's `--dsn`; with
+    `citus_workers`, a Citus coordinator), else a throwaway embedded server
+    (`running_server`)."""
+    if admin_dsn:
+        return existing_server(admin_dsn, settings, citus_workers)
+    return running_server(settings)

@@ -9,6 +9,7 @@ several machines agree on time.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -275,12 +276,16 @@ class ReapResult:
 
 class QueueRepository:
     def __init__(
-        self, db: Database, policy: QueuePolicy | None = None, *, rotation_start: int = 0
+        self,
+        db: Database,
+        policy: QueuePolicy | None = None,
+        *,
+        rotation_start: int | None = None,
     ) -> None:
         self._db = db
         self.policy = policy or QueuePolicy()
-        # Where this repository's claims start in the bucket rotation: fetchers given
-        # different starts spread over the buckets from their first claim.
+        # Where this repository's claims start in the bucket rotation (None: a random
+        # bucket), so that fetchers spread over the buckets from their first claim.
         self._rotation_start = rotation_start
         self._rotation: BucketRotation | None = None
 
@@ -324,7 +329,11 @@ class QueueRepository:
         `limit` are claimed or every bucket was asked once."""
         lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
         if self._rotation is None:
-            self._rotation = BucketRotation(await self._db.buckets(), self._rotation_start)
+            buckets = await self._db.buckets()
+            start = self._rotation_start
+            self._rotation = BucketRotation(
+                buckets, random.randrange(buckets) if start is None else start
+            )
         claims: list[Claim] = []
         for bucket in self._rotation.order():
             records = await self._db.fetch(

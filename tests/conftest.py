@@ -15,16 +15,12 @@ import itertools
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import pytest
-from psycopg import sql
 
-from frontier import migrate
+from frontier import citus, migrate
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
 from frontier.settings import Settings
@@ -41,31 +37,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(marker)
 
 
-def _with_database(admin_dsn: str, database: str) -> str:
-    parts = urlsplit(admin_dsn)
-    return urlunsplit(parts._replace(path=f"/{database}"))
-
-
-def _create(admin_dsn: str, database: str, template: str | None) -> None:
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
-        )
-        statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database))
-        if template:
-            statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                conn.execute(statement)
-                return
-            # On Citus, a template's maintenance daemon may still be leaving it.
-            except psycopg.errors.ObjectInUse:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-
 class PostgresServer:
     """An admin DSN and a way to name databases on the test server (and, on a Citus
     cluster, the workers' admin DSNs: each database then exists on every node)."""
@@ -75,56 +46,14 @@ class PostgresServer:
         self.workers = workers or []
 
     def dsn(self, database: str) -> str:
-        return _with_database(self.admin_dsn, database)
+        return citus.with_database(self.admin_dsn, database)
 
     def create(self, database: str, template: str | None = None) -> str:
-        for admin in [self.admin_dsn, *self.workers]:
-            _create(admin, database, template)
+        citus.create([self.admin_dsn, *self.workers], database, template)
         return self.dsn(database)
-
-    def create_citus_template(self, database: str) -> str:
-        """A database with the citus extension on every node and the workers registered
-        with the coordinator: what `frontier db upgrade` distributes."""
-        self.create(database)
-        for admin in [self.admin_dsn, *self.workers]:
-            with psycopg.connect(_with_database(admin, database), autocommit=True) as conn:
-                conn.execute("CREATE EXTENSION citus")
-        with psycopg.connect(self.dsn(database), autocommit=True) as conn:
-            coordinator_port = conn.execute("SHOW port").fetchone()
-            assert coordinator_port is not None
-            conn.execute(
-                "SELECT citus_set_coordinator_host('127.0.0.1', %s)", [int(coordinator_port[0])]
-            )
-            for admin in self.workers:
-                with psycopg.connect(admin) as worker:
-                    port = worker.execute("SHOW port").fetchone()
-                    assert port is not None
-                conn.execute("SELECT citus_add_node('127.0.0.1', %s)", [int(port[0])])
-        return self.dsn(database)
-
-    def freeze_template(self, database: str) -> None:
-        """Close `database` to connections on every node, so it can be copied (Citus keeps
-        a maintenance daemon connected to each database that has the extension)."""
-        for admin in [self.admin_dsn, *self.workers]:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(
-                    sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(
-                        sql.Identifier(database)
-                    )
-                )
-                conn.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-                    [database],
-                )
 
     def drop(self, database: str) -> None:
-        for admin in [self.admin_dsn, *self.workers]:
-            with psycopg.connect(admin, autocommit=True) as conn:
-                conn.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                        sql.Identifier(database)
-                    )
-                )
+        citus.drop([self.admin_dsn, *self.workers], database)
 
 
 @pytest.fixture
@@ -162,9 +91,9 @@ def template_dsn(pg_server: PostgresServer) -> str:
         dsn = pg_server.create(TEMPLATE)
         migrate.upgrade(dsn)
         return dsn
-    dsn = pg_server.create_citus_template(TEMPLATE)
+    dsn = citus.create_distributed(pg_server.admin_dsn, pg_server.workers, TEMPLATE)
     migrate.upgrade(dsn)
-    pg_server.freeze_template(TEMPLATE)
+    citus.close_to_connections([pg_server.admin_dsn, *pg_server.workers], TEMPLATE)
     return dsn
 
 

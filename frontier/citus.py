@@ -1,0 +1,90 @@
+"""Databases on a Citus cluster, for the test suite and the benchmarks (`make test-citus`,
+`bench.claim_scaling --citus-workers`): a database is made on every node under the same
+name, the `citus` extension is created in each, and the workers are registered with the
+coordinator; migration 0018 then distributes the schema. A database made that way can be
+the template of others, copied on every node at once (the copies are consistent: each
+node's shards and metadata are copied with it), once it is closed to connections (Citus
+keeps a maintenance daemon connected to every database with the extension).
+
+Every DSN here is an admin (superuser) DSN in URL form; nodes reach each other on
+127.0.0.1 at the port each one reports.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+TEMPLATE_BUSY_WAIT_S = 10.0  # a template's maintenance daemon may still be leaving it
+
+
+def with_database(admin_dsn: str, database: str) -> str:
+    return urlunsplit(urlsplit(admin_dsn)._replace(path=f"/{database}"))
+
+
+def drop(admin_dsns: Sequence[str], database: str) -> None:
+    for admin in admin_dsns:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
+            )
+
+
+def create(admin_dsns: Sequence[str], database: str, template: str | None = None) -> None:
+    """`database` (dropped first if it exists) on every server of `admin_dsns`."""
+    drop(admin_dsns, database)
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database))
+    if template:
+        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    for admin in admin_dsns:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            deadline = time.monotonic() + TEMPLATE_BUSY_WAIT_S
+            while True:
+                try:
+                    conn.execute(statement)
+                    break
+                except psycopg.errors.ObjectInUse:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
+
+
+def _port(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SHOW port").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def create_distributed(coordinator: str, workers: Sequence[str], database: str) -> str:
+    """`database` on the coordinator and every worker, with the citus extension and the
+    workers registered; returns its DSN on the coordinator."""
+    create([coordinator, *workers], database)
+    for admin in [coordinator, *workers]:
+        with psycopg.connect(with_database(admin, database), autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION citus")
+    dsn = with_database(coordinator, database)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT citus_set_coordinator_host('127.0.0.1', %s)", [_port(coordinator)])
+        for worker in workers:
+            conn.execute("SELECT citus_add_node('127.0.0.1', %s)", [_port(worker)])
+    return dsn
+
+
+def close_to_connections(admin_dsns: Sequence[str], database: str) -> None:
+    """Let `database` be copied: no new connections, and those there ended."""
+    for admin in admin_dsns:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(
+                    sql.Identifier(database)
+                )
+            )
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                [database],
+            )
