@@ -26,12 +26,25 @@ def with_database(admin_dsn: str, database: str) -> str:
     return urlunsplit(urlsplit(admin_dsn)._replace(path=f"/{database}"))
 
 
+def _run_when_free(conn: psycopg.Connection, statement: sql.Composable) -> None:
+    """Run `statement`, again while a database it names is still in use by Citus's
+    maintenance daemon (which FORCE does not end), up to TEMPLATE_BUSY_WAIT_S."""
+    deadline = time.monotonic() + TEMPLATE_BUSY_WAIT_S
+    while True:
+        try:
+            conn.execute(statement)
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def drop(admin_dsns: Sequence[str], database: str) -> None:
+    statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
     for admin in admin_dsns:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
-            )
+            _run_when_free(conn, statement)
 
 
 def create(admin_dsns: Sequence[str], database: str, template: str | None = None) -> None:
@@ -42,15 +55,7 @@ def create(admin_dsns: Sequence[str], database: str, template: str | None = None
         statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
     for admin in admin_dsns:
         with psycopg.connect(admin, autocommit=True) as conn:
-            deadline = time.monotonic() + TEMPLATE_BUSY_WAIT_S
-            while True:
-                try:
-                    conn.execute(statement)
-                    break
-                except psycopg.errors.ObjectInUse:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
+            _run_when_free(conn, statement)
 
 
 def _port(dsn: str) -> int:

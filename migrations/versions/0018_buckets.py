@@ -171,6 +171,32 @@ $$;
 CREATE FUNCTION frontier_after(t timestamptz, seconds float8) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT t + make_interval(secs => seconds) $$;
 
+-- Spread the hosts over n buckets: with every writer stopped (deploy/README.md), each
+-- host_state and url_frontier row whose bucket changes is copied under its new bucket and
+-- the old one deleted (an UPDATE of the distribution column is refused by Citus; the
+-- copy is one INSERT ... SELECT, which Citus runs shard to shard).
+CREATE FUNCTION frontier_rebucket(n integer) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    target text;
+    columns text;
+BEGIN
+    IF n IS NULL OR n NOT BETWEEN 1 AND 4096 THEN
+        RAISE EXCEPTION 'the number of buckets must be between 1 and 4096, not %', n
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    UPDATE frontier_buckets SET n = frontier_rebucket.n;
+    FOREACH target IN ARRAY ARRAY['host_state', 'url_frontier'] LOOP
+        SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO columns
+        FROM pg_attribute
+        WHERE attrelid = target::regclass AND attnum > 0 AND NOT attisdropped
+          AND attgenerated = '' AND attname <> 'bucket';
+        EXECUTE format('INSERT INTO %I (%s, bucket) SELECT %s, frontier_bucket(host, %s) '
+                       'FROM %I WHERE bucket <> frontier_bucket(host, %s)',
+                       target, columns, columns, n, target, n);
+        EXECUTE format('DELETE FROM %I WHERE bucket <> frontier_bucket(host, %s)', target, n);
+    END LOOP;
+END $$;
+
 ALTER TABLE url_frontier ADD COLUMN bucket integer NOT NULL DEFAULT 0 CHECK (bucket >= 0);
 ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_pkey,
     ADD PRIMARY KEY (url_hash, bucket);
@@ -222,6 +248,7 @@ ALTER TABLE host_state DROP CONSTRAINT host_state_pkey, ADD PRIMARY KEY (host);
 ALTER TABLE host_state DROP COLUMN bucket;
 ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_pkey, ADD PRIMARY KEY (url_hash);
 ALTER TABLE url_frontier DROP COLUMN bucket;
+DROP FUNCTION frontier_rebucket(integer);
 DROP FUNCTION frontier_bucket(text, integer);
 DROP FUNCTION frontier_after(timestamptz, float8);
 DROP TABLE frontier_buckets;

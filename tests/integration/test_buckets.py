@@ -1,0 +1,135 @@
+"""The queue with several buckets (frontier/buckets.py, migration 0018), on a real
+PostgreSQL: every statement names one bucket, the repositories split batches by bucket,
+and the claim goes round the buckets; `frontier_rebucket(n)` moves rows to their new
+buckets, and SQL's `frontier_bucket` agrees with Python's `bucket_of`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+import pytest
+
+from frontier.buckets import bucket_of
+from frontier.db import Database
+from frontier.hosts import HostRepository
+from frontier.queue import Candidate, Outcome, OutcomeKind, QueuePolicy, QueueRepository, SourceRef
+from frontier.states import Origin
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+POLICY = QueuePolicy(default_delay_ms=1000, max_retries=2, lease_seconds=60)
+BUCKETS = 4
+HOSTS = [f"site{i}.example" for i in range(24)]
+
+
+def at(seconds: float) -> datetime:
+    return T0 + timedelta(seconds=seconds)
+
+
+@pytest.fixture
+async def manual(db: Database) -> SourceRef:
+    return SourceRef(await db.fetchval("SELECT id FROM sources WHERE name = 'manual'"))
+
+
+def candidates(source: SourceRef, pages: int = 2) -> list[Candidate]:
+    return [
+        Candidate(f"https://{host}/p{page}", source, Origin.MANUAL)
+        for host in HOSTS
+        for page in range(pages)
+    ]
+
+
+def test_sql_and_python_agree_on_every_bucket(fresh_dsn: str) -> None:
+    hosts = [*HOSTS, "éxample.org", "xn--xmple-rqa.org:8080", ""]
+    with psycopg.connect(fresh_dsn) as conn:
+        for n in (1, 2, 7, 64, 4096):
+            rows = conn.execute(
+                "SELECT h, frontier_bucket(h, %s) FROM unnest(%s::text[]) AS h", [n, hosts]
+            ).fetchall()
+            assert dict(rows) == {host: bucket_of(host, n) for host in hosts}, n
+
+
+async def test_every_url_is_claimed_once_over_the_buckets(
+    db: Database, manual: SourceRef
+) -> None:
+    await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
+    queue = QueueRepository(db, POLICY, rotation_start=0)
+    result = await queue.submit(candidates(manual), now=at(0))
+    assert result.inserted == 2 * len(HOSTS)
+    placed = await db.fetch("SELECT DISTINCT host, bucket FROM url_frontier")
+    assert {r["host"]: r["bucket"] for r in placed} == {h: bucket_of(h, BUCKETS) for h in HOSTS}
+    hosts = await db.fetch("SELECT host, bucket, pending_count FROM host_state")
+    assert {(r["host"], r["bucket"], r["pending_count"]) for r in hosts} == {
+        (h, bucket_of(h, BUCKETS), 2) for h in HOSTS
+    }
+
+    # One URL per host per claim, whatever bucket holds the host: the claim goes on to
+    # the next bucket until it has its batch or has asked every bucket.
+    first = await queue.claim("w1", 100, now=at(1))
+    assert sorted(c.host for c in first) == sorted(HOSTS)
+    assert await queue.claim("w1", 100, now=at(1.5)) == []  # every host waits its delay
+    second = await queue.claim("w1", 100, now=at(3))
+    assert sorted(c.host for c in second) == sorted(HOSTS)
+    assert {c.url_hash for c in first}.isdisjoint(c.url_hash for c in second)
+
+    renewed = await queue.renew("w1", first, now=at(3))
+    assert renewed == {c.url_hash for c in first}
+    done = await queue.complete(
+        "w1", [Outcome(c, OutcomeKind.FETCHED, http_status=200) for c in first], now=at(4)
+    )
+    assert done.refused == [] and set(done.applied.values()) == {"fetched"}
+
+    # The second batch's leases run out: the reaper returns them in every bucket.
+    reaped = await queue.reap(now=at(3 + 61))
+    assert (reaped.returned, reaped.dead) == (len(HOSTS), 0)
+    statuses = await db.fetch("SELECT status, count(*) AS n FROM url_frontier GROUP BY 1")
+    assert {r["status"]: r["n"] for r in statuses} == {
+        "fetched": len(HOSTS),
+        "pending": len(HOSTS),
+    }
+    counts = await db.fetch(
+        "SELECT host, pending_count FROM host_state WHERE pending_count <> 1"
+    )
+    assert counts == []
+
+
+async def test_claims_start_at_their_own_bucket(db: Database, manual: SourceRef) -> None:
+    await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
+    await QueueRepository(db, POLICY).submit(candidates(manual, pages=1), now=at(0))
+    queue = QueueRepository(db, POLICY, rotation_start=2)
+    claims = await queue.claim("w1", 1, now=at(1))
+    assert [bucket_of(c.host, BUCKETS) for c in claims] == [2]
+    claims = await queue.claim("w1", 1, now=at(1))
+    assert [bucket_of(c.host, BUCKETS) for c in claims] == [3]
+
+
+async def test_host_statements_route_by_bucket(db: Database, manual: SourceRef) -> None:
+    await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
+    await QueueRepository(db, POLICY).submit(candidates(manual, pages=1), now=at(0))
+    hosts = HostRepository(db)
+    leased = await hosts.take_leases(dict.fromkeys(HOSTS), "w1", 30, now=at(1))
+    assert leased == set(HOSTS)
+    assert await hosts.take_leases(dict.fromkeys(HOSTS), "w2", 30, now=at(1)) == set()
+    go = await hosts.begin_requests([(h, at(2)) for h in HOSTS], "w1", now=at(1))
+    assert go == dict.fromkeys(HOSTS, True)
+    free = await db.fetchval("SELECT count(*) FROM host_state WHERE lease_owner IS NULL")
+    assert free == len(HOSTS)
+
+
+async def test_rebucketing_moves_every_row_and_keeps_the_counts(
+    db: Database, manual: SourceRef
+) -> None:
+    await QueueRepository(db, POLICY).submit(candidates(manual), now=at(0))
+    before = await db.fetch("SELECT status, sum(n) AS n FROM frontier_counts GROUP BY 1")
+    await db.execute("SELECT frontier_rebucket($1)", 7)
+    assert await db.fetchval("SELECT n FROM frontier_buckets") == 7
+    for table in ("url_frontier", "host_state"):
+        rows = await db.fetch(f"SELECT host, bucket FROM {table}")
+        assert len(rows) == (2 if table == "url_frontier" else 1) * len(HOSTS)
+        assert all(r["bucket"] == bucket_of(r["host"], 7) for r in rows), table
+    after = await db.fetch(
+        "SELECT status, sum(n) AS n FROM frontier_counts GROUP BY 1 HAVING sum(n) <> 0"
+    )
+    assert {r["status"]: r["n"] for r in after} == {r["status"]: r["n"] for r in before}
+    with pytest.raises(Exception, match="between 1 and 4096"):
+        await db.execute("SELECT frontier_rebucket(0)")
