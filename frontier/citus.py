@@ -26,7 +26,7 @@ def with_database(admin_dsn: str, database: str) -> str:
     return urlunsplit(urlsplit(admin_dsn)._replace(path=f"/{database}"))
 
 
-def _run_when_free(conn: psycopg.Connection, statement: sql.Composable) -> None:
+def _run_when_free(conn: psycopg.Connection, statement: sql.Composed) -> None:
     """Run `statement`, again while a database it names is still in use by Citus's
     maintenance daemon (which FORCE does not end), up to TEMPLATE_BUSY_WAIT_S."""
     deadline = time.monotonic() + TEMPLATE_BUSY_WAIT_S
