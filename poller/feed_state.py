@@ -110,9 +110,11 @@ class FeedStateRepository:
 
         async def work(tx: Database) -> list[asyncpg.Record]:
             await tx.execute(SQL["claim_lock"])
-            return await tx.fetch(
-                SQL["claim_due"], owner, limit, now, lease_s, per_key, list(proxy_hosts)
-            )
+            due = await tx.fetch(SQL["claim_due"], limit, now, per_key, list(proxy_hosts))
+            if not due:
+                return []
+            ids = [r["source_id"] for r in due]
+            return await tx.fetch(SQL["lease_sources"], ids, owner, lease_s, now)
 
         records = await self._db.run_transaction(work)
         if not records:

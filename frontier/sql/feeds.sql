@@ -3,13 +3,14 @@
 -- SourceRepository's, in sources.sql.
 
 -- name: claim_due
--- Lease up to $2 due sources to $1 for $4 seconds at time $3 (NULL: now()). At most $5
--- sources of one poll key (host, or host + first path segment for the proxy hosts in $6)
--- are leased at once, counting leases already held; picks go round the keys (every key's
--- first source, then every key's second) so hosts are spread, not clustered. Callers
+-- Lock up to $1 due sources at time $2 (NULL: now()), for `lease_sources` to lease in the
+-- same transaction. At most $3 sources of one poll key (host, or host + first path segment
+-- for the proxy hosts in $4) are leased at once, counting leases already held; picks go
+-- round the keys (every key's first source, then every key's second) so hosts are
+-- spread, not clustered. Callers
 -- serialise claims with the advisory lock below, so the per-key count holds across
 -- processes; SKIP LOCKED keeps a claim from waiting on a row another claim holds.
-WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
+WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
 due AS (
     SELECT f.source_id, least(f.next_poll_at, f.sitemap_next_poll_at) AS due_at,
            coalesce(f.poll_lease_until > c.now, false) AS leased,
@@ -25,7 +26,7 @@ due AS (
 ),
 keyed AS (
     SELECT d.*,
-           CASE WHEN split_part(h.host, ':', 1) = ANY($6::text[])
+           CASE WHEN split_part(h.host, ':', 1) = ANY($4::text[])
                 THEN h.host || '/' || coalesce(
                     substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+/([^/?#]*)'), '')
                 ELSE h.host END AS poll_key
@@ -42,17 +43,21 @@ ranked AS (
     WHERE NOT k.leased
 ),
 picked AS (
-    SELECT source_id FROM ranked WHERE slot <= $5 ORDER BY slot, due_at LIMIT $2
-),
-locked AS (
-    SELECT f.source_id FROM feed_state f JOIN picked p USING (source_id) CROSS JOIN clock c
-    WHERE f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now
-    FOR UPDATE OF f SKIP LOCKED
+    SELECT source_id FROM ranked WHERE slot <= $3 ORDER BY slot, due_at LIMIT $1
 )
+SELECT f.source_id FROM feed_state f JOIN picked p USING (source_id) CROSS JOIN clock c
+WHERE f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now
+FOR UPDATE OF f SKIP LOCKED;
+
+-- name: lease_sources
+-- Lease sources $1, locked by `claim_due` in this transaction, to $2 for $3 seconds from
+-- $4 (NULL: now()). (A statement of its own: on Citus, where feed_state is a reference
+-- table, the two in one statement meet a Citus bug, deploy/README.md.)
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
 UPDATE feed_state f
-SET poll_lease_until = frontier_after(c.now, $4), poll_lease_owner = $1
-FROM locked l, clock c
-WHERE f.source_id = l.source_id
+SET poll_lease_until = frontier_after(c.now, $3), poll_lease_owner = $2
+FROM clock c
+WHERE f.source_id = ANY ($1::uuid[])
 RETURNING f.*;
 
 -- name: claim_lock
