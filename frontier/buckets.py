@@ -10,7 +10,7 @@ The bucket of a host is the first four bytes of the SHA-256 of its name (UTF-8) 
 unsigned big-endian integer, modulo N: a fixed function, unlike `hashtext`, whose values
 may change between PostgreSQL versions. This module is the one place that computes it;
 `frontier_bucket(host, n)` in migration 0018 is the same function in SQL, for re-bucketing
-rows in the database (tests/unit/test_buckets.py checks they agree). N lives in the
+rows in the database (tests/integration/test_buckets.py checks they agree). N lives in the
 database (`frontier_buckets`), so every process finds it there.
 """
 

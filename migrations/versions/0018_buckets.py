@@ -14,15 +14,15 @@ next to the rows they count.
 
 When the database has the `citus` extension (created by its administrator, with the
 worker nodes added: deploy/README.md), the same schema is distributed: url_frontier,
-host_state and frontier_counts by bucket, co-located (one shard holds a bucket's rows of
-all three), the small tables (sources and those keyed by source, frontier_buckets) as
-reference tables, and fetch_log, event_counts and raw_content stay on the coordinator
-(their foreign keys to sources are dropped there: Citus refuses a foreign key from a
-coordinator table to a reference table that it has not converted itself). The statement
-triggers that keep frontier_counts write into the co-located shard of frontier_counts (on
-Citus they run on the worker holding the url_frontier shard, where a distributed insert is
-refused). Distributing rewrites the tables: on a big frontier it takes as long as copying
-it.
+host_state, frontier_counts and event_counts by bucket, co-located (one shard holds a
+bucket's rows of all four), the small tables (sources and those keyed by source,
+frontier_buckets) as reference tables, and fetch_log and raw_content stay on the
+coordinator (their foreign keys to sources are dropped there: Citus refuses a foreign key
+from a coordinator table to a reference table that it has not converted itself). The
+statement triggers that keep frontier_counts and event_counts write into the co-located
+shard (on Citus they run on the worker holding the shard that changed, where a
+distributed insert is refused); on a single server they are static SQL as before.
+Distributing rewrites the tables: on a big frontier it takes as long as copying it.
 
 Revision ID: 0018
 Revises: 0011
