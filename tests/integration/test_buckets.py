@@ -49,9 +49,7 @@ def test_sql_and_python_agree_on_every_bucket(fresh_dsn: str) -> None:
             assert dict(rows) == {host: bucket_of(host, n) for host in hosts}, n
 
 
-async def test_every_url_is_claimed_once_over_the_buckets(
-    db: Database, manual: SourceRef
-) -> None:
+async def test_every_url_is_claimed_once_over_the_buckets(db: Database, manual: SourceRef) -> None:
     await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
     queue = QueueRepository(db, POLICY, rotation_start=0)
     result = await queue.submit(candidates(manual), now=at(0))
@@ -87,9 +85,7 @@ async def test_every_url_is_claimed_once_over_the_buckets(
         "fetched": len(HOSTS),
         "pending": len(HOSTS),
     }
-    counts = await db.fetch(
-        "SELECT host, pending_count FROM host_state WHERE pending_count <> 1"
-    )
+    counts = await db.fetch("SELECT host, pending_count FROM host_state WHERE pending_count <> 1")
     assert counts == []
 
 
