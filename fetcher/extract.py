@@ -1,6 +1,12 @@
-"""Article extraction: per-source CSS selectors (selectolax) first, trafilatura (with
-metadata) as the generic fallback, then what the feed or sitemap said (`discovery_meta`)
-for fields still empty. Which of them produced the body is recorded as the extractor.
+"""Article extraction: the body from per-source CSS selectors (selectolax) when they
+yield enough text, else from trafilatura's main-text extraction (`main_text`); the
+metadata from what the page declares (`fetcher.metadata`), then trafilatura's metadata
+pass only for fields still missing, then what the feed or sitemap said
+(`discovery_meta`). Which of them produced the body is recorded as the extractor.
+
+The page is parsed once with selectolax for the selectors and the declared metadata;
+trafilatura (lxml) and resiliparse (lexbor) parse it again for the body.
+bench/extract_quality.py measures the body candidates against the corpus (bench/RESULTS.md).
 
 `content_hash` is the SHA-256 of the normalised body text (Unicode NFKC, case-folded,
 whitespace collapsed), so the same article served under two URLs hashes the same.
@@ -14,17 +20,26 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import trafilatura
+from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
+
+from fetcher.metadata import PageMeta, parse_date, plausible_date, read_metadata
 
 log = logging.getLogger(__name__)
 
 SELECTOR_FIELDS = ("title", "body", "author", "published", "image")
 MIN_SELECTOR_WORDS = 30  # selectors yielding less body text than this fall back to generic
+# trafilatura's precise reading is kept unless it has fewer words than this share of
+# resiliparse's main-content text: then it cut the article (a paywall teaser, a page cut
+# by an inline widget) and trafilatura's default reading is taken instead.
+THIN_SHARE = 0.5
+# trafilatura's metadata pass costs about four times its text extraction: run it only
+# when the page declares none of these.
+_COSTLY_FIELDS = ("title", "author", "published_at")
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 
@@ -57,23 +72,6 @@ def content_hash(body: str) -> str:
     return hashlib.sha256(normalise_text(body).encode("utf-8")).hexdigest()
 
 
-def parse_date(value: object) -> datetime | None:
-    """ISO 8601 or RFC 2822 date text (or a datetime) as an aware datetime; None if not."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        try:
-            parsed = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _clean(value: object) -> str | None:
     if not isinstance(value, str):
         return None
@@ -81,9 +79,8 @@ def _clean(value: object) -> str | None:
     return text or None
 
 
-def by_selectors(html: str, selectors: Mapping[str, Any]) -> Extracted:
+def by_selectors(tree: LexborHTMLParser, selectors: Mapping[str, Any]) -> Extracted:
     """Fields picked by a source's CSS selectors; a bad selector leaves its field empty."""
-    tree = LexborHTMLParser(html)
     found: dict[str, str | None] = {}
     for name in SELECTOR_FIELDS:
         selector = selectors.get(name)
@@ -142,31 +139,43 @@ def canonical_href(html: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
-def generic(html: str, url: str | None) -> Extracted:
-    """trafilatura's main text and metadata."""
+def main_text(html: str, url: str | None) -> str | None:
+    """The article's text: trafilatura favouring precision, checked against
+    resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
+    default balance when it looks thin (THIN_SHARE). On the article benchmark this beats
+    either reading alone (bench/RESULTS.md, "Extraction quality")."""
+    precise = _trafilatura_text(html, url, favor_precision=True)
     try:
-        doc = trafilatura.bare_extraction(
+        reference = extract_plain_text(
+            html, main_content=True, alt_texts=False, links=False, list_bullets=False
+        )
+    except Exception as exc:  # resiliparse on hostile markup: keep trafilatura's reading
+        log.warning("resiliparse failed on %s: %s", url, exc)
+        return precise
+    if _words(precise) >= THIN_SHARE * _words(reference):
+        return precise
+    return _trafilatura_text(html, url, favor_precision=False) or precise
+
+
+def _trafilatura_text(html: str, url: str | None, *, favor_precision: bool) -> str | None:
+    try:
+        text = trafilatura.extract(
             html,
             url=url,
-            with_metadata=True,
+            fast=True,
+            favor_precision=favor_precision,
             include_comments=False,
             include_tables=True,
+            with_metadata=False,
         )
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
-        return Extracted(extractor="generic")
-    if doc is None or isinstance(doc, dict):
-        return Extracted(extractor="generic")
-    return Extracted(
-        title=_clean(doc.title),
-        body=_clean(doc.text),
-        summary=_clean(doc.description),
-        author=_clean(doc.author),
-        published_at=parse_date(doc.date),
-        image_url=_clean(doc.image),
-        language=_clean(doc.language),
-        extractor="generic",
-    )
+        return None
+    return _clean(text)
+
+
+def _words(text: str | None) -> int:
+    return len(_WORD.findall(text or ""))
 
 
 def _merge(first: Extracted, second: Extracted) -> Extracted:
@@ -179,7 +188,45 @@ def _merge(first: Extracted, second: Extracted) -> Extracted:
     return Extracted(**values, extractor=first.extractor)
 
 
-def from_discovery(meta: Mapping[str, Any] | None) -> Extracted:
+def from_declared(meta: PageMeta) -> Extracted:
+    return Extracted(
+        title=meta.title,
+        summary=meta.summary,
+        author=meta.author,
+        published_at=meta.published_at,
+        image_url=meta.image_url,
+        language=meta.language,
+    )
+
+
+def from_trafilatura_metadata(html: str, url: str | None, now: datetime) -> Extracted:
+    """trafilatura's metadata pass (it searches the text for bylines and dates). Its date
+    search is allowed to see dates in the future (`max_date` far ahead): htmldate moves
+    a date past `max_date` to the first of its month or year, which would store a wrong
+    date; the future-date rule (`plausible_date`) is applied here instead."""
+    config = {
+        "original_date": True,
+        "extensive_search": True,
+        "max_date": (now + timedelta(days=3660)).strftime("%Y-%m-%d"),
+    }
+    try:
+        meta = trafilatura.extract_metadata(html, default_url=url, date_config=config)
+    except Exception as exc:  # as in main_text(): hostile markup must not stop the fetch
+        log.warning("trafilatura metadata failed on %s: %s", url, exc)
+        return Extracted()
+    if meta is None:
+        return Extracted()
+    return Extracted(
+        title=_clean(meta.title),
+        summary=_clean(meta.description),
+        author=_clean(meta.author),
+        published_at=plausible_date(parse_date(meta.date), now),
+        image_url=_clean(meta.image),
+        language=_clean(meta.language),
+    )
+
+
+def from_discovery(meta: Mapping[str, Any] | None, now: datetime | None = None) -> Extracted:
     """What the feed or sitemap said about the URL."""
     if not meta:
         return Extracted()
@@ -187,7 +234,10 @@ def from_discovery(meta: Mapping[str, Any] | None) -> Extracted:
         title=_clean(meta.get("title")),
         summary=_clean(meta.get("summary")),
         author=_clean(meta.get("author")),
-        published_at=parse_date(meta.get("published") or meta.get("published_at")),
+        published_at=plausible_date(
+            parse_date(meta.get("published") or meta.get("published_at")),
+            now or datetime.now(UTC),
+        ),
         image_url=_clean(meta.get("image") or meta.get("image_url")),
         language=_clean(meta.get("language")),
     )
@@ -200,38 +250,23 @@ def extract(
     selectors: Mapping[str, Any] | None = None,
     discovery_meta: Mapping[str, Any] | None = None,
 ) -> Extracted:
-    """Selectors if the source has them and they yield enough text, else trafilatura;
-    empty fields are then filled from discovery_meta. A page with no body of its own but
-    a feed summary keeps the summary as body, with extractor `feed`."""
+    """The body from selectors if the source has them and they yield enough text, else
+    from `main_text`; the metadata from what the page declares, then trafilatura's pass
+    for title, author or date still missing, then discovery_meta. A page with no body of
+    its own but a feed summary keeps the summary as body, with extractor `feed`."""
+    now = datetime.now(UTC)
+    tree = LexborHTMLParser(html)
     result: Extracted | None = None
     if selectors:
-        picked = by_selectors(html, selectors)
+        picked = by_selectors(tree, selectors)
         if picked.word_count >= MIN_SELECTOR_WORDS:
-            result = _merge(picked, generic_metadata_only(html, url, picked))
+            result = picked
     if result is None:
-        result = generic(html, url)
-    result = _merge(result, from_discovery(discovery_meta))
+        result = Extracted(body=main_text(html, url), extractor="generic")
+    result = _merge(result, from_declared(read_metadata(tree, now=now)))
+    if not all(getattr(result, name) for name in _COSTLY_FIELDS):
+        result = _merge(result, from_trafilatura_metadata(html, url, now))
+    result = _merge(result, from_discovery(discovery_meta, now))
     if not result.body and result.summary:
         result = replace(result, body=result.summary, extractor="feed")
     return result
-
-
-def generic_metadata_only(html: str, url: str | None, picked: Extracted) -> Extracted:
-    """Metadata for fields the selectors left empty, without running text extraction
-    when nothing is missing."""
-    if all((picked.title, picked.author, picked.published_at, picked.image_url)):
-        return Extracted()
-    try:
-        meta = trafilatura.extract_metadata(html, default_url=url)
-    except Exception as exc:  # as in generic(): hostile markup must not stop the fetch
-        log.warning("trafilatura metadata failed on %s: %s", url, exc)
-        return Extracted()
-    if meta is None:
-        return Extracted()
-    return Extracted(
-        title=_clean(meta.title),
-        summary=_clean(meta.description),
-        author=_clean(meta.author),
-        published_at=parse_date(meta.date),
-        image_url=_clean(meta.image),
-    )
