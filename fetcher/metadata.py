@@ -9,8 +9,9 @@ Sources, best first for each field:
   (`mainEntity`); `author` and `image` may be strings, objects, lists or `@id`
   references to other nodes of the graph (Yoast's Person and ImageObject nodes).
 - OpenGraph and `article:*` meta tags (`og:title`, `og:image`,
-  `article:published_time`), then `twitter:*`, Dublin Core and the plain ones
-  (`<meta name=author>`, `<meta name=description>`, `itemprop=datePublished`).
+  `article:published_time`; og:title comes before the JSON-LD headline), then
+  `twitter:*`, Dublin Core and the plain ones (`<meta name=author>`,
+  `<meta name=description>`, `itemprop=datePublished`).
 - `<time datetime>` (the `datePublished`/`pubdate` one, else the first in `<article>`),
   `<html lang>`, a single `<h1>`, `<title>`.
 
@@ -24,6 +25,7 @@ is read as UTC). `plausible_date` is the one rule for dates in the future: see t
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
@@ -121,7 +123,10 @@ def read_metadata(tree: LexborHTMLParser, *, now: datetime | None = None) -> Pag
         _time_datetime(tree),
     )
     return PageMeta(
-        title=_first(article.get("title"), *(meta.get(n) for n in _TITLE_METAS))
+        # og:title first, as trafilatura and social cards read it: it is the editorial
+        # headline, where the JSON-LD headline is often the search-engine title
+        title=_first(*(meta.get(n) for n in _TITLE_METAS[:2]), article.get("title"))
+        or _first(*(meta.get(n) for n in _TITLE_METAS[2:]))
         or _heading_or_title(tree),
         author=_first(article.get("author"), *(_author_meta(meta.get(n)) for n in _AUTHOR_METAS)),
         published_at=published,
@@ -338,9 +343,11 @@ def _text(value: Any) -> str | None:
 
 
 def _clean(value: object) -> str | None:
+    """Whitespace collapsed and character references decoded: many CMSes escape twice,
+    so `&#39;` survives the HTML parser in attributes and JSON-LD strings."""
     if not isinstance(value, str):
         return None
-    text = _SPACE.sub(" ", value).strip()
+    text = _SPACE.sub(" ", html.unescape(value) if "&" in value else value).strip()
     return text or None
 
 

@@ -11,7 +11,16 @@ import sys
 import pytest
 
 # The benchmarks `make bench` runs; soak.py takes ten minutes and runs on its own.
-BENCHES = ["normalize", "submit", "claim_scaling", "poll", "fetch", "spider", "api_import"]
+BENCHES = [
+    "normalize",
+    "submit",
+    "claim_scaling",
+    "poll",
+    "fetch",
+    "spider",
+    "api_import",
+    "extract_quality",
+]
 
 
 @pytest.mark.parametrize("name", BENCHES)
