@@ -156,6 +156,7 @@ _AUTHOR_METAS = (
 )
 _DATE_METAS = (
     "article:published_time",
+    "article:published",
     "og:published_time",
     "datepublished",
     "dc.date.issued",
@@ -175,7 +176,8 @@ _SUMMARY_METAS = ("og:description", "description", "twitter:description", "dc.de
 
 
 def _meta_tags(tree: LexborHTMLParser) -> dict[str, str]:
-    """`<meta>` contents by lowercased property, name or itemprop (the first of each)."""
+    """`<meta>` contents by lowercased property, name or itemprop (the first of each).
+    A name with spaces in it is read as several names: no meta name has one."""
     found: dict[str, str] = {}
     for node in tree.css("meta[content]"):
         attrs = node.attributes
@@ -183,9 +185,9 @@ def _meta_tags(tree: LexborHTMLParser) -> dict[str, str]:
         if content is None:
             continue
         for key in ("property", "name", "itemprop", "http-equiv"):
-            name = attrs.get(key)
-            if name:
-                found.setdefault(name.strip().lower(), content)
+            # itemprop is a token list: "datePublished dateCreated" names both
+            for name in (attrs.get(key) or "").lower().split():
+                found.setdefault(name, content)
     return found
 
 
