@@ -18,7 +18,10 @@ Modules, each the owner of one concern:
 - `politeness`    a request starts only inside the slot its claim reserved
 - `decisions`     `decide()`: what an HTTP response means (pure)
 - `meta_refresh`  a near-empty page's `<meta http-equiv="refresh">` as a redirect (pure)
-- `extract`       article extraction (selectors, generic, feed metadata, canonical link)
+- `extract`       article extraction: the body (selectors, or trafilatura checked
+                  against resiliparse), metadata merged in order, canonical link
+- `metadata`      what a page declares: JSON-LD, OpenGraph, meta, time, lang;
+                  `plausible_date`, the rule for dates in the future
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
 - `source_cache`  per-source settings the fetcher needs, cached briefly
