@@ -9,7 +9,12 @@ core). For each candidate:
   lowercased, counted with multiplicity), the figure issue 15 states its target in;
 - ``benchmark_f1``: the article-extraction-benchmark's own figure (its ``evaluate.py``):
   4-token shingles, precision and recall averaged over pages, F1 of those two means;
-- ``pages_per_s``: the median of 3 rounds (1 with ``--quick``).
+- ``pages_per_s``: the median of 3 rounds (1 with ``--quick``);
+- ``small_pages_per_s``: the same on 300 generated small article pages (about 6 KB of
+  text in ``<article>``, nav, aside and footer around it, title, author and date
+  declared in meta tags), the shape of issue 15's fetch measurements;
+- ``undated_pages_per_s``: the same pages declaring no date (as bench/fetch.py's), where
+  ``fetcher.extract`` pays for trafilatura's metadata pass to look for one.
 
 The ``fetcher.extract`` row is the whole function the pipeline calls (body and metadata).
 The metadata figures compare its title, author and date with trafilatura's metadata pass
@@ -19,7 +24,8 @@ disagreement), authors when they share a name, dates when the calendar day is th
 time zone (trafilatura gives a day without one).
 
 The last line printed is one JSON object: ``{"pages": N, "candidates": {name: {"f1",
-"benchmark_f1", "pages_per_s"}}, "metadata": {field: {"agree", "pages", "share"}}}``.
+"benchmark_f1", "pages_per_s", "small_pages_per_s", "undated_pages_per_s"}},
+"metadata": {field: {"agree", "pages", "share"}}}``.
 """
 
 from __future__ import annotations
@@ -90,6 +96,43 @@ def load_pages() -> list[Page]:
     return pages
 
 
+def small_pages(count: int, *, dated: bool = True) -> list[Page]:
+    words = [
+        "river",
+        "council",
+        "budget",
+        "market",
+        "school",
+        "station",
+        "harbour",
+        "festival",
+        "report",
+        "energy",
+    ]
+    pages = []
+    for n in range(count):
+        paragraphs = "".join(
+            f"<p>{' '.join(words[(n + p + i) % len(words)] for i in range(95))}.</p>"
+            for p in range(10)
+        )
+        html = (
+            f"<!doctype html><html lang='en'><head><title>Story {n} | Daily</title>"
+            f"<meta property='og:title' content='Story {n}'>"
+            + (
+                f"<meta property='article:published_time' content='2026-01-02T08:{n % 60:02d}Z'>"
+                if dated
+                else ""
+            )
+            + f"<meta name='author' content='Desk {n % 7}'></head><body>"
+            "<nav><a href='/'>Home</a> <a href='/news'>News</a> <a href='/sport'>Sport</a></nav>"
+            f"<aside><h3>Most read</h3><ul><li>Other story {n + 1}</li></ul></aside>"
+            f"<article><h1>Story {n}</h1>{paragraphs}</article>"
+            "<footer>Copyright Daily. All rights reserved.</footer></body></html>"
+        )
+        pages.append((f"https://daily.example/news/story-{n}", html, ""))
+    return pages
+
+
 def token_f1(found: str, gold: str) -> float:
     found_tokens = Counter(_TOKEN.findall(found.lower()))
     gold_tokens = Counter(_TOKEN.findall(gold.lower()))
@@ -127,19 +170,36 @@ def benchmark_f1(pairs: list[tuple[str, str]]) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def _speed(run: Callable[[str, str], str | None], pages: list[Page]) -> tuple[float, list[str]]:
+    started = time.perf_counter()
+    bodies = [run(html, url) or "" for url, html, _ in pages]
+    return len(pages) / (time.perf_counter() - started), bodies
+
+
 def measure(
-    name: str, run: Callable[[str, str], str | None], pages: list[Page], rounds: int
+    name: str,
+    run: Callable[[str, str], str | None],
+    pages: list[Page],
+    small: list[Page],
+    undated: list[Page],
+    rounds: int,
 ) -> dict[str, float]:
-    speeds, bodies = [], []
+    speeds: list[float] = []
+    small_speeds: list[float] = []
+    undated_speeds: list[float] = []
+    bodies: list[str] = []
     for _ in range(rounds):
-        started = time.perf_counter()
-        bodies = [run(html, url) or "" for url, html, _ in pages]
-        speeds.append(len(pages) / (time.perf_counter() - started))
+        speed, bodies = _speed(run, pages)
+        speeds.append(speed)
+        small_speeds.append(_speed(run, small)[0])
+        undated_speeds.append(_speed(run, undated)[0])
     pairs = [(body, gold) for body, (_, _, gold) in zip(bodies, pages, strict=True)]
     figures = {
         "f1": round(statistics.mean(token_f1(found, gold) for found, gold in pairs), 4),
         "benchmark_f1": round(benchmark_f1(pairs), 4),
         "pages_per_s": round(statistics.median(speeds), 1),
+        "small_pages_per_s": round(statistics.median(small_speeds), 1),
+        "undated_pages_per_s": round(statistics.median(undated_speeds), 1),
     }
     print(f"{name:34s} {figures}", flush=True)
     return figures
@@ -203,7 +263,10 @@ def main() -> None:
     args = parser.parse_args()
     pages = load_pages()
     rounds = 1 if args.quick else 3
-    candidates = {name: measure(name, run, pages, rounds) for name, run in CANDIDATES.items()}
+    small, undated = small_pages(300), small_pages(300, dated=False)
+    candidates = {
+        name: measure(name, run, pages, small, undated, rounds) for name, run in CANDIDATES.items()
+    }
     metadata = metadata_agreement(pages)
     print(json.dumps({"pages": len(pages), "candidates": candidates, "metadata": metadata}))
 
