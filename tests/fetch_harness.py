@@ -18,6 +18,7 @@ from frontier.sinks import ContentSink
 from frontier.sinks.postgres import PostgresSink
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash
+from tests.local_site import LocalSite
 
 UA = "frontier-test/1.0 (+http://example.org/bot)"
 
@@ -95,3 +96,19 @@ def article(title: str, paragraphs: int = 6, word: str = "news") -> str:
         f"<meta name='author' content='Ann Writer'></head><body><nav>menu home about</nav>"
         f"<article><h1>{title}</h1>{body}</article><footer>copyright</footer></body></html>"
     )
+
+
+async def fetch_stored(
+    db: Database, site: LocalSite, path: str, meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Submit `site`'s `path`, fetch it and return the stored
+    document; checks it is stored once, `fetched`, at one page request."""
+    await submit(db, site.url(path), meta=meta)
+    async with fetcher_for(db) as fetcher:
+        await fetcher.run_once()
+    row = await frontier_row(db, site.url(path))
+    assert (row["status"], row["dead_reason"]) == ("fetched", None), row["last_error"]
+    assert len(site.hits(path)) == 1
+    docs = await db.fetch("SELECT * FROM raw_content")
+    assert len(docs) == 1 and docs[0]["url_hash"] == row["url_hash"]
+    return dict(docs[0])

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from frontier.db import Database
-from tests.fetch_harness import fetcher_for, frontier_row, submit
+from tests.fetch_harness import fetch_stored
 from tests.local_site import LocalSite
 from tests.zoo import metadata as zoo
 
@@ -17,16 +17,9 @@ from tests.zoo import metadata as zoo
 async def fetch_one(
     db: Database, site: LocalSite, path: str, meta: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    await submit(db, site.url(path), meta=meta)
-    async with fetcher_for(db) as fetcher:
-        await fetcher.run_once()
-    row = await frontier_row(db, site.url(path))
-    assert (row["status"], row["dead_reason"]) == ("fetched", None), row["last_error"]
-    assert len(site.hits(path)) == 1
-    docs = await db.fetch("SELECT * FROM raw_content")
-    assert len(docs) == 1 and docs[0]["url_hash"] == row["url_hash"]
-    assert "publish every contract" in docs[0]["body"]
-    return dict(docs[0])
+    doc = await fetch_stored(db, site, path, meta)
+    assert "publish every contract" in doc["body"]
+    return doc
 
 
 async def test_wordpress_yoast_graph_is_stored_with_its_declared_time(

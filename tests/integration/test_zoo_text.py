@@ -11,7 +11,7 @@ import pytest
 
 from frontier.db import Database
 from tests.corpus_path import CORPUS
-from tests.fetch_harness import fetcher_for, frontier_row, submit
+from tests.fetch_harness import fetch_stored, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 from tests.zoo import text as zoo
 
@@ -26,25 +26,11 @@ def corpus_page() -> tuple[bytes, list[str]]:
     return (EVAL / "html" / case["file"]).read_bytes(), case["with"]
 
 
-async def fetch_one(db: Database, site: LocalSite, path: str) -> dict[str, object]:
-    """Submit, fetch and return the stored document of `path`; checks it is stored once,
-    `fetched`, at one page request."""
-    await submit(db, site.url(path))
-    async with fetcher_for(db) as fetcher:
-        await fetcher.run_once()
-    row = await frontier_row(db, site.url(path))
-    assert (row["status"], row["dead_reason"]) == ("fetched", None), row["last_error"]
-    assert len(site.hits(path)) == 1
-    docs = await db.fetch("SELECT * FROM raw_content")
-    assert len(docs) == 1 and docs[0]["url_hash"] == row["url_hash"]
-    return dict(docs[0])
-
-
 async def test_windows_1252_declared_only_in_a_late_meta_keeps_its_quotes(
     db: Database, local_site: LocalSite
 ) -> None:
     zoo.windows_1252_meta_only(local_site, "/legacy.htm")
-    doc = await fetch_one(db, local_site, "/legacy.htm")
+    doc = await fetch_stored(db, local_site, "/legacy.htm")
     assert zoo.CURLY in str(doc["body"])
     assert doc["title"] == "Legacy “charset” story"
 
@@ -53,7 +39,7 @@ async def test_a_latin1_label_is_decoded_as_windows_1252(
     db: Database, local_site: LocalSite
 ) -> None:
     zoo.latin1_label_meta(local_site, "/latin.htm")
-    doc = await fetch_one(db, local_site, "/latin.htm")
+    doc = await fetch_stored(db, local_site, "/latin.htm")
     assert zoo.CURLY in str(doc["body"]) and "\x93" not in str(doc["body"])
 
 
@@ -62,7 +48,7 @@ async def test_utf8_page_behind_apaches_latin1_default_is_read_as_utf8(
 ) -> None:
     page, snippets = corpus_page()
     zoo.utf8_behind_apache_default(local_site, "/suisse/chlorothalonil", page)
-    doc = await fetch_one(db, local_site, "/suisse/chlorothalonil")
+    doc = await fetch_stored(db, local_site, "/suisse/chlorothalonil")
     body = str(doc["body"])
     assert all(snippet in body for snippet in snippets), body[:300]
     assert "Ã" not in body and "désormais" in str(doc["title"])
@@ -71,7 +57,7 @@ async def test_utf8_page_behind_apaches_latin1_default_is_read_as_utf8(
 async def test_a_bom_wins_over_the_header(db: Database, local_site: LocalSite) -> None:
     page = zoo.legacy_article("BOM story", charset_meta="")
     zoo.utf8_bom_behind_latin_header(local_site, "/bom", page)
-    doc = await fetch_one(db, local_site, "/bom")
+    doc = await fetch_stored(db, local_site, "/bom")
     assert zoo.CURLY in str(doc["body"])
 
 
@@ -81,7 +67,7 @@ async def test_compressed_bodies_are_decoded(
 ) -> None:
     page, snippets = corpus_page()
     zoo.compressed(local_site, "/article", page, coding)
-    doc = await fetch_one(db, local_site, "/article")
+    doc = await fetch_stored(db, local_site, "/article")
     assert all(snippet in str(doc["body"]) for snippet in snippets)
     offered = local_site.hits("/article")[0].headers["Accept-Encoding"]
     assert coding.removeprefix("raw-") in offered
@@ -92,7 +78,7 @@ async def test_accept_encoding_offers_only_what_can_be_decoded(
 ) -> None:
     page, _snippets = corpus_page()
     zoo.compressed(local_site, "/probe", page, "gzip")
-    await fetch_one(db, local_site, "/probe")
+    await fetch_stored(db, local_site, "/probe")
     offered = {
         c.split(";")[0].strip()
         for c in local_site.hits("/probe")[0].headers["Accept-Encoding"].split(",")
