@@ -44,7 +44,7 @@ async def test_a_spider_and_two_fetcher_processes_never_come_closer_than_the_del
     )
     spider_settings = settings.model_copy(update={"user_agent": SPIDER_AGENT})
 
-    # The spider starts first: its first section is held until a fetcher has sent a
+    # The spider starts first: its front page is held until a fetcher has sent a
     # request, so it is still crawling while the fetchers work (however slowly the
     # processes start on a loaded machine).
     stop = asyncio.Event()  # set only if the test fails before the crawl ends
