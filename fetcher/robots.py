@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from protego import Protego
@@ -119,3 +120,15 @@ class RobotsRules:
         except Exception as exc:  # a URL Protego cannot match: be polite, do not fetch
             log.warning("robots.txt matching failed for %s: %s", url, exc)
             return False
+
+
+def stored_rules_check(user_agent: str) -> Callable[[str, str | None, str], bool]:
+    """`check(robots_status, robots_txt, url)`: whether a host's stored robots state allows
+    `url` for `user_agent`, as the fetcher decides it (for `frontier url show` and the API,
+    which read host_state rather than fetch robots.txt)."""
+    token = product_token(user_agent)
+
+    def check(status: str, robots_txt: str | None, url: str) -> bool:
+        return RobotsRules.of(RobotsStatus(status), robots_txt).allows(url, token)
+
+    return check

@@ -11,6 +11,8 @@ under this root (one module each, named in brackets):
     ├── InvalidSource            (frontier.source_schema; also a ValueError) a source
     │                            definition that cannot be stored: "field: reason"
     ├── UnknownSource            (frontier.sources) no source of that name or id
+    ├── BadDocumentQuery         (frontier.documents; also a ValueError) a documents
+    │                            filter or page cursor that cannot be used
     ├── UnusableSpec             (frontier.source_specs; also a ValueError) a sources file
     │                            that is not a YAML spec or OPML
     ├── UnusableInput            (frontier.imports) a URL import file that cannot be read

@@ -242,6 +242,13 @@ def url_host(normalized: str) -> str:
     return host
 
 
+def host_key(value: str) -> str:
+    """The politeness key (`url_host`) of a host name, a ``host:port`` or a URL, as the
+    frontier stores it (lowercase, IDNA); raises `InvalidURL`."""
+    candidate = value.strip() if "://" in value else f"http://{value.strip()}/"
+    return url_host(normalize_url(candidate))
+
+
 def _clean(url: str) -> str:
     """Strip, bound and check a URL or base as it arrives (rules 1 and 2)."""
     if len(url) > MAX_URL_LENGTH:

@@ -16,7 +16,7 @@ from frontier.api.context import ApiContext, FireSource
 from frontier.api.errors import install_error_handlers
 from frontier.api.metrics import DatabaseCollector
 from frontier.api.query_guard import refuse_nul
-from frontier.api.routes import dashboard, docs, imports, sources, views
+from frontier.api.routes import content, dashboard, docs, imports, pages, sources, views
 from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
 from frontier.safe_http import SafeClient
@@ -61,7 +61,7 @@ def create_app(
     )
     app.state.context = context
     install_error_handlers(app)
-    for module in (views, sources, imports, dashboard, docs):
+    for module in (views, sources, imports, dashboard, docs, content, pages):
         app.include_router(module.router)
     app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
     app.mount("/static", docs.STATIC, name="static")

@@ -17,6 +17,7 @@ from frontier.settings import Settings
 
 if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
+    from frontier.documents import DocumentReader
     from frontier.safe_http import SafeClient
 
 
@@ -48,6 +49,7 @@ class ApiContext:
     client: SafeClient | None = None  # for the manual fire; closed with the app
     owns_client: bool = False
     client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    reader: DocumentReader | None = None  # the configured sink's reader, made on first use
 
     async def http_client(self) -> SafeClient:
         async with self.client_lock:
@@ -58,7 +60,18 @@ class ApiContext:
                 self.owns_client = True
             return self.client
 
+    def documents(self) -> DocumentReader:
+        """The reader of the configured content sink (one per app, closed with it)."""
+        if self.reader is None:
+            from frontier.sinks.configured import open_reader
+
+            self.reader = open_reader(self.settings, self.db)
+        return self.reader
+
     async def close(self) -> None:
+        if self.reader is not None:
+            await self.reader.close()
+            self.reader = None
         if self.client is not None and self.owns_client:
             await self.client.close()
             self.client = None

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from frontier.errors import DatabaseUnavailable, FrontierError
+from frontier.sinks import SinkUnavailable
 from frontier.sources import InvalidSource, UnknownSource
 
 log = logging.getLogger(__name__)
@@ -150,6 +151,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def unavailable(request: Request, exc: DatabaseUnavailable) -> JSONResponse:
         # One log line per outage (and one when it is back), not a traceback per request.
         request.app.state.context.db.outage.report(exc, None)
+        return error_response(503, "unavailable", str(exc), headers={"Retry-After": "5"})
+
+    @app.exception_handler(SinkUnavailable)
+    async def sink_unavailable(_request: Request, exc: SinkUnavailable) -> JSONResponse:
         return error_response(503, "unavailable", str(exc), headers={"Retry-After": "5"})
 
     @app.exception_handler(FrontierError)

@@ -18,6 +18,8 @@ Modules, one per group of commands:
 - `spider`    `frontier spider`          (spider.service)
 - `serve`     `frontier serve`           (frontier.api, given poller.service.fire)
 - `up`        `frontier up`: every service in one process, with its `Console`
+- `documents` `frontier documents`: the stored articles, from the configured sink
+- `url_show`  `frontier url show`: one URL's story  (fetcher.robots, to match robots.txt)
 - `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`
 
@@ -48,6 +50,8 @@ COMMAND_MODULES = {
     "spider": "spider",
     "serve": "serve",
     "up": "up",
+    "documents": "documents",
+    "url": "url_show",
 }
 
 

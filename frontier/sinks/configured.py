@@ -1,9 +1,10 @@
-"""The content sink the settings name: Elasticsearch when FRONTIER_ELASTICSEARCH_URL is
-set, else the PostgreSQL `raw_content` table."""
+"""The content sink the settings name, and its reader: Elasticsearch when
+FRONTIER_ELASTICSEARCH_URL is set, else the PostgreSQL `raw_content` table."""
 
 from __future__ import annotations
 
 from frontier.db import Database
+from frontier.documents import DocumentReader
 from frontier.settings import Settings
 from frontier.sinks import ContentSink
 
@@ -29,3 +30,16 @@ async def open_sink(settings: Settings, db: Database) -> ContentSink:
             raise
         return sink
     return PostgresSink(db)
+
+
+def open_reader(settings: Settings, db: Database) -> DocumentReader:
+    """The reader of the sink `open_sink` writes to. Close it when done."""
+    if settings.elasticsearch_url:
+        from frontier.sinks.elasticsearch import ElasticsearchDocuments
+
+        return ElasticsearchDocuments(
+            settings.elasticsearch_url, index=settings.elasticsearch_index
+        )
+    from frontier.sinks.postgres import PostgresDocuments
+
+    return PostgresDocuments(db)

@@ -11,6 +11,9 @@
   per-document 429s are retried by the bulk helper. What still fails raises
   `SinkUnavailable`; documents Elasticsearch refuses (e.g. a mapping conflict) raise
   `DocumentRejected` naming them.
+- `ElasticsearchDocuments` reads the index back: a `bool` query (`term`/`range` filters, a
+  `multi_match` over title and body with operator `and` for a search), sorted by
+  `fetched_at` then `url_hash`, both descending, paged with `search_after`.
 - The client's own retry and node warnings (each with a traceback) say again what
   `SinkUnavailable` reports once: they are logged at DEBUG (`frontier -v` shows them).
 """
@@ -21,6 +24,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 
@@ -28,6 +32,7 @@ from elastic_transport import TransportError
 from elasticsearch import AsyncElasticsearch, helpers
 from elasticsearch import exceptions as es_errors
 
+from frontier.documents import EPOCH, Cursor, DocumentFilter, DocumentPage, json_ready, page_of
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 
 log = logging.getLogger(__name__)
@@ -204,3 +209,84 @@ def _refusals(errors: Any) -> dict[str, str]:
         reason = error.get("reason", str(error)) if isinstance(error, dict) else str(error)
         refused[str(result.get("_id"))] = f"HTTP {result.get('status')}: {reason}"
     return refused
+
+
+# What a listed document leaves out (see frontier.documents.LISTED_FIELDS).
+UNLISTED = ["body", "summary", "image_url", "content_hash"]
+SORT = [{"fetched_at": "desc"}, {"url_hash": "desc"}]
+
+
+def search_body(where: DocumentFilter, after: Cursor | None, limit: int) -> dict[str, Any]:
+    """The `_search` request body of one page (size: one more than wanted, to learn whether
+    a next page exists)."""
+    filters: list[dict[str, Any]] = []
+    if where.source_id is not None:
+        filters.append({"term": {"source_id": str(where.source_id)}})
+    if where.host is not None:
+        filters.append({"term": {"host": where.host}})
+    if where.since is not None:
+        filters.append({"range": {"fetched_at": {"gte": where.since.isoformat()}}})
+    must: list[dict[str, Any]] = []
+    if where.search:
+        must.append(
+            {"multi_match": {"query": where.search, "fields": ["title", "body"], "operator": "and"}}
+        )
+    body: dict[str, Any] = {
+        "query": {"bool": {"filter": filters, "must": must}},
+        "sort": SORT,
+        "size": limit + 1,
+        "_source": {"excludes": UNLISTED},
+        "track_total_hits": False,
+    }
+    if after is not None:
+        # The index maps fetched_at as `date`: its sort value is epoch milliseconds.
+        millis = (after.fetched_at - EPOCH) // timedelta(milliseconds=1)
+        body["search_after"] = [millis, after.url_hash]
+    return body
+
+
+class ElasticsearchDocuments:
+    """Reads the `raw_content` index."""
+
+    name = "elasticsearch"
+
+    def __init__(
+        self, url: str, *, index: str = "raw_content", client: AsyncElasticsearch | None = None
+    ) -> None:
+        client_warnings_at_debug()
+        self.index = index
+        self._client = client or AsyncElasticsearch(url, request_timeout=30)
+
+    async def page(
+        self, where: DocumentFilter, *, after: Cursor | None, limit: int
+    ) -> DocumentPage:
+        body = search_body(where, after, limit)
+        try:
+            answer = await self._client.search(index=self.index, **_as_arguments(body))
+        except es_errors.NotFoundError:
+            return DocumentPage([], None)  # no index yet: nothing was stored
+        except (TransportError, es_errors.ApiError) as exc:
+            raise SinkUnavailable(f"Elasticsearch search failed: {exc}") from None
+        rows = [hit["_source"] for hit in answer["hits"]["hits"]]
+        return page_of(rows, limit, _cursor_of)
+
+    async def get(self, url_hash: str) -> dict[str, Any] | None:
+        try:
+            answer = await self._client.get(index=self.index, id=url_hash)
+        except es_errors.NotFoundError:
+            return None
+        except (TransportError, es_errors.ApiError) as exc:
+            raise SinkUnavailable(f"Elasticsearch get failed: {exc}") from None
+        return json_ready(dict(answer["_source"]))
+
+    async def close(self) -> None:
+        await self._client.close()
+
+
+def _as_arguments(body: dict[str, Any]) -> dict[str, Any]:
+    """The client's keyword spelling of a body (`_source` is `source`)."""
+    return {("source" if key == "_source" else key): value for key, value in body.items()}
+
+
+def _cursor_of(document: dict[str, Any]) -> Cursor:
+    return Cursor(datetime.fromisoformat(document["fetched_at"]), document["url_hash"])

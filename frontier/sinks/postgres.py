@@ -1,14 +1,16 @@
-"""The PostgreSQL content sink: batched upserts into `raw_content` (SQL in
-`frontier/sql/raw_content.sql`)."""
+"""The PostgreSQL content sink: batched upserts into `raw_content`, and its reader,
+`PostgresDocuments` (SQL in `frontier/sql/raw_content.sql`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
 
 from frontier.db import Database
+from frontier.documents import Cursor, DocumentFilter, DocumentPage, json_ready, page_of
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
@@ -35,6 +37,48 @@ class PostgresSink:
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return dict(record) if record else None
+
+    async def close(self) -> None:
+        """The database belongs to the caller."""
+
+
+# "No bound" in the keyset statements, which take no NULLs: asyncpg sends these two as
+# PostgreSQL's 'infinity' and '-infinity'; "g" sorts above every hex url_hash.
+_INFINITY = datetime.max.replace(tzinfo=UTC)
+_MINUS_INFINITY = datetime.min.replace(tzinfo=UTC)
+
+
+class PostgresDocuments:
+    """Reads `raw_content`: one statement per index (see raw_content.sql)."""
+
+    name = "postgres"
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def page(
+        self, where: DocumentFilter, *, after: Cursor | None, limit: int
+    ) -> DocumentPage:
+        keyset = (after.fetched_at, after.url_hash) if after else (_INFINITY, "g")
+        since = where.since if where.since is not None else _MINUS_INFINITY
+        common = (*keyset, since, limit + 1)
+        extra: tuple[object, ...]
+        if where.search:
+            query, extra = "search", (where.search, where.source_id, where.host)
+        elif where.source_id is not None:
+            query, extra = "recent_by_source", (where.source_id, where.host)
+        elif where.host is not None:
+            query, extra = "recent_by_host", (where.host,)
+        else:
+            query, extra = "recent", ()
+        rows = await self._db.fetch(SQL[query], *common, *extra)
+        return page_of(
+            [dict(row) for row in rows], limit, lambda r: Cursor(r["fetched_at"], r["url_hash"])
+        )
+
+    async def get(self, url_hash: str) -> dict[str, Any] | None:
+        record = await self._db.fetchrow(SQL["by_hash"], url_hash)
+        return json_ready(dict(record)) if record else None
 
     async def close(self) -> None:
         """The database belongs to the caller."""

@@ -42,3 +42,53 @@ SELECT * FROM raw_content WHERE url_hash = $1;
 SELECT url_hash, url, status
 FROM url_frontier
 WHERE url_hash = ANY($1::char(64)[]);
+
+-- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
+-- the last document of the previous page ('infinity' and 'g' for the first page: above
+-- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows. One
+-- statement per index (migration 0013), so a prepared statement's generic plan cannot pick
+-- the wrong one. The listed columns leave the body out.
+
+-- name: recent
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
+       published_at, language, word_count, extractor, http_status, fetched_at
+FROM raw_content
+WHERE (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+ORDER BY fetched_at DESC, url_hash DESC
+LIMIT $4;
+
+-- name: recent_by_source
+-- As `recent`, of source $5 (and of host $6 when not NULL).
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
+       published_at, language, word_count, extractor, http_status, fetched_at
+FROM raw_content
+WHERE source_id = $5 AND ($6::text IS NULL OR host = $6)
+  AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+ORDER BY fetched_at DESC, url_hash DESC
+LIMIT $4;
+
+-- name: recent_by_host
+-- As `recent`, of host $5.
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
+       published_at, language, word_count, extractor, http_status, fetched_at
+FROM raw_content
+WHERE host = $5
+  AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+ORDER BY fetched_at DESC, url_hash DESC
+LIMIT $4;
+
+-- name: search
+-- As `recent`, of the documents whose title or body holds every word of $5 (web-search
+-- syntax: "quoted phrases", -excluded, or), optionally of source $6 and host $7. The
+-- tsvector expression is migration 0013's SEARCH_DOCUMENT, character for character, so the
+-- GIN index serves it.
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
+       published_at, language, word_count, extractor, http_status, fetched_at
+FROM raw_content
+WHERE to_tsvector('simple'::regconfig,
+                  left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
+      @@ websearch_to_tsquery('simple'::regconfig, $5)
+  AND ($6::uuid IS NULL OR source_id = $6) AND ($7::text IS NULL OR host = $7)
+  AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+ORDER BY fetched_at DESC, url_hash DESC
+LIMIT $4;

@@ -16,7 +16,7 @@ from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.fetch_log import FetchLogRepository
 from frontier.states import FetchKind, UrlStatus
 from frontier.stats import StatsRepository
-from frontier.urls import InvalidURL, normalize_url, url_host
+from frontier.urls import InvalidURL, host_key
 
 router = APIRouter()
 _ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 422)}
@@ -51,9 +51,8 @@ async def stats(request: Request) -> dict[str, Any]:
 
 def _host(value: str) -> str:
     """A host as the frontier stores it (lowercase, IDNA), from a host or a URL."""
-    candidate = value if "://" in value else f"http://{value}/"
     try:
-        return url_host(normalize_url(candidate))
+        return host_key(value)
     except InvalidURL as exc:
         raise FieldInvalid.of("host", exc.reason) from None
 

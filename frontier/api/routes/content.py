@@ -1,0 +1,89 @@
+"""What was stored and one URL's story: `GET /api/v1/documents` (keyset-paged, the
+filters of `frontier documents`), `GET /api/v1/documents/{hash or URL}` and
+`GET /api/v1/urls/{hash or URL}` (the story `frontier url show` prints). A URL in the path
+is percent-encoded (its `?` as `%3F`); any spelling of it names the same URL."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, Field
+
+from fetcher.robots import stored_rules_check
+from frontier.api.auth import require_read
+from frontier.api.context import context_of
+from frontier.api.errors import ApiError
+from frontier.api.models import ErrorBody
+from frontier.clock import utcnow
+from frontier.documents import SEARCH_MAX_CHARS, Cursor, build_filter
+from frontier.url_story import UrlStoryRepository, hash_of
+
+router = APIRouter(tags=["content"], dependencies=[Depends(require_read)])
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 404, 422, 503)
+}
+
+
+class NotFound(ApiError):
+    status, code = 404, "not_found"
+
+
+class DocumentPageModel(BaseModel):
+    items: list[dict[str, Any]] = Field(
+        description="Documents without their body, newest first (fetched_at, url_hash)."
+    )
+    next: str | None = Field(description="Pass as `after` for the next page; null at the end.")
+
+
+@router.get("/api/v1/documents", response_model=DocumentPageModel, responses=_ERRORS)
+async def documents(
+    request: Request,
+    source: Annotated[str | None, Query(max_length=200, description="Source name or id.")] = None,
+    host: Annotated[str | None, Query(max_length=300, description="A host or URL.")] = None,
+    since: Annotated[
+        str | None,
+        Query(max_length=64, description="ISO 8601 date or time, or an age: 30m, 6h, 2d."),
+    ] = None,
+    search: Annotated[
+        str | None,
+        Query(max_length=SEARCH_MAX_CHARS, description="Words all in the title or body."),
+    ] = None,
+    after: Annotated[
+        str | None, Query(max_length=100, description="`next` of the previous page.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> dict[str, Any]:
+    """Stored documents from the configured sink, newest first, keyset-paged."""
+    context = context_of(request)
+    cursor = Cursor.decode(after) if after is not None else None
+    where = await build_filter(
+        context.db, source=source, host=host, since=since, search=search, now=utcnow()
+    )
+    page = await context.documents().page(where, after=cursor, limit=limit)
+    return {"items": page.items, "next": page.next}
+
+
+@router.get("/api/v1/documents/{key:path}", responses=_ERRORS)
+async def document(request: Request, key: str) -> dict[str, Any]:
+    """One document, body included, by its url_hash or its URL."""
+    found = await context_of(request).documents().get(hash_of(key))
+    if found is None:
+        raise NotFound(f"no document stored for {key[:300]!r}")
+    return found
+
+
+@router.get("/api/v1/urls/{key:path}", responses=_ERRORS)
+async def url_story(request: Request, key: str) -> dict[str, Any]:
+    """One URL's story: identity (`url`, `url_hash`), request spelling (`fetch_url`), its
+    frontier row, its host's state, its fetch-log rows, its document, and `why` it is not
+    being fetched now (`cause`, `sentence`, `until`). 404 when it is not in the frontier."""
+    context = context_of(request)
+    story = await UrlStoryRepository(context.db).story(
+        key,
+        documents=context.documents(),
+        robots_allows=stored_rules_check(context.settings.user_agent),
+    )
+    if story.row is None:
+        raise NotFound(f"{key[:300]!r} is not in the frontier")
+    return story.as_json()

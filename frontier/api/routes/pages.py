@@ -1,0 +1,163 @@
+"""The dashboard's pages beyond the overview, server-rendered like it (Jinja2 templates
+in templates/pages/, styles in static/pages.css): recent articles (`/documents`), one
+article (`/documents/{url_hash}`), one URL's story (`/urls/{hash or URL}`), one host
+(`/hosts/{host}`) and one source (`/sources/{name}`). They read what the JSON endpoints
+read (frontier.documents, frontier.url_story) and say the same `why` sentence.
+
+Everything from outside (titles, text, URLs, error texts, robots.txt) is autoescaped; a
+link to an article's own site is made only for an http(s) URL, with rel="noopener
+noreferrer nofollow".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from fetcher.robots import stored_rules_check
+from frontier.api.auth import require_read
+from frontier.api.context import context_of
+from frontier.api.routes.dashboard import _ago
+from frontier.clock import utcnow
+from frontier.documents import BadDocumentQuery, Cursor, DocumentPage, build_filter
+from frontier.sources import SourceRepository, UnknownSource
+from frontier.states import UrlStatus
+from frontier.url_story import HOST_LOG_WALK, UrlStoryRepository, hash_of
+from frontier.urls import InvalidURL, host_key, url_hash
+
+router = APIRouter(tags=["dashboard"], dependencies=[Depends(require_read)])
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parents[1] / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+# fetch_log.url of a page is the normalised identity, so its hash is the url_hash.
+TEMPLATES.filters["story_href"] = lambda url: f"/urls/{url_hash(url)}"
+TEMPLATES.filters["web_link"] = lambda url: bool(url) and re.match(r"(?i)https?://", url)
+PAGE_SIZE = 50
+FILTERS = ("search", "source", "host", "since")
+
+
+def _render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    now = utcnow()
+    page = TEMPLATES.get_template(f"pages/{name}").render(
+        now=now, ago=lambda moment: _ago(moment, now), **values
+    )
+    return HTMLResponse(page, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _not_found(what: str) -> HTMLResponse:
+    return _render("missing.html", 404, what=what)
+
+
+@router.get("/documents", response_class=HTMLResponse)
+async def documents_page(request: Request) -> HTMLResponse:
+    context = context_of(request)
+    form = {name: request.query_params.get(name) or None for name in FILTERS}
+    after = request.query_params.get("after")
+    problem, page = None, DocumentPage([], None)
+    try:
+        where = await build_filter(context.db, **form, now=utcnow())
+        cursor = Cursor.decode(after) if after else None
+        page = await context.documents().page(where, after=cursor, limit=PAGE_SIZE)
+    except BadDocumentQuery as exc:
+        problem = str(exc)
+    items = [{**d, "fetched": datetime.fromisoformat(d["fetched_at"])} for d in page.items]
+    kept = {name: value for name, value in form.items() if value}
+    next_href = f"/documents?{urlencode({**kept, 'after': page.next})}" if page.next else None
+    return _render(
+        "documents.html",
+        400 if problem else 200,
+        items=items,
+        form=form,
+        problem=problem,
+        next_href=next_href,
+        sink=context.documents().name,
+    )
+
+
+@router.get("/documents/{key}", response_class=HTMLResponse)
+async def document_page(request: Request, key: str) -> HTMLResponse:
+    try:
+        digest = hash_of(key)
+    except InvalidURL:
+        return _not_found("that article")
+    doc = await context_of(request).documents().get(digest)
+    if doc is None:
+        return _not_found("that article")
+    text = doc.get("body") or ""
+    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+    return _render("document.html", doc=doc, paragraphs=paragraphs)
+
+
+@router.get("/urls/{key:path}", response_class=HTMLResponse)
+async def url_page(request: Request, key: str) -> HTMLResponse:
+    context = context_of(request)
+    try:
+        story = await UrlStoryRepository(context.db).story(
+            key,
+            documents=context.documents(),
+            robots_allows=stored_rules_check(context.settings.user_agent),
+        )
+    except InvalidURL:
+        return _not_found("that URL")
+    if story.row is None:
+        return _not_found("that URL in the frontier")
+    return _render("url.html", story=story.as_json(), log=story.log)
+
+
+@router.get("/hosts/{host}", response_class=HTMLResponse)
+async def host_page(request: Request, host: str) -> HTMLResponse:
+    try:
+        name = host_key(host)
+    except InvalidURL:
+        return _not_found("that host")
+    page = await UrlStoryRepository(context_of(request).db).host_page(name)
+    if page is None:
+        return _not_found(f"host {name}")
+    return _render(
+        "host.html",
+        host=page.host,
+        why=page.why.as_json(),
+        in_flight=page.in_flight,
+        log=page.log,
+        walk=HOST_LOG_WALK,
+    )
+
+
+@router.get("/sources/{name}", response_class=HTMLResponse)
+async def source_page(request: Request, name: str) -> HTMLResponse:
+    db = context_of(request).db
+    try:
+        source_id = UUID(name)
+    except ValueError:
+        try:
+            source_id = (await SourceRepository(db).get(name)).id
+        except UnknownSource:
+            return _not_found(f"a source named {name}")
+    page = await UrlStoryRepository(db).source_page(source_id)
+    if page is None:
+        return _not_found("that source")
+    config = page.source.get("config")
+    if isinstance(config, str):
+        config = json.loads(config)
+    return _render(
+        "source.html",
+        s=page.source,
+        config=json.dumps(config, indent=2) if config else None,
+        counts=page.counts,
+        statuses=[str(status) for status in UrlStatus],
+        errors=page.errors,
+        log=page.log,
+    )

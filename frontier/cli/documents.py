@@ -1,0 +1,69 @@
+"""`frontier documents`: the stored articles, newest first, from whichever sink is
+configured (frontier.documents; the reader of frontier.sinks.configured)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import typer
+
+from frontier.cli.app import app, run_with_database, settings_of
+from frontier.cli.terminal import printable
+from frontier.clock import utcnow
+from frontier.db import Database
+from frontier.documents import Cursor, DocumentPage, build_filter
+from frontier.sinks.configured import open_reader
+
+
+@app.command()
+def documents(
+    ctx: typer.Context,
+    source: Optional[str] = typer.Option(None, "--source", help="Source name or id."),  # noqa: UP045
+    host: Optional[str] = typer.Option(None, "--host", help="A host, host:port or URL."),  # noqa: UP045
+    since: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--since", help="Fetched since: an ISO 8601 date or time, or an age (6h, 2d)."
+    ),
+    search: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--search", help="Words that must all be in the title or body."
+    ),
+    limit: int = typer.Option(20, "--limit", min=1, max=1000, help="Documents per page."),
+    after: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--after", help="The `next` cursor a previous page printed."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print {items, next} as JSON."),
+) -> None:
+    """The stored articles, newest first (from Elasticsearch or PostgreSQL, as configured)."""
+    settings = settings_of(ctx)
+    cursor = Cursor.decode(after) if after is not None else None
+
+    async def work(db: Database) -> DocumentPage:
+        where = await build_filter(
+            db, source=source, host=host, since=since, search=search, now=utcnow()
+        )
+        reader = open_reader(settings, db)
+        try:
+            return await reader.page(where, after=cursor, limit=limit)
+        finally:
+            await reader.close()
+
+    page = run_with_database(settings, work)
+    if as_json:
+        typer.echo(json.dumps({"items": page.items, "next": page.next}, indent=2))
+        return
+    typer.echo(render_documents(page.items))
+    if page.next:
+        typer.echo(f"more: frontier documents ... --after {page.next}", err=True)
+
+
+def render_documents(items: list[dict[str, Any]]) -> str:
+    if not items:
+        return "no documents"
+    lines = []
+    for doc in items:
+        fetched = (doc["fetched_at"] or "")[:19].replace("T", " ")
+        title = printable(doc["title"] or "(no title)")[:70]
+        source = printable(doc["source_name"] or "-")[:16]
+        lines.append(f"{fetched}  {source:<16} {doc['word_count'] or 0:>6} words  {title}")
+        lines.append(f"    {printable(doc['url'])}")
+    return "\n".join(lines)

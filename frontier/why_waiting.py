@@ -1,0 +1,258 @@
+"""Why a URL (or a host) is not being fetched right now, in one sentence: a pure function
+of its `url_frontier` row, its host's `host_state` row, its source and a pinned `now`.
+
+The claim (frontier/sql/queue.sql `claim`) takes a pending URL once its own
+`next_fetch_at` and its host's `ready_at` (the latest of `next_allowed_at`,
+`backoff_until` and the host lease) have passed; the fetcher then checks robots.txt. So a
+pending URL waits for the latest of those times, and the cause named is the one that ends
+last; robots.txt refusing it outranks them all, since no waiting helps. A disabled source
+stops polls and crawls, not the fetching of URLs already queued, and the sentence says so.
+
+`frontier url show`, `GET /api/v1/urls/{...}` and the dashboard's URL and host pages print
+the same `Why`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from frontier.states import DeadReason, RobotsStatus, UrlStatus
+
+# How to act on a URL that will not be fetched again (`act` owns the command).
+REQUEUE_HINT = "frontier urls requeue --status {status} --host {host}"
+
+DEAD_MEANING = {
+    DeadReason.NOT_FOUND: "the server answered 404 Not Found",
+    DeadReason.GONE: "the server answered 410 Gone",
+    DeadReason.ROBOTS_BLOCKED: "robots.txt disallows it",
+    DeadReason.REDIRECT: "it redirected to another URL, which was queued in its place",
+    DeadReason.MAX_RETRIES: "it failed more often than the retry limit allows",
+    DeadReason.DUPLICATE_CONTENT: "its text is already stored under another URL",
+    DeadReason.UNSUPPORTED_CONTENT: "it is not HTML, or larger than the size cap",
+    DeadReason.BLOCKED_BY_POLICY: "its source forbids fetching (fetchprotection 0)",
+    DeadReason.FORBIDDEN: "the server refused it (401, 403 or 451) twice",
+}
+
+
+class Cause(StrEnum):
+    """What keeps a URL from being fetched now (`Why.cause`)."""
+
+    FETCHED = "fetched"  # done: stored, or unchanged since the last fetch
+    DEAD = "dead"  # final; dead_reason says why
+    FAILED = "failed"  # the sink refused its document; needs an operator
+    LEASED = "leased"  # a fetcher holds it until lease_until
+    LEASE_EXPIRED = "lease_expired"  # its fetcher's lease ran out; the reaper returns it
+    ROBOTS_DISALLOWS = "robots_disallows"  # robots.txt forbids it: it will end dead
+    ROBOTS_UNREACHABLE = "robots_unreachable"  # robots.txt failed; nothing until it is retried
+    HOST_BACKOFF = "host_backoff"  # the host failed or rate-limited; blocked until T
+    HOST_LEASED = "host_leased"  # a fetcher holds the host (fetching its robots.txt)
+    HOST_DELAY = "host_delay"  # politeness: the host's next request may start at T
+    RETRY_AT = "retry_at"  # its own next_fetch_at is in the future
+    SOURCE_DISABLED = "source_disabled"  # due now, though its source is disabled
+    ROBOTS_NOT_FETCHED = "robots_not_fetched"  # due now; robots.txt is fetched first
+    DUE_NOW = "due_now"  # nothing holds it: waiting for a fetcher
+    UNKNOWN_URL = "unknown_url"  # not in the frontier
+
+
+@dataclass(frozen=True, slots=True)
+class Why:
+    cause: Cause
+    sentence: str
+    until: datetime | None = None  # when this cause ends, if it ends by itself
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cause": str(self.cause),
+            "sentence": self.sentence,
+            "until": self.until.isoformat() if self.until else None,
+        }
+
+
+Row = Mapping[str, Any]
+
+
+def why_url_waits(
+    url: Row,
+    host: Row | None,
+    *,
+    now: datetime,
+    robots_allows: bool | None = None,
+    source_name: str | None = None,
+    source_enabled: bool | None = None,
+) -> Why:
+    """Why the URL `url` (a url_frontier row) is not being fetched at `now`. `host` is its
+    host_state row; `robots_allows` whether the host's stored robots.txt allows it (None:
+    not known, e.g. robots.txt not fetched yet)."""
+    status = UrlStatus(url["status"])
+    if status is UrlStatus.FETCHED:
+        return _fetched(url)
+    if status is UrlStatus.DEAD:
+        return _dead(url)
+    if status is UrlStatus.FAILED:
+        return Why(
+            Cause.FAILED,
+            f"It was fetched but the content sink refused its document ({_error(url)}); "
+            f"it stays failed until an operator acts: "
+            f"{REQUEUE_HINT.format(status='failed', host=url['host'])}.",
+        )
+    if status is UrlStatus.FETCHING:
+        lease_until = url["lease_until"]
+        if lease_until is not None and lease_until > now:
+            return Why(
+                Cause.LEASED,
+                f"It is being fetched now: leased by {url['claimed_by']} until {_at(lease_until)}.",
+                lease_until,
+            )
+        return Why(
+            Cause.LEASE_EXPIRED,
+            f"Its fetcher {url['claimed_by']} let the lease lapse at {_at(lease_until)}; the "
+            f"reaper returns it to pending on its next run.",
+        )
+    return _pending(url, host, now, robots_allows, source_name, source_enabled)
+
+
+def _pending(
+    url: Row,
+    host: Row | None,
+    now: datetime,
+    robots_allows: bool | None,
+    source_name: str | None,
+    source_enabled: bool | None,
+) -> Why:
+    name = url["host"]
+    if robots_allows is False and host is not None and host["robots_status"] == RobotsStatus.OK:
+        return Why(
+            Cause.ROBOTS_DISALLOWS,
+            f"robots.txt of {name} disallows it: the next fetcher to claim it marks it dead "
+            f"(robots_blocked) without requesting it.",
+        )
+    waits = [why for why in _timed(url, host, now) if why.until is not None and why.until > now]
+    if waits:
+        return max(waits, key=lambda why: why.until or now)
+    if source_enabled is False:
+        return Why(
+            Cause.SOURCE_DISABLED,
+            f"Its source {source_name} is disabled, which stops polling it, not fetching the "
+            f"URLs it already queued: this one is due now and waits for a fetcher.",
+        )
+    if host is None or host["robots_status"] == RobotsStatus.UNKNOWN:
+        return Why(
+            Cause.ROBOTS_NOT_FETCHED,
+            f"It is due now and waits for a fetcher, which fetches robots.txt of {name} "
+            f"first (not fetched yet).",
+        )
+    return Why(Cause.DUE_NOW, "It is due now and waits for a free fetcher.")
+
+
+def _timed(url: Row, host: Row | None, now: datetime) -> list[Why]:
+    """Every cause with an end time, so the caller can name the one that ends last."""
+    name = url["host"]
+    found = []
+    next_fetch_at = url["next_fetch_at"]
+    if url["retry_count"]:
+        found.append(
+            Why(
+                Cause.RETRY_AT,
+                f"Retry at {_at(next_fetch_at)} after {url['retry_count']} failed "
+                f"attempt{'s' if url['retry_count'] != 1 else ''} "
+                f"(last error: {_error(url)}).",
+                next_fetch_at,
+            )
+        )
+    else:
+        found.append(Why(Cause.RETRY_AT, f"It is due at {_at(next_fetch_at)}.", next_fetch_at))
+    if host is None:
+        return found
+    found.append(
+        Why(
+            Cause.HOST_BACKOFF,
+            f"Host {name} is backing off until {_at(host['backoff_until'])} after "
+            f"{host['consecutive_failures']} failed or rate-limited answers in a row.",
+            host["backoff_until"],
+        )
+    )
+    found.append(
+        Why(
+            Cause.HOST_LEASED,
+            f"Host {name} is leased by {host['lease_owner']} until {_at(host['lease_until'])} "
+            f"(fetching its robots.txt).",
+            host["lease_until"],
+        )
+    )
+    if host["robots_status"] == RobotsStatus.DISALLOW_ALL:
+        found.append(
+            Why(
+                Cause.ROBOTS_UNREACHABLE,
+                f"robots.txt of {name} could not be fetched ({_robots_error(host)}), so "
+                f"nothing is fetched from the host until it is tried again at "
+                f"{_at(host['robots_retry_at'])}.",
+                host["robots_retry_at"],
+            )
+        )
+    found.append(
+        Why(
+            Cause.HOST_DELAY,
+            f"Host delay: the next request to {name} may start at "
+            f"{_at(host['next_allowed_at'])} (one every {host['delay_ms']} ms).",
+            host["next_allowed_at"],
+        )
+    )
+    return found
+
+
+def why_host_waits(host: Row, *, now: datetime) -> Why:
+    """Why nothing of `host` (a host_state row) is being fetched at `now`, or that its next
+    URL is due."""
+    if not host["pending_count"]:
+        return Why(Cause.DUE_NOW, f"Host {host['host']} has no pending URL.")
+    stand_in = {
+        "host": host["host"],
+        "status": UrlStatus.PENDING,
+        "next_fetch_at": host["pending_due_at"],
+        "retry_count": 0,
+        "last_error": None,
+    }
+    return _pending(stand_in, host, now, None, None, None)
+
+
+def _fetched(url: Row) -> Why:
+    return Why(
+        Cause.FETCHED,
+        f"It was fetched at {_at(url['last_fetched_at'])} (HTTP {url['http_status']}) and is "
+        f"not visited again; to fetch it again: "
+        f"{REQUEUE_HINT.format(status='fetched', host=url['host'])}.",
+    )
+
+
+def _dead(url: Row) -> Why:
+    reason = url["dead_reason"]
+    meaning = DEAD_MEANING.get(reason, "it will not be fetched again") if reason else None
+    target = f" (to {url['final_url']})" if reason == DeadReason.REDIRECT else ""
+    return Why(
+        Cause.DEAD,
+        f"It is dead ({reason}): {meaning}{target}; last HTTP status {url['http_status']}, "
+        f"last error: {_error(url)}. Once the cause is fixed: "
+        f"{REQUEUE_HINT.format(status='dead', host=url['host'])} --reason {reason}.",
+    )
+
+
+def _at(moment: datetime | None) -> str:
+    return moment.isoformat(timespec="seconds") if moment else "an unknown time"
+
+
+def _error(url: Row) -> str:
+    error = url.get("last_error")
+    return str(error)[:200] if error else "none"
+
+
+def _robots_error(host: Row) -> str:
+    parts = []
+    if host.get("robots_http_status"):
+        parts.append(f"HTTP {host['robots_http_status']}")
+    if host.get("robots_error"):
+        parts.append(str(host["robots_error"])[:200])
+    return ", ".join(parts) or "no answer"
