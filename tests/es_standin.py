@@ -12,6 +12,14 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   major's REST compatibility (`compatible-with=9`: 400 `media_type_header_exception`), or
   asks for it on one header only. (A real 8.x server would also take `compatible-with=7`
   with 7.x semantics, which this stand-in does not speak: it refuses every N but 8.)
+- `POST /{index}/_search`: only the request the document reader sends (a `bool` query of
+  `term`/`range` filters and a `multi_match` over title and body with operator `and`,
+  sorted by fetched_at then url_hash, `search_after`, `size`, `_source` excludes,
+  `track_total_hits: false`); any other key, query or sort is a 400 `parsing_exception`, as
+  a real server refuses unknown fields. Text is analysed as the standard analyser does for
+  these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
+  matches a document when one field holds every term;
+- `GET /{index}/_doc/{id}`: one document, or 404 `found: false`;
 - every answer carries `X-Elastic-Product: Elasticsearch`, which the official client
   checks. Set `down = True` to answer 503 to everything.
 """
@@ -20,7 +28,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +82,57 @@ def _type_ok(kind: str, value: Any) -> bool:
             return False
         return True
     return False
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SEARCH_KEYS = {"query", "sort", "size", "search_after", "_source", "track_total_hits"}
+READER_SORT = [{"fetched_at": "desc"}, {"url_hash": "desc"}]
+_WORDS = re.compile(r"\w+")
+
+
+def _millis(value: str) -> int:
+    """A `date` field's sort value: epoch milliseconds (sub-millisecond digits dropped)."""
+    return (datetime.fromisoformat(value) - EPOCH) // timedelta(milliseconds=1)
+
+
+def _terms(text: Any) -> set[str]:
+    return set(_WORDS.findall(text.lower())) if isinstance(text, str) else set()
+
+
+def _query_matcher(query: Any) -> Any:
+    """A predicate over a document's source for the reader's query, or why it is refused."""
+    if query == {"match_all": {}}:
+        return lambda _source: True
+    if list(query) != ["bool"] or set(query["bool"]) - {"filter", "must"}:
+        return f"this stand-in reads only a bool query of filter and must, not {query}"
+    tests = []
+    for clause in query["bool"].get("filter", []):
+        ((kind, spec),) = clause.items()
+        ((field, value),) = spec.items()
+        if kind == "term":
+            tests.append(lambda s, f=field, v=value: s.get(f) == v)
+        elif kind == "range" and set(value) == {"gte"}:
+            tests.append(
+                lambda s, f=field, v=value["gte"]: (
+                    s.get(f) is not None
+                    and datetime.fromisoformat(s[f]) >= datetime.fromisoformat(v)
+                )
+            )
+        else:
+            return f"unsupported filter {clause}"
+    for clause in query["bool"].get("must", []):
+        spec = clause.get("multi_match")
+        if (
+            spec is None
+            or set(spec) != {"query", "fields", "operator"}
+            or spec["operator"] != "and"
+        ):
+            return f"unsupported must clause {clause}"
+        wanted = _terms(spec["query"])
+        tests.append(
+            lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
+        )
+    return lambda source: all(test(source) for test in tests)
 
 
 class ElasticsearchStandIn:
@@ -134,6 +193,11 @@ class ElasticsearchStandIn:
         path = request.path.strip("/")
         if path == "_bulk" and request.method in ("POST", "PUT"):
             return await self._bulk(request)
+        parts = path.split("/")
+        if len(parts) == 2 and parts[1] == "_search" and request.method in ("POST", "GET"):
+            return await self._search(parts[0], request)
+        if len(parts) == 3 and parts[1] == "_doc" and request.method == "GET":
+            return self._get(parts[0], parts[2])
         if path and "/" not in path and not path.startswith("_"):
             if request.method == "HEAD":
                 return self._answer({}, 200 if path in self.indices else 404)
@@ -222,6 +286,70 @@ class ElasticsearchStandIn:
                 }
             )
         return self._answer({"took": 1, "errors": errors, "items": items})
+
+    def _get(self, index: str, doc_id: str) -> web.Response:
+        if index not in self.indices:
+            return self._missing_index(index)
+        source = self.indices[index].get(doc_id)
+        if source is None:
+            return self._answer({"_index": index, "_id": doc_id, "found": False}, 404)
+        return self._answer({"_index": index, "_id": doc_id, "found": True, "_source": source})
+
+    def _missing_index(self, index: str) -> web.Response:
+        error = {"type": "index_not_found_exception", "reason": f"no such index [{index}]"}
+        return self._answer({"error": error, "status": 404}, 404)
+
+    def _parsing(self, reason: str) -> web.Response:
+        self.rejected_requests.append(reason)
+        error = {"type": "parsing_exception", "reason": reason}
+        return self._answer({"error": error, "status": 400}, 400)
+
+    async def _search(self, index: str, request: web.Request) -> web.Response:
+        if index not in self.indices:
+            return self._missing_index(index)
+        body = await request.json()
+        unknown = set(body) - SEARCH_KEYS
+        if unknown:
+            return self._parsing(f"Unknown key for a START_OBJECT in [{sorted(unknown)[0]}].")
+        if body.get("sort") != READER_SORT:
+            return self._parsing(f"this stand-in sorts only by {READER_SORT}")
+        size = body.get("size", 10)
+        if not isinstance(size, int) or not 0 <= size <= 10_000:
+            return self._bad("[size] must be between 0 and 10000 (index.max_result_window)")
+        matches = _query_matcher(body.get("query", {"match_all": {}}))
+        if isinstance(matches, str):
+            return self._parsing(matches)
+        excluded = set((body.get("_source") or {}).get("excludes", []))
+        hits = []
+        for doc_id, source in self.indices[index].items():
+            if matches(source):
+                millis = _millis(source["fetched_at"])
+                hits.append(((millis, source["url_hash"]), doc_id, source))
+        hits.sort(key=lambda hit: hit[0], reverse=True)
+        after = body.get("search_after")
+        if after is not None:
+            if not (isinstance(after, list) and len(after) == len(READER_SORT)):
+                return self._bad("search_after has 2 value(s) but sort has 2.")
+            hits = [hit for hit in hits if hit[0] < (int(after[0]), str(after[1]))]
+        return self._answer(
+            {
+                "took": 1,
+                "timed_out": False,
+                "hits": {
+                    "max_score": None,
+                    "hits": [
+                        {
+                            "_index": index,
+                            "_id": doc_id,
+                            "_score": None,
+                            "_source": {k: v for k, v in source.items() if k not in excluded},
+                            "sort": list(key),
+                        }
+                        for key, doc_id, source in hits[:size]
+                    ],
+                },
+            }
+        )
 
     async def start(self) -> ElasticsearchStandIn:
         # self.port: 0 at first (any free port), then the same port when started again
