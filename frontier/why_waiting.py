@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -101,7 +101,7 @@ def why_url_waits(
         )
     if status is UrlStatus.FETCHING:
         lease_until = url["lease_until"]
-        if lease_until is not None and lease_until > now:
+        if _after(lease_until, now):
             return Why(
                 Cause.LEASED,
                 f"It is being fetched now: leased by {url['claimed_by']} until {_at(lease_until)}.",
@@ -130,9 +130,9 @@ def _pending(
             f"robots.txt of {name} disallows it: the next fetcher to claim it marks it dead "
             f"(robots_blocked) without requesting it.",
         )
-    waits = [why for why in _timed(url, host, now) if why.until is not None and why.until > now]
+    waits = [why for why in _timed(url, host, now) if _after(why.until, now)]
     if waits:
-        return max(waits, key=lambda why: why.until or now)
+        return max(waits, key=lambda why: _aware(why.until))
     if source_enabled is False:
         return Why(
             Cause.SOURCE_DISABLED,
@@ -238,6 +238,17 @@ def _dead(url: Row) -> Why:
         f"last error: {_error(url)}. Once the cause is fixed: "
         f"{REQUEUE_HINT.format(status='dead', host=url['host'])} --reason {reason}.",
     )
+
+
+def _after(moment: datetime | None, now: datetime) -> bool:
+    """`moment > now`; asyncpg reads 'infinity' and '-infinity' (host_state's default
+    next_allowed_at) as naive datetime.max and datetime.min, which count as UTC here."""
+    return moment is not None and _aware(moment) > now
+
+
+def _aware(moment: datetime | None) -> datetime:
+    assert moment is not None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _at(moment: datetime | None) -> str:
