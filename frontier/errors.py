@@ -33,6 +33,7 @@ under this root (one module each, named in brackets):
     │   ├── BadBody              400: a body that cannot be parsed
     │   ├── Unauthorized         401: no or a wrong bearer token
     │   ├── WritesDisabled       403: no FRONTIER_API_TOKEN is configured
+    │   ├── NotFound             404: (frontier.api.routes.content) no such URL or document
     │   ├── RequestTooLarge      413: over the body limit
     │   ├── UnsupportedMediaType 415: a Content-Type the endpoint does not read
     │   ├── FieldInvalid         422: a field with a bad value

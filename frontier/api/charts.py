@@ -7,7 +7,7 @@ functions are pure: data in, SVG markup out (every text is escaped).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 from markupsafe import Markup
@@ -101,17 +101,29 @@ def stacked_columns(
     )
 
 
-def bar_rows(rows: Sequence[tuple[str, int]], *, colour: str = "#4c78a8") -> Markup:
+def bar_rows(
+    rows: Sequence[tuple[str, int]],
+    *,
+    colour: str = "#4c78a8",
+    href: Callable[[str], str] | None = None,
+) -> Markup:
     """Labelled horizontal bars, longest first as given (e.g. top hosts by pending URLs),
-    as HTML rows with inline SVG bars so the labels wrap and stay selectable."""
+    as HTML rows with inline SVG bars so the labels wrap and stay selectable; `href` makes
+    each label a link (to the host's page)."""
     peak = max([n for _, n in rows] + [1])
     out = []
     for label, n in rows:
         share = 100 * n / peak
         out.append(
             f'<div class="bar-row"><span class="bar-label" title="{escape(label)}">'
-            f'{escape(label)}</span><svg class="bar" viewBox="0 0 100 10" '
+            f'{_linked(label, href)}</span><svg class="bar" viewBox="0 0 100 10" '
             f'preserveAspectRatio="none"><rect width="{share:.2f}" height="10" '
             f'fill="{colour}"/></svg><span class="num">{n:,}</span></div>'
         )
     return Markup("".join(out))
+
+
+def _linked(label: str, href: Callable[[str], str] | None) -> Markup:
+    if href is None:
+        return escape(label)
+    return Markup(f'<a href="{escape(href(label))}">{escape(label)}</a>')

@@ -75,5 +75,5 @@ HAVING sum(n) <> 0;
 SELECT id, kind, url, outcome, http_status, elapsed_ms, error, at
 FROM fetch_log
 WHERE source_id = $1 AND (NOT $3::bool OR error IS NOT NULL)
-ORDER BY at DESC
+ORDER BY at DESC, id DESC
 LIMIT $2;

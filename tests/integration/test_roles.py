@@ -29,7 +29,7 @@ from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
-from frontier.urls import normalize_url
+from frontier.urls import normalize_url, url_hash
 from poller import service as poller_service
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
@@ -353,6 +353,11 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
                     "/metrics",
                     "/",
                     "/healthz",
+                    "/api/v1/documents",
+                    "/api/v1/documents?search=story",
+                    "/api/v1/urls/" + url_hash(normalize_url("http://a.example/1")),
+                    "/documents",
+                    "/hosts/a.example",
                 ):
                     response = await api.get(path)
                     assert response.status_code == 200, (path, response.text)

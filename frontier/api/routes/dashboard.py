@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
@@ -46,6 +47,11 @@ def _span(seconds: int) -> str:
     return f"{seconds} s"
 
 
+def host_href(host: str) -> str:
+    """The host's page (frontier.api.routes.pages)."""
+    return f"/hosts/{quote(host, safe='')}"
+
+
 @router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_read)])
 async def dashboard(request: Request) -> HTMLResponse:
     context = context_of(request)
@@ -70,10 +76,14 @@ async def dashboard(request: Request) -> HTMLResponse:
         throughput_chart=charts.stacked_columns(throughput, SERIES, labels),
         hour=hour,
         series=SERIES,
-        pending_hosts=charts.bar_rows([(h["host"], h["pending"]) for h in stats.hosts.top_pending]),
+        pending_hosts=charts.bar_rows(
+            [(h["host"], h["pending"]) for h in stats.hosts.top_pending], href=host_href
+        ),
         error_hosts=error_hosts,
         error_host_bars=charts.bar_rows(
-            [(h["host"], h["consecutive_failures"]) for h in error_hosts], colour="#e45756"
+            [(h["host"], h["consecutive_failures"]) for h in error_hosts],
+            colour="#e45756",
+            href=host_href,
         ),
         source_total=source_total,
         sources=sources,
