@@ -19,27 +19,13 @@ from uuid import UUID
 
 from frontier.db import Database
 from frontier.errors import FrontierError
+from frontier.sinks import DOCUMENT_FIELDS
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, host_key
 
-# What a list of documents shows of each (no body: a page of 100 bodies could weigh MBs).
-LISTED_FIELDS = (
-    "url_hash",
-    "url",
-    "final_url",
-    "source_id",
-    "source_name",
-    "host",
-    "origin",
-    "title",
-    "author",
-    "published_at",
-    "language",
-    "word_count",
-    "extractor",
-    "http_status",
-    "fetched_at",
-)
+# What a list of documents leaves out of each (a page of 100 bodies could weigh MBs).
+UNLISTED_FIELDS = ("body", "summary", "image_url", "content_hash")
+LISTED_FIELDS = tuple(name for name in DOCUMENT_FIELDS if name not in UNLISTED_FIELDS)
 SEARCH_MAX_CHARS = 200
 _CURSOR = re.compile(r"^(-?\d{1,19})\.([0-9a-f]{64})$")
 _AGO = re.compile(r"^(\d{1,6})\s*(m|min|h|d|w)$")
@@ -148,12 +134,9 @@ async def build_filter(
     source_id = None
     if source is not None:
         try:
-            source_id = UUID(source)
-        except ValueError:
-            try:
-                source_id = (await SourceRepository(db).get(source)).id
-            except UnknownSource:
-                raise BadDocumentQuery(f"source: no source named {source[:200]!r}") from None
+            source_id = await SourceRepository(db).id_of(source)
+        except UnknownSource:
+            raise BadDocumentQuery(f"source: no source named {source[:200]!r}") from None
     host_name = None
     if host is not None:
         try:

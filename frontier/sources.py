@@ -108,6 +108,14 @@ class SourceRepository:
             raise UnknownSource(f"no source with id {source_id}")
         return Source.from_record(record)
 
+    async def id_of(self, name_or_id: str) -> UUID:
+        """The id of the source named `name_or_id`, or `name_or_id` itself when it is a
+        UUID (not looked up); UnknownSource when no source has that name."""
+        try:
+            return UUID(name_or_id)
+        except ValueError:
+            return (await self.get(name_or_id)).id
+
     async def get_many(self, source_ids: Sequence[UUID]) -> list[Source]:
         """The sources among `source_ids` that exist (in no particular order)."""
         records = await self._db.fetch(SQL["by_ids"], list(source_ids))

@@ -123,7 +123,7 @@ def bar_rows(
     return Markup("".join(out))
 
 
-def _linked(label: str, href: Callable[[str], str] | None) -> Markup:
+def _linked(label: str, href: Callable[[str], str] | None) -> str:
     if href is None:
         return escape(label)
-    return Markup(f'<a href="{escape(href(label))}">{escape(label)}</a>')
+    return f'<a href="{escape(href(label))}">{escape(label)}</a>'

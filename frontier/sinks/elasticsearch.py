@@ -32,7 +32,15 @@ from elastic_transport import TransportError
 from elasticsearch import AsyncElasticsearch, helpers
 from elasticsearch import exceptions as es_errors
 
-from frontier.documents import EPOCH, Cursor, DocumentFilter, DocumentPage, json_ready, page_of
+from frontier.documents import (
+    EPOCH,
+    UNLISTED_FIELDS,
+    Cursor,
+    DocumentFilter,
+    DocumentPage,
+    json_ready,
+    page_of,
+)
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 
 log = logging.getLogger(__name__)
@@ -211,8 +219,6 @@ def _refusals(errors: Any) -> dict[str, str]:
     return refused
 
 
-# What a listed document leaves out (see frontier.documents.LISTED_FIELDS).
-UNLISTED = ["body", "summary", "image_url", "content_hash"]
 SORT = [{"fetched_at": "desc"}, {"url_hash": "desc"}]
 
 
@@ -235,7 +241,7 @@ def search_body(where: DocumentFilter, after: Cursor | None, limit: int) -> dict
         "query": {"bool": {"filter": filters, "must": must}},
         "sort": SORT,
         "size": limit + 1,
-        "_source": {"excludes": UNLISTED},
+        "_source": {"excludes": list(UNLISTED_FIELDS)},
         "track_total_hits": False,
     }
     if after is not None:

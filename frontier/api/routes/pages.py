@@ -17,7 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
-from uuid import UUID
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
@@ -140,12 +139,9 @@ async def host_page(request: Request, host: str) -> HTMLResponse:
 async def source_page(request: Request, name: str) -> HTMLResponse:
     db = context_of(request).db
     try:
-        source_id = UUID(name)
-    except ValueError:
-        try:
-            source_id = (await SourceRepository(db).get(name)).id
-        except UnknownSource:
-            return _not_found(f"a source named {name}")
+        source_id = await SourceRepository(db).id_of(name)
+    except UnknownSource:
+        return _not_found(f"a source named {name}")
     page = await UrlStoryRepository(db).source_page(source_id)
     if page is None:
         return _not_found("that source")

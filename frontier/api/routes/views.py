@@ -80,14 +80,10 @@ async def frontier_rows(
     if source is not None:
         from frontier.sources import SourceRepository, UnknownSource
 
-        repository = SourceRepository(db)
         try:
-            source_id = UUID(source)
-        except ValueError:
-            try:
-                source_id = (await repository.get(source)).id
-            except UnknownSource:
-                raise FieldInvalid.of("source", f"no source named {source!r}") from None
+            source_id = await SourceRepository(db).id_of(source)
+        except UnknownSource:
+            raise FieldInvalid.of("source", f"no source named {source!r}") from None
     where = FrontierFilter(
         status=str(status) if status else None,
         host=_host(host) if host else None,
