@@ -257,3 +257,45 @@ async def test_cli_lists_and_searches_documents(db: Database, fresh_dsn: str) ->
     assert "--after" in err  # the next page's cursor
     code, out, err = await frontier_output("documents", "--since", "yesterday-ish", env=env)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "since" in err
+
+
+async def test_api_reads_the_configured_elasticsearch(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """With FRONTIER_ELASTICSEARCH_URL set, the endpoints read the index, not the table."""
+    docs, _city, blog = await seeded_documents(db)
+    standin = await ElasticsearchStandIn().start()
+    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
+    try:
+        await sink.ensure_index()
+        await sink.write(docs[:5])
+        settings = Settings.load(
+            database_url=fresh_dsn, home=tmp_path, elasticsearch_url=standin.url, _env_file=None
+        )
+        app = create_app(settings, db)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://test"
+            ) as api,
+        ):
+            listed = await api.get("/api/v1/documents", params={"search": "harbour", "limit": 1})
+            assert listed.status_code == 200, listed.text
+            body = listed.json()
+            assert [i["url_hash"] for i in body["items"]] == [docs[3].url_hash]
+            following = await api.get(
+                "/api/v1/documents", params={"search": "harbour", "after": body["next"]}
+            )
+            assert [i["url_hash"] for i in following.json()["items"]] == [
+                docs[1].url_hash,
+                docs[0].url_hash,
+            ]
+            by_source = await api.get("/api/v1/documents", params={"source": str(blog)})
+            assert [i["url_hash"] for i in by_source.json()["items"]] == [docs[4].url_hash]
+            one = await api.get(f"/api/v1/documents/{docs[0].url_hash}")
+            assert one.json()["body"] == docs[0].body
+            assert (await api.get(f"/api/v1/documents/{docs[6].url_hash}")).status_code == 404
+        assert standin.rejected_requests == []
+    finally:
+        await sink.close()
+        await standin.stop()
