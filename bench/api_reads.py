@@ -210,6 +210,7 @@ def probes(dsn: str, size: int) -> dict[str, str]:
         "documents_search_common": f"/api/v1/documents?limit=50&search={common}",
         "documents_search_common_deep": f"/api/v1/documents?limit=50&search={common}&after={deep}",
         "documents_search_rare": f"/api/v1/documents?limit=50&search={rare}",
+        "documents_search_no_match": "/api/v1/documents?limit=50&search=nowhereword",
         "documents_search_two_words": f"/api/v1/documents?limit=50&search={common}+{rare}",
         "documents_search_by_source": f"/api/v1/documents?limit=50&search={rare}&source=source-3",
         "document_by_hash": f"/api/v1/documents/{fetched[0]}",

@@ -42,6 +42,10 @@ class PostgresSink:
         """The database belongs to the caller."""
 
 
+# A search matching fewer documents than this reads them from the GIN index and sorts them;
+# one matching more walks fetched_at backwards, where a page is found within a few rows.
+SPARSE_MATCHES = 20_000
+
 # "No bound" in the keyset statements, which take no NULLs: asyncpg sends these two as
 # PostgreSQL's 'infinity' and '-infinity'; "g" sorts above every hex url_hash.
 _INFINITY = datetime.max.replace(tzinfo=UTC)
@@ -53,8 +57,9 @@ class PostgresDocuments:
 
     name = "postgres"
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, sparse_matches: int = SPARSE_MATCHES) -> None:
         self._db = db
+        self._sparse = sparse_matches
 
     async def page(
         self, where: DocumentFilter, *, after: Cursor | None, limit: int
@@ -64,17 +69,30 @@ class PostgresDocuments:
         common = (*keyset, since, limit + 1)
         extra: tuple[object, ...]
         if where.search:
-            query, extra = "search", (where.search, where.source_id, where.host)
-        elif where.source_id is not None:
-            query, extra = "recent_by_source", (where.source_id, where.host)
-        elif where.host is not None:
-            query, extra = "recent_by_host", (where.host,)
+            extra = (where.search, where.source_id, where.host)
+            rows = await self._search(common, extra)
         else:
-            query, extra = "recent", ()
-        rows = await self._db.fetch(SQL[query], *common, *extra)
+            if where.source_id is not None:
+                query, extra = "recent_by_source", (where.source_id, where.host)
+            elif where.host is not None:
+                query, extra = "recent_by_host", (where.host,)
+            else:
+                query, extra = "recent", ()
+            rows = await self._db.fetch(SQL[query], *common, *extra)
         return page_of(
             [dict(row) for row in rows], limit, lambda r: Cursor(r["fetched_at"], r["url_hash"])
         )
+
+    async def _search(self, common: tuple[object, ...], extra: tuple[object, ...]) -> list[Any]:
+        """The planner cannot know how many documents the words match (a word missing from
+        its statistics is guessed common enough to walk for), so count them first, up to
+        `sparse_matches`, from the index, and choose the plan by that count."""
+        async with self._db.transaction() as tx:
+            await tx.execute(SQL["gin_only"])
+            matches = await tx.fetchval(SQL["search_matches_upto"], extra[0], self._sparse)
+            if matches < self._sparse:
+                return list(await tx.fetch(SQL["search"], *common, *extra))
+        return list(await self._db.fetch(SQL["search"], *common, *extra))
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)

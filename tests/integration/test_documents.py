@@ -156,6 +156,16 @@ async def test_search_input_is_text_not_syntax(db: Database) -> None:
     assert [item["url_hash"] for item in phrase.items] == [docs[0].url_hash]
 
 
+async def test_sparse_and_dense_search_plans_page_alike(db: Database) -> None:
+    """Under SPARSE_MATCHES matches the search reads the GIN index and sorts; above, it walks
+    fetched_at. Both answer the same pages."""
+    docs, city, _blog = await seeded_documents(db)
+    await PostgresSink(db).write(docs)
+    sparse, dense = PostgresDocuments(db), PostgresDocuments(db, sparse_matches=1)
+    for where in (DocumentFilter(search="harbour"), DocumentFilter(search="the", source_id=city)):
+        assert await walk(sparse, where, 2) == await walk(dense, where, 2) != []
+
+
 async def test_search_uses_the_gin_index(db: Database) -> None:
     """The statement's tsvector expression is the index's, character for character (with
     sequential and plain index scans off, the planner can only use the GIN index if it
