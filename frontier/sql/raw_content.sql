@@ -77,34 +77,38 @@ WHERE host = $5
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
+-- name: custom_plans
+-- For the rest of this transaction, plan each statement for its own parameters.
+SET LOCAL plan_cache_mode = force_custom_plan;
+
 -- name: gin_only
 -- For the rest of this transaction, plan with bitmap scans only: a search for a rare word
 -- then reads the GIN index, where the planner would otherwise walk fetched_at backwards
 -- computing every row's tsvector until it has a page (3 s on 10^6 rows for a word that
--- matches nothing, bench/RESULTS.md).
+-- matches nothing, bench/RESULTS.md): it underrates what to_tsvector costs per row.
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_indexscan = off;
 
--- name: search_matches_upto
--- How many documents match the words $1, counting to $2 at most (under `gin_only`: from
--- the GIN index).
-SELECT count(*)
-FROM (
-    SELECT 1
-    FROM raw_content
-    WHERE to_tsvector('simple'::regconfig,
-                      left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
-          @@ websearch_to_tsquery('simple'::regconfig, $1)
-    LIMIT $2
-) matched;
+-- name: search_estimate
+-- The planner's estimate of how many documents match the words $1, from the statistics
+-- ANALYZE keeps of the indexed expression (its most common words and their frequencies):
+-- planning only, nothing is read. Run with plan_cache_mode = force_custom_plan so the
+-- estimate is of these words, not of a generic parameter.
+EXPLAIN (FORMAT JSON)
+SELECT 1
+FROM raw_content
+WHERE to_tsvector('simple'::regconfig,
+                  left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
+      @@ websearch_to_tsquery('simple'::regconfig, $1);
 
 -- name: search
 -- As `recent`, of the documents whose title or body holds every word of $5 (web-search
 -- syntax: "quoted phrases", -excluded, or), optionally of source $6 and host $7. The
 -- tsvector expression is migration 0013's SEARCH_DOCUMENT, character for character, so the
--- GIN index serves it. PostgresDocuments runs it under `gin_only` when the words match
--- few documents (the matches are read from the index and sorted), and as it is when they
--- match many (walking fetched_at backwards finds a page's worth within a few rows).
+-- GIN index serves it. PostgresDocuments runs it under `gin_only` when the words are
+-- estimated to match few documents (the matches are read from the index and sorted), and
+-- as it is when they match many (walking fetched_at backwards finds a page within a few
+-- rows).
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
        published_at, language, word_count, extractor, http_status, fetched_at
 FROM raw_content
