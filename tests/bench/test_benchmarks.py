@@ -20,6 +20,7 @@ BENCHES = [
     "spider",
     "api_import",
     "extract_quality",
+    "api_reads",
 ]
 
 
