@@ -46,7 +46,7 @@ WHERE url_hash = ANY($1::char(64)[]);
 -- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
 -- the last document of the previous page ('infinity' and 'g' for the first page: above
 -- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows. One
--- statement per index (migration 0013), so a prepared statement's generic plan cannot pick
+-- statement per index (migration 0019), so a prepared statement's generic plan cannot pick
 -- the wrong one. The listed columns leave the body out.
 
 -- name: recent
@@ -104,7 +104,7 @@ WHERE to_tsvector('simple'::regconfig,
 -- name: search
 -- As `recent`, of the documents whose title or body holds every word of $5 (web-search
 -- syntax: "quoted phrases", -excluded, or), optionally of source $6 and host $7. The
--- tsvector expression is migration 0013's SEARCH_DOCUMENT, character for character, so the
+-- tsvector expression is migration 0019's SEARCH_DOCUMENT, character for character, so the
 -- GIN index serves it. PostgresDocuments runs it under `gin_only` when the words are
 -- estimated to match few documents (the matches are read from the index and sorted), and
 -- as it is when they match many (walking fetched_at backwards finds a page within a few

@@ -16,15 +16,15 @@
   make the fetch log's INSERT fail.
 - The API role reads `raw_content` (`GET /api/v1/documents`).
 
-Revision ID: 0013
-Revises: 0011
+Revision ID: 0019
+Revises: 0018
 Create Date: 2026-11-24
 """
 
 from alembic import op
 
-revision = "0013"
-down_revision = "0011"
+revision = "0019"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 
