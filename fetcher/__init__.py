@@ -5,7 +5,8 @@ content sink.
 Modules, each the owner of one concern:
 
 - `config`        `FetcherConfig`: the fetcher's settings, read once at the edge
-- `service`       `run_fetcher`: a fetch process from settings (client, sink, signals)
+- `service`       `run_fetcher`: a fetch process from settings (client, sink, extraction
+                  pool, signals)
 - `worker`        `Fetcher`: `run_once(now=...)` claims, processes and completes one
                   batch; `run()` is the process: the claim loop (claim while slots are
                   free, each batch a task; stop), and `renew_once` / `maintain_once`, the
@@ -22,6 +23,8 @@ Modules, each the owner of one concern:
                   against resiliparse), metadata merged in order, canonical link
 - `metadata`      what a page declares: JSON-LD, OpenGraph, meta, time, lang;
                   `plausible_date`, the rule for dates in the future
+- `extract_pool`  where extraction runs: `ExtractionPool` (worker processes, a dead one
+                  replaced and its pages retried) or `InProcessExtraction` (a thread)
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
 - `source_cache`  per-source settings the fetcher needs, cached briefly

@@ -16,6 +16,14 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @dataclass(frozen=True, slots=True)
 class FetcherConfig:
     user_agent: str
@@ -34,6 +42,7 @@ class FetcherConfig:
     maintenance_every_s: float = 30.0
     fetch_log_retention: timedelta = timedelta(days=30)
     extract: bool = True  # False only for benchmarks: store pages without extraction
+    extract_processes: int = 0  # extraction worker processes; 0: a thread of this process
 
     @property
     def claim_batch(self) -> int:
@@ -52,6 +61,9 @@ class FetcherConfig:
             "sink_retry_max_s": settings.sink_retry_max_s,
             "shutdown_s": settings.fetch_shutdown_s,
             "fetch_log_retention": timedelta(days=settings.fetch_log_retention_days),
+            "extract_processes": (
+                usable_cores() if settings.extract_processes is None else settings.extract_processes
+            ),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from fetcher.canonical import canonical_identity
 from fetcher.config import FetcherConfig
-from fetcher.decisions import Action, decide, decode_html
-from fetcher.extract import Extracted, canonical_href, extract
+from fetcher.decisions import Action, decide
+from fetcher.extract import Extracted
+from fetcher.extract_pool import Extraction, ExtractionCrashed, ExtractionPool, InProcessExtraction
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
 from fetcher.politeness import Politeness
@@ -53,6 +53,7 @@ from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash,
 
 log = logging.getLogger(__name__)
 RECENT_CONTENT = 100_000  # content hashes this process remembers storing (about 15 MB)
+NOT_EXTRACTED = Extraction(Extracted(), None, None, 0, 0)  # extraction off (benchmarks)
 MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all, per fetch
 
 
@@ -69,8 +70,10 @@ class BatchPipeline:
         robots: RobotsStep,
         politeness: Politeness,
         sink_backoff: SinkBackoff,
+        extraction: ExtractionPool | InProcessExtraction | None = None,
     ) -> None:
         self.client = client
+        self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config
         self.hosts = hosts
@@ -224,20 +227,21 @@ class BatchPipeline:
         claim = page.claim
         if self.config.extract:
             try:
-                extracted, page.canonical = await asyncio.to_thread(
-                    _extract,
-                    body,
-                    content_type,
-                    claim.url,
-                    page.source.selectors,
-                    claim.discovery_meta,
+                extraction = await self.extraction.extract(
+                    body, content_type, claim.url, page.source.selectors, claim.discovery_meta
                 )
+            except ExtractionCrashed as exc:  # a page that kills the parser's process
+                log.error("extraction crashed for %s: %s", claim.url, exc)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
+                return
             except Exception as exc:  # extraction must never lose the claim
                 log.exception("extraction failed for %s", claim.url)
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
                 return
+            page.canonical = extraction.canonical
         else:
-            extracted = Extracted()
+            extraction = NOT_EXTRACTED
+        extracted = extraction.extracted
         page.document = RawDocument(
             url_hash=claim.url_hash,
             url=claim.url,
@@ -253,8 +257,8 @@ class BatchPipeline:
             published_at=extracted.published_at,
             image_url=extracted.image_url,
             language=extracted.language,
-            content_hash=extracted.content_hash,
-            word_count=extracted.word_count,
+            content_hash=extraction.content_hash,
+            word_count=extraction.word_count,
             extractor=extracted.extractor,
             http_status=status,
             fetched_at=utcnow(),
@@ -262,7 +266,7 @@ class BatchPipeline:
         page.end(
             OutcomeKind.FETCHED,
             http_status=status,
-            content_hash=extracted.content_hash,
+            content_hash=extraction.content_hash,
             etag=get("ETag"),
             last_modified=get("Last-Modified"),
         )
@@ -435,17 +439,3 @@ def _duplicate(page: Page, original: str, *, final_url: str | None = None) -> No
         final_url=final_url or page.outcome.final_url,
     )
     page.document = None
-
-
-def _extract(
-    body: bytes,
-    content_type: str | None,
-    url: str,
-    selectors: dict[str, object] | None,
-    meta: dict[str, object] | None,
-) -> tuple[Extracted, str | None]:
-    """The article, and the identity its document belongs under when the page names a
-    trusted canonical other than itself (`fetcher.canonical`)."""
-    html, _encoding = decode_html(body, content_type)
-    extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
-    return extracted, canonical_identity(url, canonical_href(html))

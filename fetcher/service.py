@@ -1,11 +1,13 @@
-"""A fetch process from settings: the safe client, the content sink and the worker, with
-SIGTERM/SIGINT wired to a graceful stop. Used by `frontier fetch` (and `frontier up`)."""
+"""A fetch process from settings: the safe client, the content sink, the extraction pool
+and the worker, with SIGTERM/SIGINT wired to a graceful stop (the pool's processes exit
+before it returns). Used by `frontier fetch` (and `frontier up`)."""
 
 from __future__ import annotations
 
 import asyncio
 
 from fetcher.config import FetcherConfig
+from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
@@ -36,17 +38,28 @@ async def run_fetcher(
     until_idle: bool = False,
     stop: asyncio.Event | None = None,
     extract: bool = True,
+    extract_processes: int | None = None,
 ) -> FetchSummary:
+    """`concurrency` and `extract_processes` replace their settings when given."""
     overrides: dict[str, object] = {"extract": extract}
     if concurrency:
         overrides["concurrency"] = concurrency
+    if extract_processes is not None:
+        overrides["extract_processes"] = extract_processes
     config = FetcherConfig.from_settings(settings, **overrides)
     raise_open_file_limit()
     async with stop_event(stop) as stopping:
         sink = await open_sink(settings, db)
+        extraction = (
+            ExtractionPool(config.extract_processes)
+            if config.extract and config.extract_processes
+            else InProcessExtraction()
+        )
         try:
             async with SafeClient(http_limits(settings, config.concurrency)) as client:
-                fetcher = Fetcher(db, client, sink, config, QueuePolicy.from_settings(settings))
+                policy = QueuePolicy.from_settings(settings)
+                fetcher = Fetcher(db, client, sink, config, policy, extraction)
                 return await fetcher.run(until_idle=until_idle, stop=stopping)
         finally:
+            await asyncio.to_thread(extraction.close)  # waits for the workers to exit
             await sink.close()

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from fetcher.config import FetcherConfig
+from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
@@ -59,7 +60,9 @@ class Fetcher:
         sink: ContentSink,
         config: FetcherConfig,
         policy: QueuePolicy | None = None,
+        extraction: ExtractionPool | InProcessExtraction | None = None,
     ) -> None:
+        """`extraction`: where pages are parsed (default: a thread of this process)."""
         self.db = db
         self.config = config
         self.worker_id = config.worker_id
@@ -83,6 +86,7 @@ class Fetcher:
                 margin_cap_ms=config.politeness_margin_ms,
             ),
             sink_backoff=self.sink_backoff,
+            extraction=extraction,
         )
         self.summary = FetchSummary()  # everything this worker did
         self.in_flight: dict[str, Claim] = {}  # claims being processed, by url_hash

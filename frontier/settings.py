@@ -126,6 +126,13 @@ class Settings(BaseSettings):
         le=3600,
         description="On SIGTERM, seconds to finish in-flight fetches before releasing them.",
     )
+    extract_processes: int | None = Field(
+        default=None,
+        ge=0,
+        le=256,
+        description="Article extraction worker processes per fetch process. Unset: the "
+        "number of cores this process may use; 0: extract in the fetch process (a thread).",
+    )
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
     )

@@ -20,6 +20,14 @@ def fetch(
         max=1000,
         help="Concurrent fetches in this process (default FRONTIER_FETCH_CONCURRENCY).",
     ),
+    extract_processes: Optional[int] = typer.Option(  # noqa: UP045 - typer needs Optional here
+        None,
+        "--extract-processes",
+        min=0,
+        max=256,
+        help="Extraction worker processes (default FRONTIER_EXTRACT_PROCESSES, else one per "
+        "core; 0: extract in this process).",
+    ),
     until_idle: bool = typer.Option(
         False, "--until-idle", help="Exit once nothing is due and nothing is in flight."
     ),
@@ -29,7 +37,14 @@ def fetch(
     if not until_idle:
         warn_if_default_user_agent(settings)
     summary = run_with_database(
-        settings, lambda db: run_fetcher(settings, db, concurrency=workers, until_idle=until_idle)
+        settings,
+        lambda db: run_fetcher(
+            settings,
+            db,
+            concurrency=workers,
+            until_idle=until_idle,
+            extract_processes=extract_processes,
+        ),
     )
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
     typer.echo(f"fetch: {summary.pages} pages ({counts or 'none'}); {summary.released} released")
