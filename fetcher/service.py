@@ -30,6 +30,14 @@ def http_limits(settings: Settings, concurrency: int) -> HttpLimits:
     )
 
 
+def extraction_for(config: FetcherConfig) -> ExtractionPool | InProcessExtraction:
+    """Where the process extracts articles: its pool of worker processes, or a thread of
+    its own when `extract_processes` is 0 (or extraction is off). Close it when done."""
+    if config.extract and config.extract_processes:
+        return ExtractionPool(config.extract_processes)
+    return InProcessExtraction()
+
+
 async def run_fetcher(
     settings: Settings,
     db: Database,
@@ -50,11 +58,7 @@ async def run_fetcher(
     raise_open_file_limit()
     async with stop_event(stop) as stopping:
         sink = await open_sink(settings, db)
-        extraction = (
-            ExtractionPool(config.extract_processes)
-            if config.extract and config.extract_processes
-            else InProcessExtraction()
-        )
+        extraction = extraction_for(config)
         try:
             async with SafeClient(http_limits(settings, config.concurrency)) as client:
                 policy = QueuePolicy.from_settings(settings)

@@ -26,6 +26,8 @@ under this root (one module each, named in brackets):
     │   │   ├── BodyTooLarge     over the body or decompression cap
     │   │   └── TooManyRedirects
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
+    ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
+    │                            process each time it was extracted alone
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   └── DocumentRejected     permanent: the sink refused these documents

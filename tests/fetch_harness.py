@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fetcher.config import FetcherConfig
+from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.worker import Fetcher
 from frontier.clock import utcnow
 from frontier.db import Database
@@ -31,6 +32,7 @@ async def fetcher_for(
     sink: ContentSink | None = None,
     max_retries: int = 2,
     timeout_s: float = 10.0,
+    extraction: ExtractionPool | InProcessExtraction | None = None,
     **config: Any,
 ) -> AsyncIterator[Fetcher]:
     limits = HttpLimits(
@@ -44,7 +46,8 @@ async def fetcher_for(
     values: dict[str, Any] = {"user_agent": UA, "worker_id": "w-test", "concurrency": 10}
     values.update(config)
     async with SafeClient(limits) as client:
-        yield Fetcher(db, client, sink or PostgresSink(db), FetcherConfig(**values), policy)
+        config_ = FetcherConfig(**values)
+        yield Fetcher(db, client, sink or PostgresSink(db), config_, policy, extraction)
 
 
 def after(seconds: float) -> datetime:

@@ -1,0 +1,226 @@
+"""Extraction in worker processes (issue 15, item 3): pages are parsed in the pool's
+processes, not the fetch process; a worker killed with a page loses nothing; a page that
+kills its worker every time ends `failed` with the reason; 0 processes extracts in-process.
+Real local sites (one host per loopback address: a batch claims one URL per host), the
+real queue and the PostgreSQL sink."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from fetcher.config import FetcherConfig, usable_cores
+from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.service import extraction_for
+from frontier.db import Database
+from frontier.settings import Settings
+from tests import pool_jobs
+from tests.conditions import wait_until
+from tests.fetch_harness import article, fetcher_for, frontier_row, submit
+from tests.local_site import LocalSite, running_site
+from tests.processes import frontier_env, frontier_output, frontier_process
+
+HOSTS = 6
+
+
+@asynccontextmanager
+async def sites(paths: list[str]) -> AsyncIterator[list[str]]:
+    """One site per loopback address, each serving an article at each of `paths`;
+    yields every URL."""
+    async with AsyncExitStack() as stack:
+        urls = []
+        for i in range(HOSTS):
+            site: LocalSite = await stack.enter_async_context(running_site(f"127.0.0.{20 + i}"))
+            for path in paths:
+                site.serve(path, article(f"Story {i}{path.replace('/', ' ')}"))
+                urls.append(site.url(path))
+        yield urls
+
+
+async def stored_titles(db: Database) -> list[str]:
+    return [r["title"] for r in await db.fetch("SELECT title FROM raw_content ORDER BY title")]
+
+
+async def run_all(db: Database, extraction: ExtractionPool | InProcessExtraction) -> None:
+    async with fetcher_for(db, extraction=extraction, concurrency=HOSTS) as fetcher:
+        while (await fetcher.run_once()).claimed:
+            pass
+
+
+async def test_pages_are_extracted_in_the_pool_workers(db: Database) -> None:
+    pool = ExtractionPool(2, job=pool_jobs.tagged)
+    try:
+        async with sites(["/a", "/b"]) as urls:
+            await submit(db, *urls)
+            await run_all(db, pool)
+        workers = pool.worker_pids()
+    finally:
+        pool.close()
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]  # exited, reaped
+    titles = await stored_titles(db)
+    assert len(titles) == len(urls) == 2 * HOSTS
+    pids = {pool_jobs.pid_in(t) for t in titles}
+    assert os.getpid() not in pids and pids <= workers and len(workers) == 2
+    row = await frontier_row(db, urls[0])
+    assert row["status"] == "fetched" and row["content_hash"]
+    body = await db.fetchval("SELECT body FROM raw_content WHERE url_hash = $1", row["url_hash"])
+    assert "Story 0 a paragraph 3: the news of the day" in body
+
+
+async def test_a_worker_killed_with_a_page_loses_nothing(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
+    pool = ExtractionPool(2, job=pool_jobs.crashing)
+    try:
+        async with sites(["/a", "/crash-once"]) as urls:
+            await submit(db, *urls)
+            await run_all(db, pool)
+    finally:
+        pool.close()
+    assert pool.replaced == 1  # the first /crash-once page killed a worker, once
+    assert len(list(tmp_path.iterdir())) == 1  # one marker: the path is the same per host
+    titles = await stored_titles(db)
+    assert len(titles) == len(urls)
+    statuses = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
+    assert {r["status"]: r["count"] for r in statuses} == {"fetched": len(urls)}
+    logged = await db.fetch("SELECT outcome FROM fetch_log WHERE kind = 'page'")
+    assert [r["outcome"] for r in logged] == ["ok"] * len(urls)
+
+
+async def test_a_page_that_kills_its_worker_every_time_fails_with_the_reason(
+    db: Database,
+) -> None:
+    pool = ExtractionPool(2, job=pool_jobs.crashing)
+    try:
+        async with sites(["/a"]) as urls, running_site("127.0.0.30") as bad:
+            bad.serve("/poison", article("Poison"))
+            await submit(db, *urls, bad.url("/poison"))
+            await run_all(db, pool)
+            poison = await frontier_row(db, bad.url("/poison"))
+            assert len(bad.hits("/poison")) == 1  # failed, not fetched again
+    finally:
+        pool.close()
+    assert poison["status"] == "failed"
+    assert "extraction crashed: the page killed the extraction process" in poison["last_error"]
+    assert len(await stored_titles(db)) == len(urls)  # the pages in flight with it survive
+
+
+async def test_zero_processes_extracts_in_the_fetch_process(db: Database) -> None:
+    config = FetcherConfig.from_settings(Settings.load(extract_processes=0, _env_file=None))
+    assert config.extract_processes == 0
+    assert isinstance(extraction_for(config), InProcessExtraction)
+    async with sites(["/a"]) as urls:
+        await submit(db, *urls)
+        await run_all(db, InProcessExtraction(job=pool_jobs.tagged))
+    titles = await stored_titles(db)
+    assert len(titles) == HOSTS and {pool_jobs.pid_in(t) for t in titles} == {os.getpid()}
+
+
+def test_the_default_is_one_process_per_usable_core() -> None:
+    config = FetcherConfig.from_settings(Settings.load(_env_file=None))
+    assert config.extract_processes == usable_cores() == len(os.sched_getaffinity(0))
+    pool = extraction_for(config)
+    try:
+        assert isinstance(pool, ExtractionPool) and pool.processes == usable_cores()
+    finally:
+        pool.close()
+    off = FetcherConfig.from_settings(Settings.load(_env_file=None), extract=False)
+    assert isinstance(extraction_for(off), InProcessExtraction)  # nothing to extract
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of `pid` (zombies left to a reaper are not alive)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found |= {int(c) for c in task.read_text().split()}
+    return {c for c in found if _alive(c)}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_sigterm_stops_the_pool_with_the_fetch_process(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    async with sites(["/a"]) as urls:
+        await submit(db, *urls)
+        async with frontier_process(
+            fresh_dsn, tmp_path, "fetch", FRONTIER_EXTRACT_PROCESSES="2"
+        ) as child:
+
+            async def fetched() -> bool:
+                return bool(await db.fetchval("SELECT count(*) FROM raw_content"))
+
+            workers = await wait_until(
+                lambda: len(children(child.pid)) >= 2 and children(child.pid),
+                child,
+                what="the pool's workers",
+            )
+            await wait_until(fetched, child, what="a page stored")
+            child.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(child.wait(), 60)
+    assert code == 0
+    await wait_until(lambda: not any(_alive(w) for w in workers), what="the workers' exit")
+
+
+async def test_until_idle_ends_with_its_workers(db: Database, fresh_dsn: str) -> None:
+    async with sites(["/a"]) as urls:
+        await submit(db, *urls)
+        code, out, err = await frontier_output(
+            "fetch", "--until-idle", "--extract-processes", "2", env=frontier_env(fresh_dsn)
+        )
+    assert code == 0, err
+    assert f"fetch: {HOSTS} pages (fetched {HOSTS})" in out
+    assert len(await stored_titles(db)) == HOSTS
+    # Its workers (and multiprocessing's helper) carry the environment, DSN included.
+    await wait_until(lambda: not processes_with(fresh_dsn), what="every child's exit")
+
+
+def processes_with(text: str) -> list[Path]:
+    """The live processes whose environment holds `text`."""
+    return [
+        p
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _alive(int(p.name)) and text.encode() in _environ(p)
+    ]
+
+
+def _environ(process: Path) -> bytes:
+    try:
+        return (process / "environ").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_negative_number_of_processes_is_refused_in_one_line(fresh_dsn: str) -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "frontier", "fetch", "--extract-processes", "-1"],
+        env=frontier_env(fresh_dsn),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and "--extract-processes" in run.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "frontier", "fetch", "--until-idle"],
+        env=frontier_env(fresh_dsn, FRONTIER_EXTRACT_PROCESSES="many"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "FRONTIER_EXTRACT_PROCESSES" in bad.stderr
