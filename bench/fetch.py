@@ -1,23 +1,34 @@
 """Benchmark the fetcher end to end against Scrapy on the same local site.
 
-Run ``python -m bench.fetch [--quick] [--concurrency C]``.
+Run ``python -m bench.fetch [--quick] [--concurrency C] [--set standard|small]``.
 
-The site: 20,000 distinct article pages (about 6 KB of HTML each) over 200 loopback hosts,
-127.0.0.10 upwards (``--quick``: 2,000 pages over 20 hosts), served by a separate process
-(aiohttp); robots.txt answers 404. Politeness delay 0.
+The site serves two page sets, each 20,000 distinct pages over 200 loopback hosts,
+127.0.0.10 upwards (``--quick``: 2,000 pages over 20 hosts), from a separate process
+(aiohttp); robots.txt answers 404; politeness delay 0:
 
-Each fetcher run starts from a fresh database (copied from a migrated template) with the
-URL list submitted, then runs ``--until-idle`` fetch processes (claim, robots.txt, fetch,
-extract, PostgreSQL sink, complete, fetch_log) to completion; pages/s is URLs fetched per
-second of wall time of the slowest process; peak RSS is each process's VmHWM.
+- ``standard``: the original pages, about 6 KB of HTML (3 KB of article text) each;
+- ``small``: news-like pages, about 6 KB of article text in an ``<article>`` with a byline
+  and ``<time>``, inside a header nav, an aside of related links and a footer, with the
+  OpenGraph, ``article:*`` and JSON-LD ``NewsArticle`` a CMS writes into the head.
 
-1. ours, 1 process, extraction off   vs  Scrapy, no pipeline
-2. ours, 1 process, full pipeline    vs  Scrapy + a trafilatura item pipeline
-3. ours, 2 processes, full pipeline
+Each of our runs starts from a fresh database (copied from a migrated template) with the
+URL list submitted, then runs one ``frontier fetch --until-idle`` process (claim,
+robots.txt, fetch, extract, PostgreSQL sink, complete, fetch_log) to completion; pages/s
+is URLs fetched per second of wall time; peak RSS is the process's VmHWM and, for the
+tree, the largest sum of the RSS of the process and its extraction workers at one time.
 
-Scrapy crawls the same URL list at the same concurrency (CONCURRENT_REQUESTS and
-CONCURRENT_REQUESTS_PER_DOMAIN = C, no delay, ROBOTSTXT_OBEY on as ours is, no storage).
-The last stdout line is one JSON object with every figure.
+On each set, at the same concurrency:
+
+1. ours, ``FRONTIER_EXTRACT_PROCESSES=0`` (extraction in a thread of the fetch process)
+2. ours, the default extraction pool (one worker process per usable core)
+3. Scrapy with ``trafilatura.extract`` in its callback (what a Scrapy project would write)
+4. Scrapy with ``trafilatura.bare_extraction(with_metadata=True)`` in its callback (the
+   metadata we store too)
+
+and on the standard set, ours with extraction off against Scrapy with no callback work.
+Scrapy crawls the same URL list (CONCURRENT_REQUESTS and CONCURRENT_REQUESTS_PER_DOMAIN =
+C, no delay, ROBOTSTXT_OBEY on as ours is, no storage). The last stdout line is one JSON
+object with every figure; the ratios are ours over Scrapy + ``trafilatura.extract``.
 """
 
 from __future__ import annotations
@@ -29,12 +40,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.server import Measured, emit_result, log, run_measured, running_server
+from bench.server import emit_result, log, run_measured, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 PORT = 18_080
@@ -76,14 +86,89 @@ def page_html(host: int, page: int) -> str:
     )
 
 
+VOCABULARY = (
+    *WORDS,
+    "the",
+    "said",
+    "residents",
+    "officials",
+    "announced",
+    "yesterday",
+    "according",
+    "to",
+    "plans",
+    "which",
+    "would",
+    "change",
+    "for",
+    "years",
+    "local",
+    "new",
+    "and",
+    "in",
+    "of",
+    "a",
+)
+NAV = "".join(f"<li><a href='/section/{w}'>{w.title()}</a></li>" for w in WORDS[:14])
+
+
+def news_page_html(host: int, page: int) -> str:
+    """A news article as a CMS renders it: about 6 KB of article text."""
+    seed = hashlib.sha256(f"news {host}/{page}".encode()).digest()
+    paragraphs = []
+    for p in range(12):
+        words = [
+            VOCABULARY[(seed[(p * 11 + i) % 32] * (i + 1) + p) % len(VOCABULARY)] for i in range(72)
+        ]
+        paragraphs.append(f"<p>Report {host}-{page}.{p}: {' '.join(words)}.</p>")
+    title = f"Council {host} weighs plan {page} for the harbour"
+    related = "".join(
+        f"<li><a href='/s/{page + k}'>Related story {host}-{page + k}</a></li>" for k in range(1, 9)
+    )
+    published = f"2026-03-{1 + page % 28:02d}T08:{page % 60:02d}:00+01:00"
+    image = f"https://img.example/{host}/{page}.jpg"
+    jsonld = (
+        '{"@context": "https://schema.org", "@type": "NewsArticle", '
+        f'"headline": "{title}", "datePublished": "{published}", '
+        f'"author": {{"@type": "Person", "name": "Desk {host}"}}, "image": "{image}"}}'
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title} | "
+        f"The Bench Gazette</title><meta name='description' content='{title}.'>"
+        f"<meta property='og:title' content='{title}'>"
+        f"<meta property='og:type' content='article'><meta property='og:image' "
+        f"content='{image}'><meta property='article:published_time' content='{published}'>"
+        f"<meta name='author' content='Desk {host}'>"
+        f"<script type='application/ld+json'>{jsonld}</script>"
+        f"<link rel='stylesheet' href='/static/site.css'></head><body>"
+        f"<header><a href='/'>The Bench Gazette</a><nav><ul>{NAV}</ul></nav>"
+        f"<form action='/search'><input name='q'></form></header><main>"
+        f"<article><h1>{title}</h1><p class='byline'>By Desk {host}, "
+        f"<time datetime='{published}'>March {1 + page % 28}, 2026</time></p>"
+        f"{''.join(paragraphs)}<ul class='tags'><li>harbour</li><li>council</li></ul>"
+        f"</article><aside><h2>Most read</h2><ul>{related}</ul>"
+        f"<div class='ad'>Advertisement</div></aside></main><footer><nav><ul>{NAV}</ul>"
+        f"</nav><p>Copyright 2026 The Bench Gazette. All rights reserved. "
+        f"<a href='/privacy'>Privacy</a> <a href='/terms'>Terms</a></p></footer>"
+        f"</body></html>"
+    )
+
+
+# page set -> the prefix of its paths on every host, and its page builder
+PAGE_SETS = {"standard": ("/a/", page_html), "small": ("/s/", news_page_html)}
+
+
 def addresses(hosts: int) -> list[str]:
     return [f"127.0.{10 + i // 250}.{10 + i % 250}" for i in range(hosts)]
 
 
-def url_list(hosts: int, pages: int) -> list[str]:
+def url_list(hosts: int, pages: int, page_set: str = "standard") -> list[str]:
+    prefix = PAGE_SETS[page_set][0]
     per_host = pages // hosts
     return [
-        f"http://{address}:{PORT}/a/{p}" for address in addresses(hosts) for p in range(per_host)
+        f"http://{address}:{PORT}{prefix}{p}"
+        for address in addresses(hosts)
+        for p in range(per_host)
     ]
 
 
@@ -93,14 +178,20 @@ def url_list(hosts: int, pages: int) -> list[str]:
 async def serve_site(hosts: int) -> None:
     from aiohttp import web
 
-    async def article(request: web.Request) -> web.Response:
-        host = addresses(hosts).index(request.host.split(":")[0])
-        return web.Response(
-            text=page_html(host, int(request.match_info["n"])), content_type="text/html"
-        )
+    index = {address: i for i, address in enumerate(addresses(hosts))}
+
+    def serving(build: Any) -> Any:
+        async def article(request: web.Request) -> web.Response:
+            host = index[request.host.split(":")[0]]
+            return web.Response(
+                text=build(host, int(request.match_info["n"])), content_type="text/html"
+            )
+
+        return article
 
     app = web.Application()
-    app.router.add_get("/a/{n}", article)
+    for prefix, build in PAGE_SETS.values():
+        app.router.add_get(prefix + "{n}", serving(build))
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     for address in addresses(hosts):
@@ -136,20 +227,14 @@ def run_worker(dsn: str, concurrency: int, extract: bool) -> None:
 # -- Scrapy on the same URL list -------------------------------------------------------------
 
 
-def run_scrapy(url_file: str, concurrency: int, with_trafilatura: bool) -> None:
+def run_scrapy(url_file: str, concurrency: int, extraction: str) -> None:
+    """Scrapy over the URL list; `extraction`: none, extract (`trafilatura.extract` in the
+    callback) or bare (`trafilatura.bare_extraction(with_metadata=True)` there)."""
     import scrapy
+    import trafilatura
     from scrapy.crawler import CrawlerProcess
 
     urls = Path(url_file).read_text().split()
-
-    class Extract:
-        def process_item(self, item: dict[str, Any], spider: Any = None) -> dict[str, Any]:
-            import trafilatura
-
-            doc = trafilatura.bare_extraction(item.pop("html"), url=item["url"], with_metadata=True)
-            item["title"] = getattr(doc, "title", None)
-            item["body"] = getattr(doc, "text", None)
-            return item
 
     class Pages(scrapy.Spider):
         name = "pages"
@@ -159,8 +244,13 @@ def run_scrapy(url_file: str, concurrency: int, with_trafilatura: bool) -> None:
                 yield scrapy.Request(url, dont_filter=True)
 
         def parse(self, response: Any) -> Any:
-            if with_trafilatura:
-                yield {"url": response.url, "html": response.text}
+            if extraction == "extract":
+                yield {"url": response.url, "body": trafilatura.extract(response.text)}
+            elif extraction == "bare":
+                doc = trafilatura.bare_extraction(
+                    response.text, url=response.url, with_metadata=True
+                )
+                yield {"url": response.url, "title": doc.title, "body": doc.text}
 
     settings: dict[str, Any] = {
         "CONCURRENT_REQUESTS": concurrency,
@@ -173,10 +263,6 @@ def run_scrapy(url_file: str, concurrency: int, with_trafilatura: bool) -> None:
         "RETRY_ENABLED": False,
         "USER_AGENT": "frontier-bench/1.0",
     }
-    if with_trafilatura:
-        module = sys.modules[__name__]
-        module.Extract = Extract  # type: ignore[attr-defined]
-        settings["ITEM_PIPELINES"] = {f"{__name__}.Extract": 100}
     process = CrawlerProcess(settings)
     process.crawl(Pages)
     process.start()
@@ -214,48 +300,48 @@ def fetched(dsn: str) -> int:
     return int(row[0]) if row else 0
 
 
-def parallel(commands: list[list[str]]) -> list[Measured]:
-    results: list[Measured | None] = [None] * len(commands)
-
-    def one(i: int) -> None:
-        results[i] = run_measured(commands[i], cwd=ROOT)
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(commands))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return [r for r in results if r is not None]
-
-
 def ours(
-    server: Any, name: str, urls: list[str], processes: int, concurrency: int, extract: bool
+    server: Any,
+    name: str,
+    urls: list[str],
+    concurrency: int,
+    *,
+    extract: bool = True,
+    extract_processes: int | None = None,
 ) -> dict[str, Any]:
+    """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
+    (`extract_processes` None: its default pool), or the bench worker, extraction off."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
     server.checkpoint()
-    command = [
-        sys.executable,
-        "-m",
-        "bench.fetch",
-        "--worker",
-        dsn,
-        "--concurrency",
-        str(concurrency),
-    ] + ([] if extract else ["--no-extract"])
-    log(f"{name}: {processes} process(es), extraction {'on' if extract else 'off'}")
-    runs = parallel([command] * processes)
-    for run in runs:
-        if run.returncode:
-            raise RuntimeError(f"fetch worker failed:\n{run.stderr[-3000:]}")
+    if extract:
+        command = [sys.executable, "-m", "frontier", "fetch", "--until-idle"]
+    else:
+        command = [sys.executable, "-m", "bench.fetch", "--worker", dsn, "--no-extract"]
+        command += ["--concurrency", str(concurrency)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    env.update(
+        FRONTIER_DATABASE_URL=dsn,
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+        FRONTIER_FETCH_CONCURRENCY=str(concurrency),
+        FRONTIER_DB_POOL_SIZE="4",
+        FRONTIER_USER_AGENT="frontier-bench/1.0",
+    )
+    if extract_processes is not None:
+        env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
+    shown = "default" if extract_processes is None else extract_processes
+    log(f"{name}: 1 process, " + (f"extraction processes {shown}" if extract else "no extraction"))
+    run = run_measured(command, env=env, cwd=ROOT)
+    if run.returncode:
+        raise RuntimeError(f"fetch process failed:\n{run.stderr[-3000:]}")
     done = fetched(dsn)
-    wall = max(run.wall_s for run in runs)
     server.drop_database(name)
     result = {
         "pages": done,
-        "wall_s": round(wall, 2),
-        "pages_per_s": round(done / wall, 1),
-        "peak_rss_mib": [round(run.peak_rss_mib, 1) for run in runs],
+        "wall_s": round(run.wall_s, 2),
+        "pages_per_s": round(done / run.wall_s, 1),
+        "peak_rss_mib": round(run.peak_rss_mib, 1),
+        "tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
     }
     log(f"{name}: {result}")
     if done != len(urls):
@@ -263,17 +349,10 @@ def ours(
     return result
 
 
-def scrapy_run(url_file: str, count: int, concurrency: int, extract: bool) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        "-m",
-        "bench.fetch",
-        "--scrapy",
-        url_file,
-        "--concurrency",
-        str(concurrency),
-    ] + (["--trafilatura"] if extract else [])
-    log(f"scrapy: trafilatura {'on' if extract else 'off'}")
+def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.fetch", "--scrapy", url_file]
+    command += ["--concurrency", str(concurrency), "--extraction", extraction]
+    log(f"scrapy: extraction {extraction}")
     run = run_measured(command, cwd=ROOT)
     if run.returncode:
         raise RuntimeError(f"scrapy failed:\n{run.stderr[-3000:]}")
@@ -287,25 +366,60 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extract: bool) -> di
     return result
 
 
+def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[str, Any]:
+    """Every run on one page set, at concurrency `c`."""
+    urls = url_list(hosts, pages, page_set)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
+        handle.write("\n".join(urls))
+        url_file = handle.name
+    runs: dict[str, Any] = {}
+    try:
+        if page_set == "standard":
+            runs["ours_no_extraction"] = ours(server, "fetch_raw", urls, c, extract=False)
+            runs["scrapy_no_callback"] = scrapy_run(url_file, len(urls), c, "none")
+        runs["ours_in_process"] = ours(server, "fetch_thread", urls, c, extract_processes=0)
+        runs["ours_pool"] = ours(server, "fetch_pool", urls, c)
+        runs["scrapy_extract"] = scrapy_run(url_file, len(urls), c, "extract")
+        runs["scrapy_bare_extraction"] = scrapy_run(url_file, len(urls), c, "bare")
+    finally:
+        os.unlink(url_file)
+    scrapy = runs["scrapy_extract"]["pages_per_s"]
+    runs["ratio_in_process"] = round(runs["ours_in_process"]["pages_per_s"] / scrapy, 2)
+    runs["ratio_pool"] = round(runs["ours_pool"]["pages_per_s"] / scrapy, 2)
+    runs["ratio_pool_vs_bare"] = round(
+        runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
+    )
+    if "ours_no_extraction" in runs:
+        raw = runs["ours_no_extraction"]["pages_per_s"]
+        runs["ratio_no_extraction"] = round(raw / runs["scrapy_no_callback"]["pages_per_s"], 2)
+    log(
+        f"{page_set}: in-process {runs['ratio_in_process']}x and pool {runs['ratio_pool']}x "
+        f"Scrapy + trafilatura.extract; pool tree peak RSS "
+        f"{runs['ours_pool']['tree_peak_rss_mib']} MiB"
+    )
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--set", choices=sorted(PAGE_SETS), help="only this page set")
     parser.add_argument("--worker", metavar="DSN")
     parser.add_argument("--no-extract", action="store_true")
     parser.add_argument("--scrapy", metavar="URL_FILE")
-    parser.add_argument("--trafilatura", action="store_true")
+    parser.add_argument("--extraction", choices=("none", "extract", "bare"), default="none")
     parser.add_argument("--serve", type=int, metavar="HOSTS")
     args = parser.parse_args()
     if args.worker:
         return run_worker(args.worker, args.concurrency, not args.no_extract)
     if args.scrapy:
-        return run_scrapy(args.scrapy, args.concurrency, args.trafilatura)
+        return run_scrapy(args.scrapy, args.concurrency, args.extraction)
     if args.serve:
         return asyncio.run(serve_site(args.serve))
 
     hosts, pages = (20, 2_000) if args.quick else (200, 20_000)
-    urls = url_list(hosts, pages)
+    sets = [args.set] if args.set else ["standard", "small"]
     site = subprocess.Popen(
         [sys.executable, "-m", "bench.fetch", "--serve", str(hosts)],
         cwd=ROOT,
@@ -316,36 +430,22 @@ def main() -> None:
         assert site.stdout is not None
         if site.stdout.readline().strip() != "ready":
             raise RuntimeError("the site did not start (do 127.0.x.y addresses bind here?)")
-        log(f"site: {len(urls)} pages over {hosts} loopback hosts")
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
-            handle.write("\n".join(urls))
-            url_file = handle.name
-        c = args.concurrency
+        log(f"site: {pages} pages per set over {hosts} loopback hosts; sets {sets}")
         with running_server() as server:
-            no_extract = ours(server, "fetch_raw", urls, 1, c, extract=False)
-            full_one = ours(server, "fetch_full1", urls, 1, c, extract=True)
-            full_two = ours(server, "fetch_full2", urls, 2, c, extract=True)
-        scrapy_raw = scrapy_run(url_file, len(urls), c, extract=False)
-        scrapy_full = scrapy_run(url_file, len(urls), c, extract=True)
-        os.unlink(url_file)
+            results = {s: one_set(server, s, hosts, pages, args.concurrency) for s in sets}
     finally:
         site.terminate()
         site.wait()
     emit_result(
         {
-            "pages": len(urls),
+            "pages": pages,
             "hosts": hosts,
-            "concurrency": c,
+            "concurrency": args.concurrency,
+            "usable_cores": len(os.sched_getaffinity(0)),
             "quick": args.quick,
-            "ours_no_extraction_1p": no_extract,
-            "ours_full_1p": full_one,
-            "ours_full_2p": full_two,
-            "scrapy_no_pipeline": scrapy_raw,
-            "scrapy_trafilatura": scrapy_full,
-            "ratio_no_extraction": round(no_extract["pages_per_s"] / scrapy_raw["pages_per_s"], 2),
-            "ratio_full": round(full_one["pages_per_s"] / scrapy_full["pages_per_s"], 2),
-            "peak_rss_mib_max": max(
-                full_one["peak_rss_mib"] + full_two["peak_rss_mib"] + no_extract["peak_rss_mib"]
+            **results,
+            "pool_tree_peak_rss_mib_max": max(
+                r["ours_pool"]["tree_peak_rss_mib"] for r in results.values()
             ),
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }

@@ -104,25 +104,29 @@ class Measured:
     stderr: str
     wall_s: float
     peak_rss_mib: float
+    tree_peak_rss_mib: float = 0.0  # the largest sum of VmRSS over it and its descendants
 
 
 def run_measured(
     command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
 ) -> Measured:
-    """Run `command` to completion: its wall time and its own peak RSS.
+    """Run `command` to completion: its wall time, its own peak RSS and the peak RSS of its
+    process tree (it and its descendants, such as a fetcher's extraction workers).
 
     The peak is the child's VmHWM, polled until it exits: `wait4`'s ru_maxrss would report
-    this (large) process's RSS instead, which a vfork-ed child inherits up to its exec."""
+    this (large) process's RSS instead, which a vfork-ed child inherits up to its exec. The
+    tree's is the largest sum of their VmRSS seen at one poll (every 10 ms)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         status_file = Path(f"/proc/{process.pid}/status")
-        peak_kib = 0
+        peak_kib = tree_kib = 0
         while True:
             pid, status = os.waitpid(process.pid, os.WNOHANG)
             if pid:
                 break
             peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
+            tree_kib = max(tree_kib, sum(_status_kib(p, "VmRSS:") for p in _tree(process.pid)))
             time.sleep(0.01)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -134,17 +138,34 @@ def run_measured(
             err.read().decode("utf-8", "replace"),
             wall,
             peak_kib / 1024,
+            max(tree_kib, peak_kib) / 1024,
         )
 
 
 def _vm_hwm_kib(status_file: Path) -> int:
+    return _status_kib(status_file, "VmHWM:")
+
+
+def _status_kib(status_file: Path, field: str) -> int:
     try:
         for line in status_file.read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field):
                 return int(line.split()[1])
     except (OSError, ValueError):
         pass  # exiting: its memory is gone already
     return 0
+
+
+def _tree(pid: int) -> list[Path]:
+    """The status files of `pid` and its descendants now."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(Path(f"/proc/{current}/status"))
+        for children in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):  # it exited meanwhile
+                todo += [int(c) for c in children.read_text().split()]
+    return found
 
 
 class BenchServer:
