@@ -50,6 +50,26 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+class _StatelessConnection(asyncpg.Connection):
+    """A pooled connection released without asyncpg's reset query (advisory unlock, CLOSE
+    ALL, UNLISTEN, RESET ALL) unless it was lent for session-level work: statements and
+    transactions on the pool leave no session state (advisory locks are transaction-level,
+    cursors live in transactions, no SET), and that query was a second round trip for
+    every statement. `Database.connection()`, the one way to session-level work (LISTEN),
+    marks its connection, which is then reset as asyncpg always did."""
+
+    _session_used = False
+
+    def lent_for_session(self) -> None:
+        self._session_used = True
+
+    def get_reset_query(self) -> str:
+        if not self._session_used:
+            return ""
+        self._session_used = False
+        return str(super().get_reset_query())
+
+
 class Database:
     """Statements run on a pool (each its own transaction) or on one connection inside
     `transaction()`. Single statements on the pool are retried on deadlock."""
@@ -92,6 +112,7 @@ class Database:
                 timeout=timeout,
                 command_timeout=None,
                 init=_init_connection,
+                connection_class=_StatelessConnection,
             )
         except (OSError, TimeoutError) as exc:
             cause = redact(str(exc), dsn)
@@ -207,6 +228,7 @@ class Database:
             if is_connection_loss(exc):
                 raise self.unavailable(exc) from exc
             raise
+        conn.lent_for_session()  # reset when released (the proxy passes the call on)
         try:
             yield conn
         finally:
