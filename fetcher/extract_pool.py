@@ -9,8 +9,11 @@ Two ways to run it, with one interface (`async extract(...)`, `close()`):
 
 - `InProcessExtraction`: a thread of the fetch process (`FRONTIER_EXTRACT_PROCESSES=0`).
 - `ExtractionPool`: N worker processes (`spawn`: a fresh interpreter each, never a fork of
-  a process holding sockets and database connections), warmed up when the pool starts
-  (trafilatura and lxml imported there, not per page). At most `in_flight` pages are
+  a process holding sockets and database connections), all started with the first page
+  handed to the pool and warmed up as they start (trafilatura and lxml imported and run
+  there once, not per page). Not before: a fetch process that finds nothing to do starts
+  none, and one that starts does not spend its first second competing with four
+  interpreters for the cores while it sends its first requests. At most `in_flight` pages are
   handed to the pool at once; the others wait in their batch, so the memory the pool
   holds does not grow with the fetch concurrency.
 
@@ -120,7 +123,7 @@ class ExtractionPool:
         # idles between pages; more would only hold bodies in memory.
         self._slots = asyncio.Semaphore(in_flight or processes * 2)
         self._context = multiprocessing.get_context("spawn")
-        self._pool = self._start(processes)
+        self._pool: ProcessPoolExecutor | None = None  # started with the first page
         self._alone: ProcessPoolExecutor | None = None  # for pages in flight at a crash
         self._alone_lock = asyncio.Lock()
         self._alone_waiting = 0
@@ -134,19 +137,23 @@ class ExtractionPool:
             initargs=(os.getpid(),),
         )
         # Each submission while no worker is idle starts one: all of them start now and
-        # warm up while the first batch is fetched (the result is not awaited).
+        # warm up together (the result is not awaited).
         for _ in range(processes):
             pool.submit(os.getpid)
         return pool
 
     def worker_pids(self) -> set[int]:
         """The processes of the pool now (for tests and the benchmark)."""
+        if self._pool is None:
+            return set()
         return {p.pid for p in self._workers(self._pool) if p.pid is not None}
 
     async def extract(self, *args: Any) -> Extraction:
         """Run the job on `args` in a worker; raises what the job raises, or
         `ExtractionCrashed` for a page that kills the workers."""
         async with self._slots:
+            if self._pool is None:
+                self._pool = self._start(self.processes)
             pool = self._pool
             try:
                 return await asyncio.wrap_future(pool.submit(self._job, *args))

@@ -55,6 +55,7 @@ async def run_all(db: Database, extraction: ExtractionPool | InProcessExtraction
 
 async def test_pages_are_extracted_in_the_pool_workers(db: Database) -> None:
     pool = ExtractionPool(2, job=pool_jobs.tagged)
+    assert pool.worker_pids() == set()  # started with the first page, not before
     try:
         async with sites(["/a", "/b"]) as urls:
             await submit(db, *urls)
