@@ -177,12 +177,7 @@ class ExtractionPool:
             async with self._alone_lock:
                 for _ in range(CRASHES_ALLOWED):
                     if self._alone is None:
-                        self._alone = ProcessPoolExecutor(
-                            1,
-                            mp_context=self._context,
-                            initializer=_warm_up,
-                            initargs=(os.getpid(),),
-                        )
+                        self._alone = self._start(1)
                     alone = self._alone
                     try:
                         future: Future[Extraction] = alone.submit(self._job, *args)
