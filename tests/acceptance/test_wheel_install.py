@@ -55,10 +55,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, *pip, "wheel", "--no-deps", "-w", dist, source], check=True)
     (wheel,) = dist.glob("frontier-*.whl")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)  # the stock pip
+    # Without PYTHONPATH: a checkout on it (its frontier.egg-info) would count as installed.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
         [venv / "bin" / "python", *pip, "install", "-c", REPO / "requirements.lock", wheel],
         check=True,
         cwd=work,
+        env=clean,
     )
     return venv / "bin" / "frontier"
 
