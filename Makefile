@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium
+.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium nginx
 
 install: $(STAMP)
 
@@ -85,7 +85,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check frontier poller fetcher spider migrations bench tests
 	$(VENV)/bin/mypy frontier poller fetcher spider
 
-bench: $(STAMP)
+# bench.fetch serves its pages with nginx, as the fetch figures were first measured.
+nginx:
+	test -x /usr/sbin/nginx || command -v nginx || (apt-get update && apt-get install -y --no-install-recommends nginx)
+
+bench: $(STAMP) nginx
 	$(PY) -m pytest -m bench -q  # every benchmark's --quick run (tests/bench)
 
 clean:

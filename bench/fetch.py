@@ -3,8 +3,10 @@
 Run ``python -m bench.fetch [--quick] [--concurrency C] [--set standard|small]``.
 
 The site serves two page sets, each 20,000 distinct pages over 200 loopback hosts,
-127.0.0.10 upwards (``--quick``: 2,000 pages over 20 hosts), from a separate process
-(aiohttp); robots.txt answers 404; politeness delay 0:
+127.0.0.10 upwards (``--quick``: 2,000 pages over 20 hosts): files served by nginx with
+one worker when nginx is installed (as the issue measured; ``--site aiohttp`` or no nginx:
+pages made on request by an aiohttp process, which costs the shared cores about as much
+CPU per page as a fetcher); robots.txt answers 404; politeness delay 0:
 
 - ``standard``: the original pages, about 6 KB of HTML (3 KB of article text) each;
 - ``small``: news-like pages, about 6 KB of article text in an ``<article>`` with a byline
@@ -37,10 +39,15 @@ import argparse
 import asyncio
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +180,86 @@ def url_list(hosts: int, pages: int, page_set: str = "standard") -> list[str]:
 
 
 # -- the site (a separate process) ---------------------------------------------------------
+
+# nginx, where Debian puts it (/usr/sbin is not on every user's PATH)
+NGINX_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+
+
+@contextmanager
+def nginx_site(nginx: str, hosts: int, pages: int, sets: list[str]) -> Iterator[None]:
+    """The pages written out as files and served by nginx with one worker, as the issue
+    measured them: a static server costs a small share of the cores the fetchers are
+    measured on (the aiohttp site spends about as much CPU per page as a fetcher)."""
+    with tempfile.TemporaryDirectory(prefix="bench-site-") as directory:
+        root = Path(directory)
+        root.chmod(0o755)  # nginx's workers run as another user when started by root
+        per_host = pages // hosts
+        servers = []
+        for index, address in enumerate(addresses(hosts)):
+            for page_set in sets:
+                prefix, build = PAGE_SETS[page_set]
+                folder = root / "hosts" / str(index) / prefix.strip("/")
+                folder.mkdir(parents=True, exist_ok=True)
+                for page in range(per_host):
+                    (folder / str(page)).write_text(build(index, page), encoding="utf-8")
+            servers.append(
+                f"server {{ listen {address}:{PORT} backlog=1024; root {root}/hosts/{index}; }}"
+            )
+        for path in root.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (root / "nginx.conf").write_text(
+            "daemon off; worker_processes 1; pid nginx.pid; error_log stderr warn;\n"
+            "events { worker_connections 4096; }\n"
+            "http { access_log off; log_not_found off; default_type text/html; sendfile on;\n"
+            "keepalive_requests 1000000; keepalive_timeout 120s;\n"
+            "client_body_temp_path tmp; proxy_temp_path tmp; fastcgi_temp_path tmp;\n"
+            "uwsgi_temp_path tmp; scgi_temp_path tmp;\n" + "\n".join(servers) + "\n}\n",
+            encoding="utf-8",
+        )
+        (root / "tmp").mkdir()
+        process = subprocess.Popen(
+            [nginx, "-p", str(root), "-c", str(root / "nginx.conf"), "-e", "stderr"]
+        )
+        try:
+            first = f"http://{addresses(hosts)[0]}:{PORT}/robots.txt"
+            deadline = time.monotonic() + 10
+            while not _answers(first):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("nginx did not start (do 127.0.x.y addresses bind here?)")
+                time.sleep(0.05)  # polling a server's start-up, with a deadline
+            yield
+        finally:
+            process.terminate()
+            process.wait()
+
+
+def _answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1)
+    except urllib.error.HTTPError:
+        return True  # an answer (robots.txt: 404)
+    except OSError:
+        return False
+    return True
+
+
+@contextmanager
+def aiohttp_site(hosts: int) -> Iterator[None]:
+    """The pages made on request by an aiohttp process (`--serve`), where nginx is missing."""
+    site = subprocess.Popen(
+        [sys.executable, "-m", "bench.fetch", "--serve", str(hosts)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert site.stdout is not None
+        if site.stdout.readline().strip() != "ready":
+            raise RuntimeError("the site did not start (do 127.0.x.y addresses bind here?)")
+        yield
+    finally:
+        site.terminate()
+        site.wait()
 
 
 async def serve_site(hosts: int) -> None:
@@ -410,6 +497,12 @@ def main() -> None:
     parser.add_argument("--scrapy", metavar="URL_FILE")
     parser.add_argument("--extraction", choices=("none", "extract", "bare"), default="none")
     parser.add_argument("--serve", type=int, metavar="HOSTS")
+    parser.add_argument(
+        "--site",
+        choices=("auto", "nginx", "aiohttp"),
+        default="auto",
+        help="what serves the pages: nginx when installed (auto), else an aiohttp process",
+    )
     args = parser.parse_args()
     if args.worker:
         return run_worker(args.worker, args.concurrency, not args.no_extract)
@@ -420,22 +513,15 @@ def main() -> None:
 
     hosts, pages = (20, 2_000) if args.quick else (200, 20_000)
     sets = [args.set] if args.set else ["standard", "small"]
-    site = subprocess.Popen(
-        [sys.executable, "-m", "bench.fetch", "--serve", str(hosts)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert site.stdout is not None
-        if site.stdout.readline().strip() != "ready":
-            raise RuntimeError("the site did not start (do 127.0.x.y addresses bind here?)")
-        log(f"site: {pages} pages per set over {hosts} loopback hosts; sets {sets}")
+    nginx = None if args.site == "aiohttp" else shutil.which("nginx", path=NGINX_PATH)
+    if args.site == "nginx" and nginx is None:
+        parser.error("--site nginx: no nginx found (Debian: apt-get install nginx)")
+    serving = nginx_site(nginx, hosts, pages, sets) if nginx else aiohttp_site(hosts)
+    with serving:
+        site = "nginx" if nginx else "aiohttp"
+        log(f"site ({site}): {pages} pages per set over {hosts} loopback hosts; sets {sets}")
         with running_server() as server:
             results = {s: one_set(server, s, hosts, pages, args.concurrency) for s in sets}
-    finally:
-        site.terminate()
-        site.wait()
     emit_result(
         {
             "pages": pages,
@@ -443,6 +529,7 @@ def main() -> None:
             "concurrency": args.concurrency,
             "usable_cores": len(os.sched_getaffinity(0)),
             "quick": args.quick,
+            "site": site,
             **results,
             "pool_tree_peak_rss_mib_max": max(
                 r["ours_pool"]["tree_peak_rss_mib"] for r in results.values()
