@@ -418,9 +418,11 @@ def ours(
         env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
     shown = "default" if extract_processes is None else extract_processes
     log(f"{name}: 1 process, " + (f"extraction processes {shown}" if extract else "no extraction"))
+    server_cpu = server.cpu_s()
     run = run_measured(command, env=env, cwd=ROOT)
     if run.returncode:
         raise RuntimeError(f"fetch process failed:\n{run.stderr[-3000:]}")
+    after = server.cpu_s()
     done = fetched(dsn)
     server.drop_database(name)
     result = {
@@ -429,11 +431,20 @@ def ours(
         "pages_per_s": round(done / run.wall_s, 1),
         "peak_rss_mib": round(run.peak_rss_mib, 1),
         "tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
+        **cpu_per_page(run.cpu_s, done),
     }
+    if server_cpu is not None and after is not None:
+        result["postgres_cpu_ms_per_page"] = round(1000 * (after - server_cpu) / done, 3)
     log(f"{name}: {result}")
     if done != len(urls):
         raise RuntimeError(f"{name}: fetched {done} of {len(urls)}")
     return result
+
+
+def cpu_per_page(cpu_s: float, pages: int) -> dict[str, float]:
+    """The process tree's CPU per page: the figure that other load on the machine hardly
+    moves, where pages/s on a shared machine moves by a third."""
+    return {"cpu_ms_per_page": round(1000 * cpu_s / max(pages, 1), 3)}
 
 
 def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> dict[str, Any]:
@@ -448,6 +459,7 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> 
         "wall_s": round(run.wall_s, 2),
         "pages_per_s": round(count / run.wall_s, 1),
         "peak_rss_mib": round(run.peak_rss_mib, 1),
+        **cpu_per_page(run.cpu_s, count),
     }
     log(f"scrapy: {result}")
     return result
@@ -476,6 +488,13 @@ def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[
     runs["ratio_pool_vs_bare"] = round(
         runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
     )
+    # CPU per page, ours with the PostgreSQL server's share: Scrapy's over ours is how many
+    # times the pages ours fetches on the same cores, whatever else runs on the machine
+    scrapy_cpu = runs["scrapy_extract"]["cpu_ms_per_page"]
+    for mode in ("in_process", "pool"):
+        ours_run = runs[f"ours_{mode}"]
+        ours_cpu = ours_run["cpu_ms_per_page"] + ours_run.get("postgres_cpu_ms_per_page", 0.0)
+        runs[f"cpu_ratio_{mode}"] = round(scrapy_cpu / ours_cpu, 2)
     if "ours_no_extraction" in runs:
         raw = runs["ours_no_extraction"]["pages_per_s"]
         runs["ratio_no_extraction"] = round(raw / runs["scrapy_no_callback"]["pages_per_s"], 2)

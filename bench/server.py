@@ -105,6 +105,7 @@ class Measured:
     wall_s: float
     peak_rss_mib: float
     tree_peak_rss_mib: float = 0.0  # the largest sum of VmRSS over it and its descendants
+    cpu_s: float = 0.0  # user + system CPU of it and the descendants it waited for
 
 
 def run_measured(
@@ -115,14 +116,16 @@ def run_measured(
 
     The peak is the child's VmHWM, polled until it exits: `wait4`'s ru_maxrss would report
     this (large) process's RSS instead, which a vfork-ed child inherits up to its exec. The
-    tree's is the largest sum of their VmRSS seen at one poll (every 10 ms)."""
+    tree's is the largest sum of their VmRSS seen at one poll (every 10 ms). Its CPU time
+    (`wait4`'s rusage) counts its descendants once it has waited for them, as a fetch process
+    does for its extraction workers: unlike wall time, it hardly moves with other load."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         status_file = Path(f"/proc/{process.pid}/status")
         peak_kib = tree_kib = 0
         while True:
-            pid, status = os.waitpid(process.pid, os.WNOHANG)
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
@@ -139,6 +142,7 @@ def run_measured(
             wall,
             peak_kib / 1024,
             max(tree_kib, peak_kib) / 1024,
+            usage.ru_utime + usage.ru_stime,
         )
 
 
@@ -185,6 +189,20 @@ class BenchServer:
 
     def dsn(self, database: str) -> str:
         return citus.with_database(self.admin_dsn, database)
+
+    def cpu_s(self) -> float | None:
+        """The CPU time the server has used so far: its postmaster's and that of the
+        backends that have exited (the postmaster waits for them), from /proc. None when
+        the server is not on this machine or its files cannot be read."""
+        try:
+            with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+                row = conn.execute("SHOW data_directory").fetchone()
+            pid = (Path(row[0]) / "postmaster.pid").read_text().split()[0] if row else ""
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError, psycopg.Error):
+            return None
+        # utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after the name
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
     def create_database(self, name: str, template: str | None = None) -> str:
         citus.create(self._nodes, name, template)
