@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-TEMPLATE_BUSY_WAIT_S = 10.0  # a template's maintenance daemon may still be leaving it
+TEMPLATE_BUSY_WAIT_S = 30.0  # a maintenance daemon may still be leaving it (slow under load)
 
 
 def with_database(admin_dsn: str, database: str) -> str:
