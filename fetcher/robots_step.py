@@ -194,7 +194,7 @@ class RobotsStep:
             elapsed_ms=ms_since(started),
             error=record.error,
         )
-        log.info("robots host=%s status=%s http=%s", host, record.status, record.http_status)
+        log.debug("robots host=%s status=%s http=%s", host, record.status, record.http_status)
         return record, entry
 
     def _rules_for(self, ctx: HostContext) -> RobotsRules:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
@@ -189,13 +190,22 @@ class Fetcher:
                     error=outcome.error,
                 )
             )
-            log.info(
+            log.debug(
                 "page url=%s outcome=%s http=%s ms=%s",
                 page.claim.url,
                 outcome.kind,
                 outcome.http_status,
                 page.elapsed_ms,
             )
+            if outcome.error:  # a failure is one line, the cause first
+                log.info(
+                    "fetch %s: %s (%s)",
+                    outcome.kind,
+                    outcome.error,
+                    page.claim.url,
+                    extra={"url": page.claim.url, "outcome": str(outcome.kind)},
+                )
+        log_batch(entries)
         try:
             await self.fetch_log.record(entries)
         except Exception as exc:  # the log is observability: never fail the batch for it
@@ -355,3 +365,19 @@ class Fetcher:
         left = list(self.in_flight.values())
         if left:
             self.summary.released += await self.release(left)
+
+
+def log_batch(entries: Sequence[LogEntry]) -> None:
+    """One INFO line per fetched batch (not per page): how many pages by outcome and the
+    slowest, with the counts as fields for FRONTIER_LOG_FORMAT=json."""
+    if not entries:
+        return
+    outcomes = Counter(str(entry.outcome) for entry in entries)
+    slowest = max((entry.elapsed_ms or 0) for entry in entries)
+    log.info(
+        "fetched %d pages: %s; slowest %d ms",
+        len(entries),
+        ", ".join(f"{outcome} {n}" for outcome, n in sorted(outcomes.items())),
+        slowest,
+        extra={"pages": len(entries), "outcomes": dict(outcomes), "slowest_ms": slowest},
+    )

@@ -360,14 +360,15 @@ class SafeClient:
             ) as resp:
                 declared = resp.content_length
                 if declared is not None and declared > cap and resp.status < 300 and not truncate:
-                    raise BodyTooLarge(f"{url} declares {declared} bytes, over {cap}")
+                    raise BodyTooLarge(f"declares {declared} bytes, over {cap} ({url})")
                 body = await _read_capped(resp, cap, url, truncate)
                 return resp.status, resp.headers, body
         except HttpError:
             raise
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             cause = _describe(exc)
-            raise FetchFailed(f"{url}: {cause}") from None
+            raise FetchFailed(f"{cause} ({url})") from None  # the cause first: a truncated
+            # column or log line still shows it
 
     def _check_literal_address(self, url: str) -> None:
         if self.limits.allow_private_networks:
@@ -398,13 +399,20 @@ async def _read_capped(
             chunks.append(chunk[: len(chunk) - (size - cap)])
             break
         if size > cap:
-            raise BodyTooLarge(f"{url} sent more than {cap} bytes (after decompression)")
+            raise BodyTooLarge(f"sent more than {cap} bytes after decompression ({url})")
         chunks.append(chunk)
     return b"".join(chunks)
 
 
 def _describe(exc: BaseException) -> str:
+    """The cause in words an operator reads at a glance (aiohttp's own text starts with
+    "Cannot connect to host ..." for both a DNS failure and a refused connection)."""
     if isinstance(exc, asyncio.TimeoutError):
         return "timed out"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"DNS lookup failed for {exc.host}"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        reason = exc.os_error.strerror or str(exc.os_error)
+        return f"cannot connect to {exc.host}:{exc.port}: {reason}"
     text = str(exc) or type(exc).__name__
     return text.splitlines()[0][:300]

@@ -8,6 +8,7 @@ message names the variable and says what is wrong with it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -207,7 +208,30 @@ class Settings(BaseSettings):
         description="`frontier up`: seconds between progress lines when not on a terminal.",
     )
 
+    # -- logging settings -------------------------------------------------------------
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None = Field(
+        default=None,
+        description="Log level. Unset: INFO for the long-running services (poll, fetch, "
+        "serve, spider --every, up), WARNING for one-shot commands.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="Log lines as text, or one JSON object per line (time, level, logger, "
+        "message and the line's fields).",
+    )
+
     # -- api settings -----------------------------------------------------------------
+    api_read_token: str | None = Field(
+        default=None,
+        description="Bearer token for reads only (GET endpoints, /metrics, the dashboard); "
+        "never accepted for writes. The write token is accepted for reads too.",
+    )
+    api_session_hours: float = Field(
+        default=12.0,
+        gt=0,
+        le=720,
+        description="How long a dashboard login (its session cookie) lasts.",
+    )
     api_read_auth: bool = Field(
         default=False,
         description="Reads (API GETs, /metrics, the dashboard) need the bearer token too.",
@@ -233,6 +257,11 @@ class Settings(BaseSettings):
     api_dashboard_refresh_s: int = Field(
         default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
     )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level_in_capitals(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) and value else value or None
 
     @field_validator("database_url")
     @classmethod

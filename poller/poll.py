@@ -238,14 +238,13 @@ async def _fetch(
 def _failed(outcome: FeedOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:
     state = outcome.state
     errors = state.consecutive_errors + 1
-    level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
-    log.log(
-        level,
-        "source %s: feed poll failed (%d in a row): %s",
-        outcome.source.name,
-        errors,
-        outcome.error,
-    )
+    if errors >= policy.error_log_threshold:  # each failure has its line (PollSummary.log)
+        log.error(
+            "feed poll failed %d times in a row: %s (source %s)",
+            errors,
+            outcome.error,
+            outcome.source.name,
+        )
     outcome.state = replace(
         state,
         last_polled_at=now,

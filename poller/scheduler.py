@@ -169,7 +169,10 @@ class Poller:
         report = on_polled or _log_polled
 
         async def tick() -> None:
-            report(await self.run_once())
+            summaries = await self.run_once()
+            for summary in summaries:
+                summary.log()
+            report(summaries)
 
         await run_every(
             stop, tick, self.policy.tick_s, self.db.outage, name="poller tick", on_error=on_failed

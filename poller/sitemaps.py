@@ -106,14 +106,13 @@ async def poll_sitemaps(
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
         errors = state.sitemap_consecutive_errors + 1
-        level = logging.ERROR if errors >= policy.error_log_threshold else logging.INFO
-        log.log(
-            level,
-            "source %s: sitemap poll failed (%d in a row): %s",
-            source.name,
-            errors,
-            outcome.error,
-        )
+        if errors >= policy.error_log_threshold:  # each failure has its line (PollSummary)
+            log.error(
+                "sitemap poll failed %d times in a row: %s (source %s)",
+                errors,
+                outcome.error,
+                source.name,
+            )
         outcome.state = replace(
             state,
             sitemap_consecutive_errors=errors,
@@ -184,7 +183,7 @@ async def _read(
             if top:
                 raise
             log.info("source %s: sitemap %s skipped: %s", source.name, url, exc)
-            problems.append(f"{url}: skipped ({exc})")
+            problems.append(f"skipped: {exc} ({url})")
             continue
         decision = decide(response.status, response.headers, now)
         if top:
@@ -198,23 +197,23 @@ async def _read(
                 break
             if decision.failed:  # the whole poll failed: back off (Retry-After honoured)
                 outcome.outcome, outcome.retry_after_s = decision.outcome, decision.retry_after_s
-                outcome.error = f"{url} answered {decision.error}"
+                outcome.error = f"answered {decision.error} ({url})"
                 return
         if decision.verdict is not Verdict.PARSE:
-            problems.append(f"{url}: HTTP {response.status}")
+            problems.append(f"HTTP {response.status} ({url})")
             continue
         try:
             sitemap = parse_sitemap(response.body)
         except FeedRefused as exc:
             if top:
                 raise
-            problems.append(f"{url}: {exc}")
+            problems.append(f"{exc} ({url})")
             continue
         if sitemap.truncated:
-            problems.append(f"{url}: stopped at the size or URL limit")
+            problems.append(f"stopped at the size or URL limit ({url})")
         if sitemap.kind == "index":
             if depth >= policy.max_sitemap_depth:
-                problems.append(f"{url}: index nested deeper than {policy.max_sitemap_depth}")
+                problems.append(f"index nested deeper than {policy.max_sitemap_depth} ({url})")
                 continue
             for child in sitemap.urls:
                 if child.modified_at is not None and child.modified_at < cutoff:

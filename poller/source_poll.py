@@ -56,6 +56,7 @@ class Polled:
             items_seen=sum(p.items_seen for p in parts),
             items_new=sum(p.items_new for p in parts),
             outcome=",".join(str(p.outcome) for p in parts if p.outcome) or "skipped",
+            elapsed_ms=sum(p.elapsed_ms for p in parts),
         )
 
 

@@ -31,6 +31,7 @@ from spider.crawl_settings import scrapy_settings
 from spider.discovery import DiscoverySpider
 from spider.errors import SpiderConfigError
 from spider.job import CrawlJob
+from spider.network_errors import quiet_network_errors
 from spider.plan import CrawlPlan, load_plan
 from spider.state import SpiderRepository
 from spider.summary import CrawlSummary
@@ -67,7 +68,7 @@ async def _record(job: CrawlJob, plan: CrawlPlan, summary: CrawlSummary) -> None
                     items_seen=summary.articles_found,
                     items_new=summary.new_urls,
                     elapsed_ms=int(summary.elapsed_s * 1000),
-                    error=summary.error or (f"{summary.errors} errors" if summary.errors else None),
+                    error=summary.cause,  # the cause in words, never a bare count
                 )
             ]
         )
@@ -114,6 +115,7 @@ def main() -> None:
     # Scrapy installs the root log handler at the job's LOG_LEVEL once the crawl starts;
     # before that, warnings reach standard error through logging's last-resort handler.
     logging.getLogger().setLevel(job.log_level)
+    quiet_network_errors(job.log_level)
     summary, code = crawl(job)
     sys.stdout.write(json.dumps(summary.as_json()) + "\n")
     sys.stdout.flush()

@@ -40,6 +40,7 @@ from spider.links import LinkKind, looks_like_article
 from spider.middlewares import BlockedRequest, refused_by_resolver
 from spider.plan import CrawlPlan
 from spider.state import PageCheck
+from spider.summary import LAST_ERROR
 
 MAX_CHILDREN = 2_000  # listing links remembered per page for incremental walks
 META_URL = "frontier_url"  # the URL requested (stays the same across redirects)
@@ -63,6 +64,16 @@ class DiscoverySpider(scrapy.Spider):
     def count(self, key: str, n: int = 1) -> None:
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(f"frontier/{key}", n)
+
+    def failed_because(self, cause: str, url: str, *, keep_earlier: bool = False) -> None:
+        """Keep the cause of a failure, then its URL, as the run's last error (what the
+        dashboard and the fetch log show); `keep_earlier` keeps an earlier one (a start
+        page disallowed because its robots.txt was unreachable keeps that cause)."""
+        stats = self.crawler.stats
+        assert stats is not None
+        if keep_earlier and stats.get_value(LAST_ERROR):
+            return
+        stats.set_value(LAST_ERROR, f"{cause} ({url})")
 
     async def start(self) -> AsyncIterator[Any]:
         for request in self._walk(self.plan.start_urls, 0, None, start=True):
@@ -199,7 +210,8 @@ class DiscoverySpider(scrapy.Spider):
         url = request.url if request is not None else "?"
         if request is not None and request.meta.get(META_DEPTH) == 0:
             self.count("start_pages_failed")
-            self.logger.warning("start page %s failed: %s", url, failure.getErrorMessage())
+            self.failed_because(failure.getErrorMessage(), url, keep_earlier=True)
+            self.logger.warning("start page failed: %s (%s)", failure.getErrorMessage(), url)
         if failure.check(HostBackingOff):
             self.count("host_backoff")
             self.logger.warning("%s", failure.getErrorMessage())
@@ -215,13 +227,15 @@ class DiscoverySpider(scrapy.Spider):
             self.count("pages_crawled")  # it answered, just not usefully
             self.count("errors")
             self.count(f"http_status/{response.status}")
+            self.failed_because(f"HTTP {response.status}", response.url)
             self.logger.info("HTTP %s from %s", response.status, response.url)
         elif failure.check(IgnoreRequest):
             message = failure.getErrorMessage()
             self.count("robots_blocked" if "robots.txt" in message else "ignored")
         else:
             self.count("errors")
-            self.logger.warning("failed %s: %s", url, failure.getErrorMessage())
+            self.failed_because(failure.getErrorMessage(), url)
+            self.logger.warning("failed: %s (%s)", failure.getErrorMessage(), url)
 
 
 def _og_type(response: HtmlResponse) -> str | None:

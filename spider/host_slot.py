@@ -85,7 +85,7 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         try:
             host = slot_host(request.url)
         except InvalidURL as exc:
-            raise IgnoreRequest(f"{request.url}: {exc}") from None
+            raise IgnoreRequest(f"{exc} ({request.url})") from None
         hosts = await self._hosts()
         assert self._db is not None
         started, paused = time.monotonic(), False

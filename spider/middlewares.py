@@ -79,7 +79,7 @@ class SsrfGuardMiddleware:
     def process_request(self, request: Request) -> None:
         parts = urlparse_cached(request)
         if parts.scheme not in ("http", "https"):
-            raise BlockedRequest(f"{request.url}: only http and https are fetched")
+            raise BlockedRequest(f"only http and https are fetched ({request.url})")
         if self.allow_private:
             return
         host = parts.hostname or ""
@@ -88,7 +88,7 @@ class SsrfGuardMiddleware:
         except ValueError:
             return  # a name: GuardedResolver checks what it resolves to
         if not address_is_public(host):
-            raise BlockedRequest(f"{request.url}: {host} is not a public address")
+            raise BlockedRequest(f"{host} is not a public address ({request.url})")
 
 
 def refused_by_resolver(host: str) -> bool:

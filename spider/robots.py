@@ -28,6 +28,7 @@ from scrapy.http import Request, Response
 from scrapy.utils.misc import build_from_crawler
 
 from spider.middlewares import refused_by_resolver
+from spider.summary import LAST_ERROR
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +89,9 @@ class FrontierRobotsMiddleware(RobotsTxtMiddleware):
             # meets the guard too and is counted as blocked, not as disallowed.
             super()._robots_error(exc, netloc)
             return
-        log.info("robots.txt of %s unavailable (%s): disallowing all for this crawl", netloc, exc)
+        log.info("robots.txt unavailable (%s): disallowing all of %s for this crawl", exc, netloc)
         self._stats.inc_value("robotstxt/unreachable")
+        self._stats.set_value(LAST_ERROR, f"robots.txt unreachable: {exc} ({netloc})")
         parsers = self._parsers
         waiting = parsers[netloc]
         rules = build_from_crawler(self._parserimpl, self.crawler, DISALLOW_ALL)

@@ -150,6 +150,7 @@ async def crawl_due(
             result = await crawl_in_child(job_for(settings, dsn, name), stop=stop)
         except CrawlFailed as exc:
             result = CrawlResult.failed(name, exc)
+        result.summary.log()
         if on_crawled:
             on_crawled(name, result.summary)
         results.append(result)

@@ -4,10 +4,14 @@ prints it as one JSON line (`as_json`); the parent reads it back (`from_json`)."
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from frontier.states import LogOutcome
+
+log = logging.getLogger("spider")
+LAST_ERROR = "frontier/last_error"  # the stats key of the last page failure's cause
 
 
 @dataclass(slots=True)
@@ -35,6 +39,7 @@ class CrawlSummary:
     crawl_s: float = 0.0  # Scrapy's own elapsed time (no process start, no database setup)
     http_statuses: dict[str, int] = field(default_factory=dict)
     error: str | None = None  # why the run did not happen or stopped
+    last_error: str | None = None  # the cause of the last page that failed, then its URL
 
     @classmethod
     def from_stats(cls, source: str, stats: dict[str, Any], heuristic: bool) -> CrawlSummary:
@@ -68,6 +73,7 @@ class CrawlSummary:
             classification="heuristic" if heuristic else "patterns",
             crawl_s=round(float(stats.get("elapsed_time_seconds", 0.0)), 3),
             http_statuses=statuses,
+            last_error=stats.get(LAST_ERROR),
         )
 
     @classmethod
@@ -95,8 +101,45 @@ class CrawlSummary:
         does not report every 404 of a site."""
         return self.error is not None or self.start_pages_failed > 0 or self.submit_errors > 0
 
+    @property
+    def cause(self) -> str | None:
+        """What went wrong, in words: why the run stopped, else the last page failure."""
+        return self.error or self.last_error
+
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "outcome": str(self.outcome)}
+
+    def log(self) -> None:
+        """One log line for this run: INFO when it went through, WARNING with the cause
+        first when it failed (`spider run failed: <cause> (source S)`)."""
+        fields = {
+            "source": self.source,
+            "outcome": str(self.outcome),
+            "pages_crawled": self.pages_crawled,
+            "articles_found": self.articles_found,
+            "new_urls": self.new_urls,
+            "errors": self.errors,
+            "elapsed_ms": int(self.elapsed_s * 1000),
+        }
+        if self.failed:
+            log.warning(
+                "spider run failed: %s (source %s)",
+                self.cause or "see the crawl's log",
+                self.source,
+                extra=fields | {"error": self.cause},
+            )
+            return
+        log.info(
+            "spider run %s: %s, %d pages, %d articles, %d new, %d errors, %.1f s",
+            self.source,
+            self.outcome,
+            self.pages_crawled,
+            self.articles_found,
+            self.new_urls,
+            self.errors,
+            self.elapsed_s,
+            extra=fields,
+        )
 
     def render(self) -> str:
         lines = [
@@ -125,4 +168,6 @@ class CrawlSummary:
             lines.append("  stopped at the page budget")
         if self.error:
             lines.append(f"  error: {self.error}")
+        elif self.last_error and (self.errors or self.start_pages_failed):
+            lines.append(f"  last error: {self.last_error}")
         return "\n".join(lines)

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import typer
 
-from frontier import migrate
+from frontier import log_setup, migrate
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database
 from frontier.settings import Settings
@@ -54,6 +54,16 @@ def warn_if_default_user_agent(settings: Settings) -> bool:
     return True
 
 
+def start_service(settings: Settings, *, warn_user_agent: bool = True) -> None:
+    """What a long-running service (`poll`, `fetch`, `serve`, `spider --every`, `up`) does
+    first: log at INFO unless FRONTIER_LOG_LEVEL (or --verbose) says otherwise, so that each
+    poll, spider run, fetch batch and failure is a line; then the User-Agent warning."""
+    if settings.log_level is None and logging.getLogger().level > logging.INFO:
+        logging.getLogger().setLevel(log_setup.level_for(None, service=True))
+    if warn_user_agent:
+        warn_if_default_user_agent(settings)
+
+
 def run_with_database(settings: Settings, work: Callable[[Database], Awaitable[T]]) -> T:
     """Open the database (embedded if no DSN), run `work`, close everything.
 
@@ -74,8 +84,9 @@ def root(
     ctx: typer.Context,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at debug level."),
 ) -> None:
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    settings = Settings.load()
+    log_setup.configure(
+        log_setup.level_for(settings.log_level, service=False, verbose=verbose),
+        settings.log_format,
     )
-    ctx.obj = Settings.load()
+    ctx.obj = settings

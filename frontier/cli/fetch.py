@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fetcher.service import run_fetcher
-from frontier.cli.app import app, run_with_database, settings_of, warn_if_default_user_agent
+from frontier.cli.app import app, run_with_database, settings_of, start_service
 
 
 @app.command()
@@ -35,7 +35,7 @@ def fetch(
     """Run a fetcher process: claim, robots.txt, fetch, extract, store, complete."""
     settings = settings_of(ctx)
     if not until_idle:
-        warn_if_default_user_agent(settings)
+        start_service(settings)
     summary = run_with_database(
         settings,
         lambda db: run_fetcher(

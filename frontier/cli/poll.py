@@ -12,7 +12,7 @@ from frontier.cli.app import (
     app,
     run_with_database,
     settings_of,
-    warn_if_default_user_agent,
+    start_service,
 )
 from frontier.cli.terminal import json_text, printable
 from poller.service import fire_once, poll_forever, poll_once
@@ -56,7 +56,7 @@ def poll(
             raise typer.Exit(EXIT_PARTIAL)
         return
     if not once:
-        warn_if_default_user_agent(settings)
+        start_service(settings)
         run_with_database(
             settings, lambda db: poll_forever(settings, db, seed_defaults=seed_defaults)
         )

@@ -6,7 +6,7 @@ import typer
 
 from frontier import migrate
 from frontier.api.server import run
-from frontier.cli.app import app, settings_of, warn_if_default_user_agent
+from frontier.cli.app import app, settings_of, start_service
 from frontier.connect import database_dsn
 from poller.service import fire
 
@@ -19,7 +19,7 @@ def serve(
 ) -> None:
     """Run the HTTP API and dashboard (http://HOST:PORT/)."""
     settings = settings_of(ctx)
-    warn_if_default_user_agent(settings)
+    start_service(settings)
     with database_dsn(settings) as dsn:
         migrate.make_ready(dsn, embedded=not settings.database_url)
         typer.echo(f"serving the API and dashboard on http://{host}:{port}/", err=True)

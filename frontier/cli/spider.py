@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from frontier.cli.app import EXIT_USAGE, app, settings_of, warn_if_default_user_agent
+from frontier.cli.app import EXIT_USAGE, app, settings_of, start_service
 from frontier.cli.terminal import printable
 from spider.service import render, run_command, run_service
 from spider.summary import CrawlSummary
@@ -74,7 +74,7 @@ def spider_command(
                 err=True,
             )
             raise typer.Exit(EXIT_USAGE)
-        warn_if_default_user_agent(settings)
+        start_service(settings)
 
         def crawled(_name: str, summary: CrawlSummary) -> None:
             text = json.dumps(summary.as_json()) if as_json else summary.render()

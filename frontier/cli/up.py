@@ -39,7 +39,7 @@ from fetcher.service import run_fetcher
 from frontier import migrate
 from frontier.api.app import create_app
 from frontier.api.server import LISTEN_BACKLOG, uvicorn_config
-from frontier.cli.app import app, settings_of
+from frontier.cli.app import app, settings_of, start_service
 from frontier.cli.demo.profile import demo_settings, register, reset_home
 from frontier.cli.demo.sites import DemoSites
 from frontier.cli.terminal import printable
@@ -143,6 +143,7 @@ def up(
 ) -> None:
     """Everything in one process: database (embedded if no DSN), migrations, default
     sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly."""
+    start_service(settings_of(ctx), warn_user_agent=False)  # its console says the rest
     code = run_up(settings_of(ctx), UpOptions(host=host, port=port, demo=demo))
     if code:
         raise typer.Exit(code)

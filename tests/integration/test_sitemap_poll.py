@@ -89,7 +89,7 @@ async def test_robots_discovery_follows_the_index_and_filters_by_lastmod(
     }
     # sitemap-02.xml is missing from the corpus (404): its siblings are still read.
     assert urls == {local_site.url(f"/page-0{i}") for i in (1, 4, 5, 6)}
-    assert "sitemap-02.xml: HTTP 404" in summaries[0].error
+    assert "HTTP 404 (http" in summaries[0].error and "sitemap-02.xml)" in summaries[0].error
     state = await db.fetchrow("SELECT * FROM feed_state WHERE source_id = $1", source.id)
     assert state is not None and state["sitemap_location"] == local_site.url("/sitemapindex-1.xml")
     assert state["sitemap_next_poll_at"] >= T0 + timedelta(hours=3)  # phase-aligned, >= half
