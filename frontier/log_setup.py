@@ -53,7 +53,7 @@ def level_for(log_level: str | None, *, service: bool, verbose: bool = False) ->
     if verbose:
         return logging.DEBUG
     if log_level:
-        return logging.getLevelName(log_level.upper())  # type: ignore[no-any-return]
+        return int(logging.getLevelName(log_level.upper()))
     return logging.INFO if service else logging.WARNING
 
 

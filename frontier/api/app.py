@@ -11,12 +11,23 @@ from typing import Any
 from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from frontier.api.auth import LoginRequired
 from frontier.api.body_limit import BodyLimit, Cap
 from frontier.api.context import ApiContext, FireSource
 from frontier.api.errors import install_error_handlers
 from frontier.api.metrics import DatabaseCollector
 from frontier.api.query_guard import refuse_nul
-from frontier.api.routes import content, dashboard, docs, imports, pages, sources, views
+from frontier.api.routes import (
+    actions,
+    content,
+    dashboard,
+    docs,
+    imports,
+    login,
+    pages,
+    sources,
+    views,
+)
 from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
 from frontier.safe_http import SafeClient
@@ -61,7 +72,8 @@ def create_app(
     )
     app.state.context = context
     install_error_handlers(app)
-    for module in (views, sources, imports, dashboard, docs, content, pages):
+    app.add_exception_handler(LoginRequired, login.login_redirect)
+    for module in (views, sources, imports, dashboard, docs, content, pages, login, actions):
         app.include_router(module.router)
     app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
     app.mount("/static", docs.STATIC, name="static")

@@ -1,48 +1,131 @@
-"""Bearer-token checks: writes always need FRONTIER_API_TOKEN, reads only when
-FRONTIER_API_READ_AUTH is on. Tokens are compared in constant time."""
+"""Who may do what. Writes need FRONTIER_API_TOKEN (a bearer token; from the dashboard, a
+session made with it plus the form's CSRF token). Reads are open unless
+FRONTIER_API_READ_AUTH is on; then they take the write token, the read-only
+FRONTIER_API_READ_TOKEN or a dashboard session. A browser asking for a page without any
+of them is sent to the login form (`/login`, frontier.api.routes.login); a JSON client
+gets 401 with `WWW-Authenticate: Bearer`. Tokens are compared in constant time."""
 
 from __future__ import annotations
 
-import hmac
+import time
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from frontier.api import sessions
 from frontier.api.context import ApiContext, context_of
-from frontier.api.errors import Unauthorized, WritesDisabled
+from frontier.api.errors import ApiError, Unauthorized, WritesDisabled
+from frontier.api.sessions import Role, Session
 
-bearer = HTTPBearer(auto_error=False, description="FRONTIER_API_TOKEN")
+bearer = HTTPBearer(
+    auto_error=False, description="FRONTIER_API_TOKEN (or FRONTIER_API_READ_TOKEN for reads)"
+)
 
 HOW_TO_SET = (
     "set FRONTIER_API_TOKEN to a secret in the server's environment and send it as "
     "'Authorization: Bearer <token>'"
 )
+CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
-def _check(
-    context: ApiContext, credentials: HTTPAuthorizationCredentials | None, what: str
-) -> None:
-    expected = context.settings.api_token
-    if not expected:
-        raise WritesDisabled(f"{what} are refused: no API token is configured; {HOW_TO_SET}")
+class LoginRequired(Unauthorized):
+    """A browser asked for a dashboard page without a session: answered with a redirect
+    to the login form (frontier.api.routes.login), not a JSON 401."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__("log in to see the dashboard", headers=CHALLENGE)
+        self.next_path = next_path
+
+
+class CsrfRefused(ApiError):
+    status, code = 403, "forbidden"
+
+
+def tokens_of(context: ApiContext) -> dict[Role, str | None]:
+    settings = context.settings
+    return {"write": settings.api_token, "read": settings.api_read_token}
+
+
+def session_of(request: Request) -> Session | None:
+    """The dashboard session the request's cookie holds, if it is valid now."""
+    value = request.cookies.get(sessions.COOKIE)
+    if not value:
+        return None
+    return sessions.verify(value, tokens_of(context_of(request)), now=time.time())
+
+
+def _bearer_role(
+    context: ApiContext, credentials: HTTPAuthorizationCredentials | None
+) -> Role | None:
     if credentials is None or credentials.scheme.lower() != "bearer":
-        raise Unauthorized(
-            "missing bearer token: send 'Authorization: Bearer <FRONTIER_API_TOKEN>'",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    if not hmac.compare_digest(credentials.credentials.encode(), expected.encode()):
-        raise Unauthorized("wrong bearer token", headers={"WWW-Authenticate": "Bearer"})
+        return None
+    return sessions.role_of_token(credentials.credentials, tokens_of(context))
+
+
+def _wants_page(request: Request) -> bool:
+    """A browser navigating to a page (not the JSON API, not /metrics)."""
+    path = request.url.path
+    return (
+        request.method == "GET"
+        and "text/html" in request.headers.get("accept", "")
+        and not path.startswith("/api/")
+        and path != "/metrics"
+    )
 
 
 async def require_write(request: Request, credentials: Credentials) -> None:
-    _check(context_of(request), credentials, "writes")
+    context = context_of(request)
+    if not context.settings.api_token:
+        raise WritesDisabled(f"writes are refused: no API token is configured; {HOW_TO_SET}")
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise Unauthorized(
+            "missing bearer token: send 'Authorization: Bearer <FRONTIER_API_TOKEN>'",
+            headers=CHALLENGE,
+        )
+    role = _bearer_role(context, credentials)
+    if role == "read":
+        raise Unauthorized(
+            "the read-only token (FRONTIER_API_READ_TOKEN) cannot write: send FRONTIER_API_TOKEN",
+            headers=CHALLENGE,
+        )
+    if role != "write":
+        raise Unauthorized("wrong bearer token", headers=CHALLENGE)
 
 
 async def require_read(request: Request, credentials: Credentials) -> None:
     context = context_of(request)
-    if context.settings.api_read_auth:
-        _check(context, credentials, "reads")
+    if not context.settings.api_read_auth:
+        return
+    if _bearer_role(context, credentials) is not None or session_of(request) is not None:
+        return
+    if not (context.settings.api_token or context.settings.api_read_token):
+        raise WritesDisabled(
+            "reads are refused: FRONTIER_API_READ_AUTH is on but no token is configured; "
+            "set FRONTIER_API_READ_TOKEN (reads only) or FRONTIER_API_TOKEN"
+        )
+    if _wants_page(request):
+        raise LoginRequired(
+            request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        )
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise Unauthorized(
+            "missing bearer token: send 'Authorization: Bearer <FRONTIER_API_READ_TOKEN or "
+            "FRONTIER_API_TOKEN>'",
+            headers=CHALLENGE,
+        )
+    raise Unauthorized("wrong bearer token", headers=CHALLENGE)
+
+
+def session_for_write(request: Request, csrf: str | None) -> Session:
+    """The session behind a dashboard form's write: made with the write token, and the
+    form carried its CSRF token (`csrf`); else 401 or 403."""
+    session = session_of(request)
+    if session is None or not session.can_write:
+        raise Unauthorized("log in with the write token (FRONTIER_API_TOKEN) to act")
+    if not sessions.csrf_matches(session, csrf):
+        raise CsrfRefused("the form's CSRF token is missing or wrong: reload the page")
+    return session

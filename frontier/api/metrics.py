@@ -3,7 +3,14 @@ a collector registered in the app's own `CollectorRegistry` (never the global on
 the snapshot the `/metrics` handler has just read.
 
 Counters come from `event_counts` (maintained by triggers, see migration 0004) and the
-frontier's counters; the queue-depth gauge from `frontier_counts`.
+frontier's counters; the queue-depth gauge from `frontier_counts`. The latency histograms
+of fetches and polls come from `event_counts` too: the fetch log's trigger counts each
+row's `elapsed_ms` into buckets (migration 0021), so a fetcher, a poller and a spider in
+other processes are all in the one histogram this process serves. The queue lag and the
+hosts backing off come from the host summaries (`host_state`, one row per host), the
+failing sources from `feed_state`/`spider_state`: a scrape never scans `url_frontier` or
+`fetch_log`. The process metrics (CPU, memory, open files) are this API process's own
+(prometheus_client's process collector).
 """
 
 from __future__ import annotations
@@ -11,15 +18,24 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 
 from frontier.api.queries import ApiQueries
+from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.states import FetchKind, Origin, UrlStatus
 
 POLL_KINDS = (FetchKind.FEED, FetchKind.SITEMAP)
+# Upper bounds (ms) of the latency buckets: migration 0021's BUCKETS_MS, the same list.
+LATENCY_BUCKETS_MS = (50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
 
 @dataclass(slots=True)
@@ -29,6 +45,11 @@ class Snapshot:
     log: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, outcome) -> n
     depth: dict[str, int] = field(default_factory=dict)  # status -> n
     by_origin: dict[str, int] = field(default_factory=dict)  # origin -> n
+    latency: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, le) -> n
+    latency_ms: dict[str, int] = field(default_factory=dict)  # kind -> sum of ms
+    hosts_backing_off: int = 0
+    queue_lag_s: float = 0.0  # how long the oldest due URL has waited
+    failing_sources: int = 0
 
 
 class DatabaseCollector:
@@ -39,6 +60,7 @@ class DatabaseCollector:
         self._snapshot = Snapshot()
         self._lock = asyncio.Lock()  # one scrape at a time renders its own snapshot
         self.registry.register(self)
+        ProcessCollector(registry=self.registry)  # this process's CPU, memory, files
 
     async def scrape(self, db: Database) -> bytes:
         async with self._lock:
@@ -81,11 +103,53 @@ class DatabaseCollector:
         )
         sink.add_metric([], snap.sink_errors)
         yield sink
+        yield from _histograms(snap)
+        lag = GaugeMetricFamily(
+            "frontier_queue_lag_seconds",
+            "How long the oldest due URL has been waiting (0 when none is overdue).",
+        )
+        lag.add_metric([], snap.queue_lag_s)
+        yield lag
+        backoff = GaugeMetricFamily(
+            "frontier_hosts_backing_off", "Hosts in backoff after failures (429/503, errors)."
+        )
+        backoff.add_metric([], snap.hosts_backing_off)
+        yield backoff
+        failing = GaugeMetricFamily(
+            "frontier_sources_failing",
+            "Enabled sources whose last feed poll, sitemap poll or spider run failed.",
+        )
+        failing.add_metric([], snap.failing_sources)
+        yield failing
 
 
-async def read_snapshot(db: Database) -> Snapshot:
+def _histograms(snap: Snapshot) -> Iterator[Metric]:
+    fetches = HistogramMetricFamily(
+        "frontier_fetch_duration_seconds",
+        "Time of fetch attempts (pages, robots.txt, spider runs) from the fetch log.",
+        labels=["kind"],
+    )
+    polls = HistogramMetricFamily(
+        "frontier_poll_duration_seconds",
+        "Time of feed and sitemap polls from the fetch log.",
+        labels=["kind"],
+    )
+    for kind in sorted(snap.latency_ms):
+        running, buckets = 0, []
+        for bound in LATENCY_BUCKETS_MS:
+            running += snap.latency.get((kind, str(bound)), 0)
+            buckets.append((str(bound / 1000), running))
+        buckets.append(("+Inf", running + snap.latency.get((kind, "inf"), 0)))
+        family = polls if kind in POLL_KINDS else fetches
+        family.add_metric([kind], buckets, snap.latency_ms[kind] / 1000)
+    yield fetches
+    yield polls
+
+
+async def read_snapshot(db: Database, *, now: datetime | None = None) -> Snapshot:
     views = ApiQueries(db)
     snap = Snapshot()
+    at = now or utcnow()
     for row in await views.event_totals():
         if row["event"] == "claim":
             snap.claims += row["n"]
@@ -94,7 +158,18 @@ async def read_snapshot(db: Database) -> Snapshot:
         elif row["event"] == "log":
             key = (row["kind"], row["outcome"])
             snap.log[key] = snap.log.get(key, 0) + row["n"]
+        elif row["event"] == "latency":
+            key = (row["kind"], row["outcome"])
+            snap.latency[key] = snap.latency.get(key, 0) + row["n"]
+        elif row["event"] == "latency_ms":
+            snap.latency_ms[row["kind"]] = snap.latency_ms.get(row["kind"], 0) + row["n"]
     for row in await views.queue_depth():
         snap.depth[row["status"]] = snap.depth.get(row["status"], 0) + row["n"]
         snap.by_origin[row["origin"]] = snap.by_origin.get(row["origin"], 0) + row["n"]
+    hosts = await views.metrics_hosts(at)
+    snap.hosts_backing_off = hosts["backing_off"]
+    oldest = hosts["oldest_due_at"]
+    if oldest is not None and oldest.tzinfo is not None and oldest < at:
+        snap.queue_lag_s = (at - oldest).total_seconds()
+    snap.failing_sources = len(await views.failing_sources())
     return snap

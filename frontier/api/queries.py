@@ -85,3 +85,19 @@ class ApiQueries:
         """Cumulative event counts; folds deltas older than KEEP_EVENT_DELTAS first."""
         await self._db.execute(SQL["fold_events"], (now or utcnow()) - KEEP_EVENT_DELTAS)
         return [dict(row) for row in await self._db.fetch(SQL["event_totals"])]
+
+    async def metrics_hosts(self, now: datetime) -> dict[str, Any]:
+        """Hosts backing off and the earliest due time, from the host summaries."""
+        row = await self._db.fetchrow(SQL["metrics_hosts"], now)
+        assert row is not None
+        return dict(row)
+
+    async def failing_sources(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Enabled sources whose last poll or spider run failed, with the cause."""
+        return [dict(row) for row in await self._db.fetch(SQL["failing_sources"], limit)]
+
+    async def spider_runs(self, limit: int) -> list[dict[str, Any]]:
+        return [dict(row) for row in await self._db.fetch(SQL["spider_runs"], limit)]
+
+    async def hosts_backing_off(self, now: datetime, limit: int) -> list[dict[str, Any]]:
+        return [dict(row) for row in await self._db.fetch(SQL["hosts_backing_off"], now, limit)]

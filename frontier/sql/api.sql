@@ -36,22 +36,28 @@ SELECT (SELECT max(url_hash) FROM scanned) AS scanned_to,
 -- name: sources_overview
 -- Sources with their last poll, sitemap or spider run, failing ones first ($1: rows).
 -- The last run comes from the fetch log (index on (source_id, at)), so a sitemap-only or
--- spider source shows its runs too; feed_state keeps the error streak.
+-- spider source shows its runs too; feed_state keeps the feed's and the sitemap's error
+-- streaks (the longer one is shown), and a failed last spider run counts one.
 SELECT s.id, s.name, s.ingestion_mode, s.enabled, s.priority, s.feed_url, s.sitemap_url,
        coalesce(r.at, f.last_polled_at) AS last_polled_at,
        coalesce(r.outcome, f.last_outcome) AS last_outcome,
        CASE WHEN r.at IS NULL THEN f.last_error ELSE r.error END AS last_error,
-       f.consecutive_errors, f.next_poll_at
+       greatest(f.consecutive_errors, f.sitemap_consecutive_errors,
+                CASE WHEN r.kind = 'spider' AND r.outcome IN ('failed', 'blocked')
+                     THEN 1 ELSE 0 END) AS consecutive_errors,
+       f.next_poll_at
 FROM sources s
 LEFT JOIN feed_state f ON f.source_id = s.id
 LEFT JOIN LATERAL (
-    SELECT l.at, l.outcome, l.error
+    SELECT l.at, l.kind, l.outcome, l.error
     FROM fetch_log l
     WHERE l.source_id = s.id AND l.kind IN ('feed', 'sitemap', 'spider')
     ORDER BY l.at DESC
     LIMIT 1
 ) r ON true
-ORDER BY (f.last_error IS NOT NULL) DESC, f.consecutive_errors DESC NULLS LAST, s.name
+ORDER BY (coalesce(f.last_error, f.sitemap_last_error) IS NOT NULL
+          OR (r.kind = 'spider' AND r.outcome IN ('failed', 'blocked'))) DESC,
+         consecutive_errors DESC NULLS LAST, s.name
 LIMIT $1;
 
 -- name: source_count
@@ -79,3 +85,52 @@ GROUP BY 1, 2, 3, 4;
 SELECT status, origin, sum(n)::bigint AS n
 FROM frontier_counts
 GROUP BY 1, 2;
+
+-- name: metrics_hosts
+-- For /metrics, from the host summaries (one row per host, never url_frontier): hosts
+-- backing off at $1, and the earliest due time of any pending URL (the queue's lag is
+-- $1 minus it, when it is in the past).
+SELECT count(*) FILTER (WHERE backoff_until > $1)::bigint AS backing_off,
+       min(pending_due_at) AS oldest_due_at
+FROM host_state;
+
+-- name: failing_sources
+-- Enabled sources whose last feed poll, sitemap poll or spider run failed, with the
+-- cause (the feed's, else the sitemap's, else the spider run's, from its fetch-log row)
+-- and the length of the streak; the longest streak first ($1: rows; NULL: all).
+SELECT s.id, s.name, s.ingestion_mode,
+       coalesce(f.last_error, f.sitemap_last_error, r.error, sp.last_outcome) AS cause,
+       greatest(f.consecutive_errors, f.sitemap_consecutive_errors,
+                CASE WHEN sp.last_outcome IN ('failed', 'blocked') THEN 1 ELSE 0 END)
+           AS errors,
+       greatest(f.last_polled_at, sp.last_run_at) AS last_at
+FROM sources s
+LEFT JOIN feed_state f ON f.source_id = s.id
+LEFT JOIN spider_state sp ON sp.source_id = s.id
+LEFT JOIN LATERAL (
+    SELECT l.error FROM fetch_log l
+    WHERE l.source_id = s.id AND l.kind = 'spider'
+    ORDER BY l.at DESC LIMIT 1
+) r ON sp.last_outcome IN ('failed', 'blocked')
+WHERE s.enabled
+  AND (f.consecutive_errors > 0 OR f.sitemap_consecutive_errors > 0
+       OR sp.last_outcome IN ('failed', 'blocked'))
+ORDER BY errors DESC, s.name
+LIMIT $1;
+
+-- name: spider_runs
+-- The last $1 spider runs, from the fetch log (kind 'spider', one row per run).
+SELECT l.at, s.name AS source, l.outcome, l.items_seen, l.items_new, l.elapsed_ms, l.error
+FROM fetch_log l
+LEFT JOIN sources s ON s.id = l.source_id
+WHERE l.kind = 'spider'
+ORDER BY l.at DESC
+LIMIT $1;
+
+-- name: hosts_backing_off
+-- Hosts backing off at $1, the latest to come back first ($2: rows).
+SELECT host, consecutive_failures, backoff_until, pending_count AS pending
+FROM host_state
+WHERE backoff_until > $1
+ORDER BY backoff_until DESC, host
+LIMIT $2;

@@ -1,5 +1,11 @@
 """`GET /`: the dashboard, one server-rendered page (Jinja2 + inline SVG charts) that
-refreshes itself. It reads the same repositories as the JSON views."""
+refreshes itself. It reads the same repositories as the JSON views.
+
+Triage first: the failing sources with their cause, the hosts backing off and the recent
+failures come before the figures; then the spider runs. With a session made with the
+write token (`/login`), each source has its actions (fire, disable or enable: forms posted
+to frontier.api.routes.actions with the session's CSRF token); a notice of the last
+action (`?notice=`) is shown at the top."""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from frontier.api import charts
-from frontier.api.auth import require_read
+from frontier.api.auth import require_read, session_of
 from frontier.api.context import context_of
 from frontier.api.queries import ApiQueries
 from frontier.clock import utcnow
@@ -63,6 +69,12 @@ async def dashboard(request: Request) -> HTMLResponse:
     error_hosts = await repository.top_error_hosts(10)
     source_total, sources = await ApiQueries(db).sources_overview(30)
     log_rows = await FetchLogRepository(db).recent(25)
+    queries = ApiQueries(db)
+    failing = await queries.failing_sources(20)
+    backing_off = await queries.hosts_backing_off(now, 10)
+    spider_runs = await queries.spider_runs(10)
+    recent_errors = [{**r, "at": datetime.fromisoformat(r["at"])} for r in stats.recent_errors]
+    session = session_of(request)
     statuses = [(str(s), stats.by_status[str(s)]) for s in UrlStatus]
     labels = [datetime.fromisoformat(b["minute"]).strftime("%H:%M") for b in throughput]
     hour = {name: sum(b[name] for b in throughput) for name in SERIES}
@@ -88,6 +100,13 @@ async def dashboard(request: Request) -> HTMLResponse:
         source_total=source_total,
         sources=sources,
         log_rows=log_rows,
+        failing=failing,
+        backing_off=backing_off,
+        spider_runs=spider_runs,
+        recent_errors=recent_errors,
+        session=session,
+        notice=request.query_params.get("notice"),
+        host_href=host_href,
         ago=lambda moment: _ago(moment, now),
     )
     return HTMLResponse(page, headers={"Cache-Control": "no-store"})
