@@ -34,7 +34,9 @@ under this root (one module each, named in brackets):
     ├── ApiError                 (frontier.api.errors) a request the API refuses
     │   ├── BadBody              400: a body that cannot be parsed
     │   ├── Unauthorized         401: no or a wrong bearer token
+    │   │   └── LoginRequired    (frontier.api.auth) a browser without a session: to /login
     │   ├── WritesDisabled       403: no FRONTIER_API_TOKEN is configured
+    │   ├── CsrfRefused          403: (frontier.api.auth) a dashboard form without its token
     │   ├── NotFound             404: (frontier.api.routes.content) no such URL or document
     │   ├── RequestTooLarge      413: over the body limit
     │   ├── UnsupportedMediaType 415: a Content-Type the endpoint does not read

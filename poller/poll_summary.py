@@ -22,7 +22,10 @@ class PollSummary:
     elapsed_ms: int = 0  # the parts' request time
 
     def as_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The `--json` row, keys as before (the time is in the log line, not here)."""
+        row = asdict(self)
+        del row["elapsed_ms"]
+        return row
 
     def log(self) -> None:
         """One log line for this poll: INFO when it worked, WARNING with the cause first
