@@ -41,7 +41,8 @@ SELECT (SELECT max(url_hash) FROM scanned) AS scanned_to,
 SELECT s.id, s.name, s.ingestion_mode, s.enabled, s.priority, s.feed_url, s.sitemap_url,
        coalesce(r.at, f.last_polled_at) AS last_polled_at,
        coalesce(r.outcome, f.last_outcome) AS last_outcome,
-       CASE WHEN r.at IS NULL THEN f.last_error ELSE r.error END AS last_error,
+       CASE WHEN r.at IS NULL THEN coalesce(f.last_error, f.sitemap_last_error)
+            ELSE r.error END AS last_error,
        greatest(f.consecutive_errors, f.sitemap_consecutive_errors,
                 CASE WHEN r.kind = 'spider' AND r.outcome IN ('failed', 'blocked')
                      THEN 1 ELSE 0 END) AS consecutive_errors,
