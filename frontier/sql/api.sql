@@ -56,8 +56,8 @@ LEFT JOIN LATERAL (
     ORDER BY l.at DESC
     LIMIT 1
 ) r ON true
-ORDER BY (coalesce(f.last_error, f.sitemap_last_error) IS NOT NULL
-          OR (r.kind = 'spider' AND r.outcome IN ('failed', 'blocked'))) DESC,
+ORDER BY coalesce(coalesce(f.last_error, f.sitemap_last_error) IS NOT NULL
+                   OR (r.kind = 'spider' AND r.outcome IN ('failed', 'blocked')), false) DESC,
          consecutive_errors DESC NULLS LAST, s.name
 LIMIT $1;
 

@@ -194,6 +194,8 @@ async def test_triage_login_overview_actions_and_pages(
             assert "robots.txt unreachable" in await page.get_by_test_id("spider-runs").inner_text()
             sources = await page.get_by_test_id("sources-table").inner_text()
             assert "answered HTTP 503" in sources  # a sitemap source's error, not "errors 0"
+            names = page.get_by_test_id("sources-table").locator("tr td:first-child a")
+            assert (await names.all_inner_texts())[:3] == ["City News", "Map Site", "Wire"]
             await shot("overview-read")
 
             await page.get_by_test_id("logout").click()
