@@ -27,6 +27,7 @@ FORMATS = ("text", "json")
 
 # Every attribute a bare LogRecord has: what is left on a record is a caller's `extra=`.
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+_PLAIN = (str, int, float, bool, list, dict, type(None))
 
 
 class JsonFormatter(logging.Formatter):
@@ -41,7 +42,8 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         for key, value in vars(record).items():
-            if key not in _RECORD_FIELDS and not key.startswith("_"):
+            # a caller's fields; an object's repr (Scrapy passes its spider) says nothing
+            if key not in _RECORD_FIELDS and not key.startswith("_") and isinstance(value, _PLAIN):
                 entry[key] = value
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
@@ -57,9 +59,9 @@ def level_for(log_level: str | None, *, service: bool, verbose: bool = False) ->
     return logging.INFO if service else logging.WARNING
 
 
-def configure(level: int, fmt: str = "text") -> None:
+def configure(level: int, fmt: str = "text") -> logging.Handler:
     """Log to standard error at `level` in `fmt` ("text" or "json"), replacing any handler
-    a previous call (or `basicConfig`) installed."""
+    a previous call (or `basicConfig`) installed; the handler is returned."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
     root = logging.getLogger()
@@ -69,3 +71,4 @@ def configure(level: int, fmt: str = "text") -> None:
     root.setLevel(level)
     # Alembic's "Context impl PostgresqlImpl" lines at each start say nothing to an operator.
     logging.getLogger("alembic").setLevel(max(level, logging.WARNING))
+    return handler

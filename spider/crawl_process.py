@@ -20,6 +20,7 @@ from datetime import datetime
 
 from scrapy.crawler import AsyncCrawlerProcess
 
+from frontier import log_setup
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.errors import FrontierError
@@ -115,6 +116,10 @@ def main() -> None:
     # Scrapy installs the root log handler at the job's LOG_LEVEL once the crawl starts;
     # before that, warnings reach standard error through logging's last-resort handler.
     logging.getLogger().setLevel(job.log_level)
+    if job.settings.get("log_format") == "json":  # else Scrapy's own text handler
+        level = logging.getLevelName(job.log_level.upper())
+        # the handler holds the level: Scrapy resets the root logger's when the crawl starts
+        log_setup.configure(level, "json").setLevel(level)
     quiet_network_errors(job.log_level)
     summary, code = crawl(job)
     sys.stdout.write(json.dumps(summary.as_json()) + "\n")

@@ -58,6 +58,9 @@ def scrapy_settings(
         "COOKIES_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": log_level,
+        # FRONTIER_LOG_FORMAT=json: the crawl process installs frontier.log_setup's handler
+        # itself (crawl_process.main), so Scrapy's lines are JSON lines too.
+        "LOG_INSTALL_ROOT_HANDLER": settings.log_format != "json",
         "LOGSTATS_INTERVAL": 0,
         # Breadth first: shallow listing pages (where new articles appear) come first.
         "DEPTH_PRIORITY": 1,

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from frontier.db import Database
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
@@ -43,8 +45,9 @@ async def test_a_polling_service_logs_each_failed_poll_cause_first(
     assert "Traceback" not in log.read_text(errors="replace")
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
 async def test_spider_due_says_an_unreachable_site_without_a_traceback(
-    db: Database, fresh_dsn: str
+    db: Database, fresh_dsn: str, log_format: str
 ) -> None:
     port = free_port()
     await SourceRepository(db).create(
@@ -56,10 +59,13 @@ async def test_spider_due_says_an_unreachable_site_without_a_traceback(
             }
         )
     )
-    code, out, err = await frontier_output("spider", "--due", env=frontier_env(fresh_dsn))
+    env = frontier_env(fresh_dsn, FRONTIER_LOG_FORMAT=log_format)
+    code, out, err = await frontier_output("spider", "--due", env=env)
     assert code == 1, out + err
     assert "Traceback" not in err, err
     assert len(err.splitlines()) < 10, err
+    if log_format == "json":  # the crawl child's Scrapy lines too
+        assert all(json.loads(line)["level"] for line in err.splitlines()), err
     assert "last error: robots.txt unreachable: " in out, out
     row = await db.fetchrow("SELECT error FROM fetch_log WHERE kind = 'spider'")
     assert row is not None and row["error"].startswith("robots.txt unreachable: ")
