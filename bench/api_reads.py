@@ -14,7 +14,8 @@ one throwaway embedded server (see `bench.server`):
 2. the sink's write cost: `PostgresSink.write` of 2,000 new 500-word documents in batches
    of 100, without the GIN search index and then with it (docs/s both ways);
 3. `frontier serve` runs as a child; each request is sent once to warm up, then timed 3
-   times; the median is reported (target: under 200 ms each).
+   times; the median is reported (target: under 200 ms each). `/metrics` and the
+   dashboard's overview are timed too (they read counters and the host summaries).
 
 The last line printed is one JSON object of the figures (ms per request, docs/s).
 """
@@ -216,6 +217,9 @@ def probes(dsn: str, size: int) -> dict[str, str]:
         "document_by_hash": f"/api/v1/documents/{fetched[0]}",
         "url_story_fetched": f"/api/v1/urls/{fetched[0]}",
         "url_story_pending": f"/api/v1/urls/{pending[0]}",
+        # issue 16 items 5-6: read from counters and host summaries, never url_frontier
+        "metrics": "/metrics",
+        "dashboard_overview": "/",
     }
 
 
