@@ -4,14 +4,10 @@ and a screenshot is saved as a test artefact (its path is printed)."""
 
 from __future__ import annotations
 
-import asyncio
-import shutil
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from frontier.api.app import create_app
 from frontier.db import Database
@@ -21,20 +17,12 @@ from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, chromium_page, serving
 
-CHROMIUM = shutil.which("chromium")
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Debian's chromium is not installed (`make chromium` installs it)"
 )
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS"]  # (tests.browser's) for the other browser tests
 
 
 async def seed(db: Database) -> None:
@@ -99,18 +87,8 @@ async def seed(db: Database) -> None:
 @pytest.fixture
 async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[str]:
     settings = Settings.load(database_url=fresh_dsn, home=tmp_path, _env_file=None)
-    app = create_app(settings, db)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)  # connections queue from here on, so no wait for start-up is needed
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    async with serving(create_app(settings, db)) as base:
+        yield base + "/"
 
 
 def number(text: str) -> int:
@@ -129,42 +107,32 @@ async def test_dashboard_numbers_match_the_database(
     assert expected == {"pending": 54, "fetching": 1, "fetched": 1, "dead": 1}
 
     profile = tmp_path / "chromium-profile"
-    async with async_api.async_playwright() as playwright:
-        browser = await playwright.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1440, "height": 900},
+    async with (
+        async_api.async_playwright() as playwright,
+        chromium_page(playwright, profile) as page,
+    ):
+        response = await page.goto(served)
+        assert response is not None and response.status == 200
+
+        async def shown(testid: str) -> int:
+            return number(await page.get_by_test_id(testid).inner_text())
+
+        for status in ("pending", "fetching", "fetched", "failed", "dead"):
+            assert await shown(f"status-{status}") == expected.get(status, 0), status
+        assert await shown("total") == await db.fetchval("SELECT count(*) FROM url_frontier")
+        assert await shown("hosts-known") == await db.fetchval("SELECT count(*) FROM host_state")
+        assert await shown("sources") == await db.fetchval("SELECT count(*) FROM sources")
+        assert await shown("hour-pages_ok") == await db.fetchval(
+            "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'"
         )
-        try:
-            page = browser.pages[0] if browser.pages else await browser.new_page()
-            response = await page.goto(served)
-            assert response is not None and response.status == 200
+        assert await shown("hour-polls") == 1
+        log_rows = page.get_by_test_id("fetch-log").locator("tr")
+        assert await log_rows.count() == 1 + await db.fetchval("SELECT count(*) FROM fetch_log")
+        sources_text = await page.get_by_test_id("sources-table").inner_text()
+        assert "City News" in sources_text and "HTTP 503 from feed" in sources_text
+        assert await page.locator("svg.chart").count() == 2
 
-            async def shown(testid: str) -> int:
-                return number(await page.get_by_test_id(testid).inner_text())
-
-            for status in ("pending", "fetching", "fetched", "failed", "dead"):
-                assert await shown(f"status-{status}") == expected.get(status, 0), status
-            assert await shown("total") == await db.fetchval("SELECT count(*) FROM url_frontier")
-            assert await shown("hosts-known") == await db.fetchval(
-                "SELECT count(*) FROM host_state"
-            )
-            assert await shown("sources") == await db.fetchval("SELECT count(*) FROM sources")
-            assert await shown("hour-pages_ok") == await db.fetchval(
-                "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'"
-            )
-            assert await shown("hour-polls") == 1
-            log_rows = page.get_by_test_id("fetch-log").locator("tr")
-            assert await log_rows.count() == 1 + await db.fetchval("SELECT count(*) FROM fetch_log")
-            sources_text = await page.get_by_test_id("sources-table").inner_text()
-            assert "City News" in sources_text and "HTTP 503 from feed" in sources_text
-            assert await page.locator("svg.chart").count() == 2
-
-            screenshot = tmp_path / "dashboard.png"
-            await page.screenshot(path=str(screenshot), full_page=True)
-            print(f"dashboard screenshot: {screenshot}")
-            assert screenshot.stat().st_size > 10_000
-        finally:
-            await browser.close()
+        screenshot = tmp_path / "dashboard.png"
+        await page.screenshot(path=str(screenshot), full_page=True)
+        print(f"dashboard screenshot: {screenshot}")
+        assert screenshot.stat().st_size > 10_000

@@ -5,15 +5,12 @@ it links to. Screenshots are saved under tmp_path (their paths are printed) and 
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
-import uvicorn
 
 from frontier.api.app import create_app
 from frontier.db import Database
@@ -23,8 +20,9 @@ from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
-from tests.integration.test_dashboard import CHROMIUM, CHROMIUM_ARGS, pytestmark  # noqa: F401
+from tests.browser import CHROMIUM, chromium_page, serving
 
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 WRITE, READ = "write-token-for-the-test", "read-token-for-the-test"
 
 
@@ -129,18 +127,8 @@ async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[
         api_dashboard_refresh_s=0,
         _env_file=None,
     )
-    app = create_app(settings, db, fire=fire)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
+    async with serving(create_app(settings, db, fire=fire)) as base:
+        yield base
 
 
 async def test_triage_login_overview_actions_and_pages(
@@ -149,82 +137,73 @@ async def test_triage_login_overview_actions_and_pages(
     async_api = pytest.importorskip("playwright.async_api")
     await seed(db)
     shots: list[Path] = []
-    async with async_api.async_playwright() as playwright:
-        browser = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1440, "height": 900},
+    async with (
+        async_api.async_playwright() as playwright,
+        chromium_page(playwright, tmp_path / "profile") as page,
+    ):
+
+        async def shot(name: str) -> None:
+            path = tmp_path / f"{name}.png"
+            await page.screenshot(path=str(path), full_page=True)
+            shots.append(path)
+
+        await page.goto(served + "/")
+        assert page.url.startswith(served + "/login?next=")  # a form, not a JSON 401
+        await page.get_by_test_id("login-form").wait_for()
+        await page.fill("#token", "not-a-token")
+        await page.click("button[type=submit]")
+        assert (
+            "not the read or the write token"
+            in await page.get_by_test_id("login-error").inner_text()
         )
-        try:
-            page = browser.pages[0] if browser.pages else await browser.new_page()
+        await shot("login-refused")
+        await page.fill("#token", READ)
+        await page.click("button[type=submit]")
+        assert page.url == served + "/"
+        failing = await page.get_by_test_id("failing-sources").inner_text()
+        for cause in (
+            "DNS lookup failed for news.example",
+            "answered HTTP 503",
+            "robots.txt unreachable",
+        ):
+            assert cause in failing, failing
+        assert await page.locator("[data-testid^=fire-]").count() == 0  # read session
+        assert "slow1.example" in await page.get_by_test_id("hosts-backing-off").inner_text()
+        assert (
+            "HTTP 503 with Retry-After" in await page.get_by_test_id("recent-failures").inner_text()
+        )
+        assert "robots.txt unreachable" in await page.get_by_test_id("spider-runs").inner_text()
+        sources = await page.get_by_test_id("sources-table").inner_text()
+        assert "answered HTTP 503" in sources  # a sitemap source's error, not "errors 0"
+        names = page.get_by_test_id("sources-table").locator("tr td:first-child a")
+        assert (await names.all_inner_texts())[:3] == ["City News", "Map Site", "Wire"]
+        await shot("overview-read")
 
-            async def shot(name: str) -> None:
-                path = tmp_path / f"{name}.png"
-                await page.screenshot(path=str(path), full_page=True)
-                shots.append(path)
+        await page.get_by_test_id("logout").click()
+        await page.fill("#token", WRITE)
+        await page.click("button[type=submit]")
+        await page.get_by_test_id("disable-Map Site").first.click()
+        assert "Map Site: disabled" in await page.get_by_test_id("notice").inner_text()
+        assert await db.fetchval("SELECT enabled FROM sources WHERE name = 'Map Site'") is False
+        await page.get_by_test_id("enable-Map Site").first.click()
+        assert await db.fetchval("SELECT enabled FROM sources WHERE name = 'Map Site'") is True
+        await page.get_by_test_id("fire-City News").first.click()
+        assert (
+            "City News: fired: ok, seen 4, new 2"
+            in await page.get_by_test_id("notice").inner_text()
+        )
+        assert await db.fetchval("SELECT priority FROM sources WHERE name = 'City News'") == 9
+        await shot("overview-write")
 
-            await page.goto(served + "/")
-            assert page.url.startswith(served + "/login?next=")  # a form, not a JSON 401
-            await page.get_by_test_id("login-form").wait_for()
-            await page.fill("#token", "not-a-token")
-            await page.click("button[type=submit]")
-            assert (
-                "not the read or the write token"
-                in await page.get_by_test_id("login-error").inner_text()
-            )
-            await shot("login-refused")
-            await page.fill("#token", READ)
-            await page.click("button[type=submit]")
-            assert page.url == served + "/"
-            failing = await page.get_by_test_id("failing-sources").inner_text()
-            for cause in (
-                "DNS lookup failed for news.example",
-                "answered HTTP 503",
-                "robots.txt unreachable",
-            ):
-                assert cause in failing, failing
-            assert await page.locator("[data-testid^=fire-]").count() == 0  # read session
-            assert "slow1.example" in await page.get_by_test_id("hosts-backing-off").inner_text()
-            assert (
-                "HTTP 503 with Retry-After"
-                in await page.get_by_test_id("recent-failures").inner_text()
-            )
-            assert "robots.txt unreachable" in await page.get_by_test_id("spider-runs").inner_text()
-            sources = await page.get_by_test_id("sources-table").inner_text()
-            assert "answered HTTP 503" in sources  # a sitemap source's error, not "errors 0"
-            names = page.get_by_test_id("sources-table").locator("tr td:first-child a")
-            assert (await names.all_inner_texts())[:3] == ["City News", "Map Site", "Wire"]
-            await shot("overview-read")
-
-            await page.get_by_test_id("logout").click()
-            await page.fill("#token", WRITE)
-            await page.click("button[type=submit]")
-            await page.get_by_test_id("disable-Map Site").first.click()
-            assert "Map Site: disabled" in await page.get_by_test_id("notice").inner_text()
-            assert await db.fetchval("SELECT enabled FROM sources WHERE name = 'Map Site'") is False
-            await page.get_by_test_id("enable-Map Site").first.click()
-            assert await db.fetchval("SELECT enabled FROM sources WHERE name = 'Map Site'") is True
-            await page.get_by_test_id("fire-City News").first.click()
-            assert (
-                "City News: fired: ok, seen 4, new 2"
-                in await page.get_by_test_id("notice").inner_text()
-            )
-            assert await db.fetchval("SELECT priority FROM sources WHERE name = 'City News'") == 9
-            await shot("overview-write")
-
-            for path, name in (
-                ("/sources/City%20News", "source"),
-                ("/hosts/slow1.example", "host"),
-                ("/documents", "documents"),
-                ("/urls/https%3A%2F%2Fslow1.example%2Fa", "url"),
-            ):
-                response = await page.goto(served + path)
-                assert response is not None and response.status == 200, path
-                await shot(f"page-{name}")
-        finally:
-            await browser.close()
-    for path in shots:
-        print(f"screenshot: {path}")
-        assert path.stat().st_size > 5_000
+        for path, name in (
+            ("/sources/City%20News", "source"),
+            ("/hosts/slow1.example", "host"),
+            ("/documents", "documents"),
+            ("/urls/https%3A%2F%2Fslow1.example%2Fa", "url"),
+        ):
+            response = await page.goto(served + path)
+            assert response is not None and response.status == 200, path
+            await shot(f"page-{name}")
+    for shot_path in shots:
+        print(f"screenshot: {shot_path}")
+        assert shot_path.stat().st_size > 5_000
