@@ -3,7 +3,8 @@
 
 - `configure(level, fmt)`   install one handler on standard error in the chosen format
 - `level_for(settings, service=, verbose=)`  the level a command runs at: the setting when
-  set; else INFO for a long-running service (poll, fetch, serve, spider --every, up), so
+  set; else INFO for a long-running service (poll, fetch, serve, spider --every; up off a
+  terminal), so
   that each poll, spider run, fetch batch and failure is one line, and WARNING for a
   one-shot command, whose own output is its report; `--verbose` is DEBUG
 - `JsonFormatter`           one JSON object per line: time, level, logger, message, the

@@ -212,7 +212,7 @@ class Settings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None = Field(
         default=None,
         description="Log level. Unset: INFO for the long-running services (poll, fetch, "
-        "serve, spider --every, up), WARNING for one-shot commands.",
+        "serve, spider --every; up when not on a terminal), WARNING for one-shot commands.",
     )
     log_format: Literal["text", "json"] = Field(
         default="text",

@@ -55,7 +55,8 @@ def warn_if_default_user_agent(settings: Settings) -> bool:
 
 
 def start_service(settings: Settings, *, warn_user_agent: bool = True) -> None:
-    """What a long-running service (`poll`, `fetch`, `serve`, `spider --every`, `up`) does
+    """What a long-running service (`poll`, `fetch`, `serve`, `spider --every`, and `up`
+    when not on a terminal) does
     first: log at INFO unless FRONTIER_LOG_LEVEL (or --verbose) says otherwise, so that each
     poll, spider run, fetch batch and failure is a line; then the User-Agent warning."""
     if settings.log_level is None and logging.getLogger().level > logging.INFO:

@@ -143,7 +143,11 @@ def up(
 ) -> None:
     """Everything in one process: database (embedded if no DSN), migrations, default
     sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly."""
-    start_service(settings_of(ctx), warn_user_agent=False)  # its console says the rest
+    if not sys.stderr.isatty():
+        # Under a supervisor (docker, systemd) the log is what is read: INFO, as for the
+        # other services. On a terminal the console's event lines already say each poll,
+        # spider run and failure, and log lines would break its redrawn progress line.
+        start_service(settings_of(ctx), warn_user_agent=False)
     code = run_up(settings_of(ctx), UpOptions(host=host, port=port, demo=demo))
     if code:
         raise typer.Exit(code)
