@@ -2,11 +2,10 @@
 (`FRONTIER_LOG_LEVEL`, `FRONTIER_LOG_FORMAT`) and applied to the root logger by the edge.
 
 - `configure(level, fmt)`   install one handler on standard error in the chosen format
-- `level_for(settings, service=, verbose=)`  the level a command runs at: the setting when
+- `level_for(level, service=, verbose=)`  the level a command runs at: the setting when
   set; else INFO for a long-running service (poll, fetch, serve, spider --every; up off a
-  terminal), so
-  that each poll, spider run, fetch batch and failure is one line, and WARNING for a
-  one-shot command, whose own output is its report; `--verbose` is DEBUG
+  terminal), so that each poll, spider run, fetch batch and failure is one line, and
+  WARNING for a one-shot command, whose own output is its report; `--verbose` is DEBUG
 - `JsonFormatter`           one JSON object per line: time, level, logger, message, the
   `extra=` fields the caller gave, and the traceback when there is one
 
