@@ -46,7 +46,8 @@ class _StoppableServer(uvicorn.Server):
 def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Config:
     """How both `frontier serve` and `frontier up` run the API (`where`: host and port, or
     nothing when the caller passes its own socket): a deadline for request headers, no
-    access log, no Server header. Lifts the process's soft open-file limit to its hard one,
+    access log, uvicorn's own lines through the process's log handler (text or JSON),
+    no Server header. Lifts the process's soft open-file limit to its hard one,
     so that thousands of idle connections do not exhaust the descriptors first."""
     raise_open_file_limit()
     return uvicorn.Config(
@@ -54,6 +55,7 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
         **where,
         http=protocol_with_header_deadline(settings.api_header_timeout_s),
         log_level="warning",
+        log_config=None,  # uvicorn's lines go to the root handler: FRONTIER_LOG_FORMAT
         access_log=False,
         lifespan="on",
         server_header=False,
