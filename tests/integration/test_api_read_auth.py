@@ -15,6 +15,7 @@ import pytest
 
 from frontier.api.app import create_app
 from frontier.api.metrics import read_snapshot
+from frontier.api.queries import ApiQueries
 from frontier.api.sessions import COOKIE
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
@@ -234,3 +235,39 @@ async def test_metrics_histograms_lag_backoff_failing_and_process(
     assert float(lag.split()[1]) >= 90
     at = datetime.now(UTC) + timedelta(minutes=5)  # pinned: the lag grows with the clock
     assert (await read_snapshot(db, now=at)).queue_lag_s >= 390
+
+
+async def test_a_failed_sitemap_or_spider_source_shows_its_streak_and_cause(db: Database) -> None:
+    """The overview's errors column read only the feed's streak: a failing sitemap or
+    spider source showed "errors 0"."""
+    sources = SourceRepository(db)
+    maps = await sources.create(
+        parse_config({"name": "maps", "sitemap_url": "https://maps.example/sitemap.xml"})
+    )
+    wire = await sources.create(
+        parse_config(
+            {"name": "wire", "base_url": "https://wire.example/", "ingestion_mode": "spider"}
+        )
+    )
+    await db.execute(
+        "UPDATE feed_state SET sitemap_consecutive_errors = 2, "
+        "sitemap_last_error = 'answered HTTP 503 (https://maps.example/sitemap.xml)' "
+        "WHERE source_id = $1",
+        maps.id,
+    )
+    await db.execute(
+        "INSERT INTO spider_state (source_id, last_run_at, last_outcome) "
+        "VALUES ($1, now(), 'failed')",
+        wire.id,
+    )
+    await FetchLogRepository(db).record(
+        [LogEntry(FetchKind.SPIDER, wire.id, "https://wire.example/", LogOutcome.FAILED,
+                  error="robots.txt unreachable: timed out (wire.example)")]
+    )  # fmt: skip
+    _total, rows = await ApiQueries(db).sources_overview(10)
+    shown = {r["name"]: (r["consecutive_errors"], r["last_error"]) for r in rows}
+    assert shown["maps"] == (2, "answered HTTP 503 (https://maps.example/sitemap.xml)")
+    assert shown["wire"] == (1, "robots.txt unreachable: timed out (wire.example)")
+    assert [r["name"] for r in rows][:2] == ["maps", "wire"]  # failing ones first
+    failing = {r["name"]: (r["errors"], r["cause"]) for r in await ApiQueries(db).failing_sources()}
+    assert failing == {"maps": shown["maps"], "wire": shown["wire"]}

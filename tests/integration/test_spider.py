@@ -148,6 +148,9 @@ async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_n
     assert not partner_site.requests and not other_site.requests  # never crawled
     log = await FetchLogRepository(db).recent(kind=FetchKind.SPIDER)
     assert [(e["outcome"], e["items_seen"], e["items_new"]) for e in log] == [("ok", 6, 6)]
+    # the run's last error is its cause, then the URL (issue 16: it read "1 errors")
+    assert summary.last_error == f"HTTP 404 ({u('/missing')})"
+    assert log[0]["error"] == summary.last_error
 
     second = await crawl_in_child(job)
 
