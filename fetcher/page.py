@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fetcher.source_cache import SourceInfo
 from frontier.queue import Claim, Outcome, OutcomeKind
+from frontier.revisits import next_revisit_s
 from frontier.sinks import RawDocument
 from frontier.states import LogOutcome
 
@@ -45,6 +46,15 @@ class Page:
         """Decide the page's outcome."""
         values.setdefault("fetch_url", self.fetch_url)
         self.outcome = Outcome(self.claim, kind, **values)  # type: ignore[arg-type]
+
+    def completed(self) -> Outcome | None:
+        """The outcome to complete the claim with: a fetch (or a 304) that leaves steps of
+        its source's revisit schedule carries the delay until the next one."""
+        outcome = self.outcome
+        if outcome is None or outcome.kind not in (OutcomeKind.FETCHED, OutcomeKind.NOT_MODIFIED):
+            return outcome
+        delay = next_revisit_s(self.source.revisit, self.claim.revisit_step)
+        return outcome if delay is None else replace(outcome, revisit_after_s=float(delay))
 
 
 def ms_since(started: float) -> int:

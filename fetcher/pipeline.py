@@ -276,6 +276,7 @@ class BatchPipeline:
     async def store(self, pages: list[Page]) -> None:
         """Store the documents of the pages fetched; safe to repeat (the sink is
         idempotent). Raises DatabaseUnavailable when the database is down."""
+        _drop_unchanged(pages)
         stored = [p for p in pages if p.document is not None]
         await self._by_canonical(stored)
         await self._drop_duplicates([p for p in stored if p.document is not None])
@@ -428,6 +429,25 @@ def _resolved(location: str, base: str) -> str:
         return request_spelling(location, base)
     except InvalidURL:
         return location
+
+
+def _drop_unchanged(pages: list[Page]) -> None:
+    """A revisit whose text is the one stored (same content_hash) writes nothing: it
+    completes as `not_modified`, keeping the validators the server sent this time. Only
+    for revisits: another URL's row may hold the hash of a document never stored (a
+    sink that refused it)."""
+    for page in pages:
+        document, outcome = page.document, page.outcome
+        if (
+            document is not None
+            and outcome is not None
+            and page.claim.is_revisit
+            and page.canonical is None
+            and document.content_hash is not None
+            and document.content_hash == page.claim.content_hash
+        ):
+            page.outcome = replace(outcome, kind=OutcomeKind.NOT_MODIFIED)
+            page.document = None
 
 
 def _duplicate(page: Page, original: str, *, final_url: str | None = None) -> None:

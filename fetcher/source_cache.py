@@ -1,4 +1,5 @@
-"""What the fetcher needs of each source (name, fetchprotection, CSS selectors), cached
+"""What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
+schedule), cached
 per process for five minutes so a source edit reaches every fetcher within that time."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class SourceInfo:
     name: str | None
     fetchprotection: int = 2
     selectors: dict[str, Any] | None = None
+    revisit: tuple[int, ...] | None = None  # seconds between revisits (frontier.revisits)
 
 
 UNKNOWN = SourceInfo(None)
@@ -56,4 +58,5 @@ class SourceCache:
         except UnknownSource:
             return UNKNOWN  # deleted meanwhile: fetch with the defaults
         selectors = source.selectors if isinstance(source.selectors, dict) else None
-        return SourceInfo(source.name, source.fetchprotection, selectors)
+        revisit = tuple(source.revisit) if source.revisit else None
+        return SourceInfo(source.name, source.fetchprotection, selectors, revisit)

@@ -162,7 +162,7 @@ class Fetcher:
         # The pages are fetched: if the database is down, hold them and try again rather
         # than throw the work away (both steps are safe to repeat).
         await self._while_leased(lambda: self.pipeline.store(pages))
-        outcomes = [p.outcome for p in pages if p.outcome is not None]
+        outcomes = [o for o in (p.completed() for p in pages) if o is not None]
         missing = [p.claim for p in pages if p.outcome is None]
         outcomes += [Outcome(c, OutcomeKind.DEFERRED, error="no outcome") for c in missing]
         result = await self._while_leased(
@@ -181,7 +181,7 @@ class Fetcher:
             batch.outcomes[str(outcome.kind)] += 1
             entries.append(
                 LogEntry(
-                    FetchKind.PAGE,
+                    FetchKind.REVISIT if page.claim.is_revisit else FetchKind.PAGE,
                     page.claim.source_id,
                     page.claim.url,
                     LOG_OUTCOMES[outcome.kind],

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from frontier.db import Database
+from frontier.durations import seconds_of
 from frontier.errors import FrontierError
 from frontier.sinks import DOCUMENT_FIELDS
 from frontier.sources import SourceRepository, UnknownSource
@@ -28,8 +29,6 @@ UNLISTED_FIELDS = ("body", "summary", "image_url", "content_hash")
 LISTED_FIELDS = tuple(name for name in DOCUMENT_FIELDS if name not in UNLISTED_FIELDS)
 SEARCH_MAX_CHARS = 200
 _CURSOR = re.compile(r"^(-?\d{1,19})\.([0-9a-f]{64})$")
-_AGO = re.compile(r"^(\d{1,6})\s*(m|min|h|d|w)$")
-_UNITS = {"m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 604_800}
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -64,9 +63,9 @@ def parse_since(text: str, *, now: datetime) -> datetime:
     """`--since`: an ISO 8601 date or date-time (UTC when it names no zone), or an age such
     as `30m`, `6h`, `2d`, `1w` counted back from `now`."""
     value = text.strip()
-    ago = _AGO.match(value.lower())
-    if ago:
-        return now - timedelta(seconds=int(ago[1]) * _UNITS[ago[2]])
+    ago = seconds_of(value)
+    if ago is not None:
+        return now - timedelta(seconds=ago)
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:

@@ -136,6 +136,7 @@ class ImportSummary:
     duplicate: int = 0
     rejected: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)  # the first 1000 rejections
+    requeued: int = 0  # known failed or dead URLs revived (an import with `requeue`)
 
     def reject(self, line: int, reason: str) -> None:
         self.rejected += 1
@@ -147,6 +148,7 @@ class ImportSummary:
         self.lines += batch.size
         self.accepted += result.inserted
         self.duplicate += result.known + result.raised
+        self.requeued += result.requeued
         for rejection in result.rejected:
             self.reject(batch.numbers[rejection.index], rejection.reason)
 
@@ -155,6 +157,7 @@ class ImportSummary:
             "accepted": self.accepted,
             "duplicate": self.duplicate,
             "rejected": self.rejected,
+            "requeued": self.requeued,
             "errors": self.errors,
         }
 
@@ -191,8 +194,10 @@ async def import_lines(
     batch_size: int = BATCH_SIZE,
     parallel: int = PARALLEL_BATCHES,
     on_progress: Callable[[int], None] | None = None,
+    requeue: bool = False,
 ) -> ImportSummary:
-    """Submit `lines` in batches with origin `manual`; returns the per-line verdicts."""
+    """Submit `lines` in batches with origin `manual`; returns the per-line verdicts. With
+    `requeue`, known failed and dead URLs among them are requeued (counted apart)."""
     summary = ImportSummary()
     delay = queue.policy.default_delay_ms
 
@@ -212,6 +217,7 @@ async def import_lines(
                 on_progress(summary.lines)
         if batch is None:
             break
-        in_flight.append((batch, asyncio.create_task(queue.submit_prepared(batch.prepared))))
+        submitted = queue.submit_prepared(batch.prepared, requeue=requeue)
+        in_flight.append((batch, asyncio.create_task(submitted)))
     summary.errors.sort(key=lambda error: error["line"])
     return summary

@@ -27,10 +27,14 @@ from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.priority import score
 from frontier.settings import Settings
 from frontier.sql import load
-from frontier.states import Origin
+from frontier.states import Origin, UrlStatus
 from frontier.urls import InvalidURL, normalize_url, request_spelling, url_hash, url_host
 
 SQL = load("queue")
+
+# The statuses an operator may requeue (or purge): the two that are never fetched again
+# on their own.
+ACTIONABLE = (UrlStatus.FAILED, UrlStatus.DEAD)
 
 MAX_REDIRECT_HOPS = 5  # a redirect chain longer than this is not followed further
 MAX_DISCOVERY_META_BYTES = 16_384  # what a producer may say about one URL
@@ -117,11 +121,13 @@ class SubmitResult:
     raised: int = 0  # known pending URLs whose priority went up
     known: int = 0  # already in the frontier (or repeated within the batch), unchanged
     rejected: list[Rejection] = field(default_factory=list)
+    requeued: int = 0  # known failed or dead URLs made pending again (`requeue=True`)
 
     def __iadd__(self, other: SubmitResult) -> SubmitResult:
         self.inserted += other.inserted
         self.raised += other.raised
         self.known += other.known
+        self.requeued += other.requeued
         self.rejected.extend(other.rejected)
         return self
 
@@ -219,6 +225,13 @@ class Claim:
     fetch_count: int
     lease_until: datetime
     fetch_url: str | None = None  # the spelling to request; None: `url`
+    content_hash: str | None = None  # of the text stored by the last fetch (a revisit's)
+    revisit_step: int = 0  # steps of the source's revisit schedule taken (0: first fetch)
+
+    @property
+    def is_revisit(self) -> bool:
+        """Fetched before, and claimed again on its source's revisit schedule."""
+        return self.revisit_step > 0
 
     @property
     def request_url(self) -> str:
@@ -244,6 +257,7 @@ class Outcome:
     retry_after_s: float | None = None  # RATE_LIMITED: Retry-After; DEFERRED: wait this long
     redirect_to: str | None = None  # REDIRECT: the Location header, resolved against the URL
     fetch_url: str | None = None  # the server's spelling when it redirected to the same identity
+    revisit_after_s: float | None = None  # FETCHED/NOT_MODIFIED: due again this long from now
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +313,16 @@ class QueueRepository:
         )
 
     async def submit_prepared(
-        self, batch: PreparedBatch, *, now: datetime | None = None, db: Database | None = None
+        self,
+        batch: PreparedBatch,
+        *,
+        now: datetime | None = None,
+        db: Database | None = None,
+        requeue: bool = False,
     ) -> SubmitResult:
+        """Upsert a prepared batch. With `requeue`, the batch's known failed and dead URLs
+        are requeued too (an operator submitting them explicitly): counted in `requeued`,
+        not in `known`."""
         result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
         if not batch.rows:
             return result
@@ -313,7 +335,29 @@ class QueueRepository:
             result.inserted += record["inserted"]
             result.raised += record["raised"]
             result.known += len(group) - record["inserted"] - record["raised"]
+            if requeue:
+                revived = await self.requeue_in_bucket(
+                    [row[0] for row in group], ACTIONABLE, bucket=bucket, now=now, db=db
+                )
+                result.requeued += revived
+                result.known -= revived
         return result
+
+    async def requeue_in_bucket(
+        self,
+        url_hashes: Sequence[str],
+        statuses: Sequence[str],
+        *,
+        bucket: int,
+        now: datetime | None = None,
+        db: Database | None = None,
+    ) -> int:
+        """Make those of `url_hashes` (all in `bucket`) that are failed or dead, with a
+        status in `statuses`, pending and due now; returns how many."""
+        requeued: int = await (db or self._db).fetchval(
+            SQL["requeue"], list(url_hashes), list(statuses), now, bucket
+        )
+        return requeued
 
     async def claim(
         self,
@@ -549,6 +593,8 @@ def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
         delay = (
             retry_delay(outcome.claim.retry_count + 1)
             if outcome.kind in (OutcomeKind.RETRY, OutcomeKind.FORBIDDEN)
+            else outcome.revisit_after_s
+            if outcome.kind in (OutcomeKind.FETCHED, OutcomeKind.NOT_MODIFIED)
             else outcome.retry_after_s
         )
         values = (

@@ -39,7 +39,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from frontier.durations import EXAMPLES, seconds_of
 from frontier.errors import FrontierError
+from frontier.revisits import MAX_STEP_S, MAX_STEPS, MIN_STEP_S
 from frontier.source_kinds import (
     DEFAULT_KIND,
     KIND_NAME_PATTERN,
@@ -108,6 +110,30 @@ def _instant(value: object) -> object:
     raise PydanticCustomError("iso_date", "must be an ISO 8601 date or datetime")
 
 
+def _revisit_step(value: object) -> int:
+    """One step of a revisit schedule: a duration (`90m`, `6h`, `1d`) or whole seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise PydanticCustomError(
+            "revisit",
+            "{value} is not a duration ({examples})",
+            {"value": repr(value), "examples": EXAMPLES},
+        )
+    seconds = value if isinstance(value, int) else seconds_of(value)
+    if seconds is None:
+        raise PydanticCustomError(
+            "revisit",
+            "{value} is not a duration ({examples})",
+            {"value": repr(value)[:40], "examples": EXAMPLES},
+        )
+    if not MIN_STEP_S <= seconds <= MAX_STEP_S:
+        raise PydanticCustomError(
+            "revisit",
+            "{value} is not between a minute and a year",
+            {"value": repr(value)[:40]},
+        )
+    return seconds
+
+
 Url = Annotated[
     str,
     Field(strict=True),
@@ -124,6 +150,7 @@ Words = Annotated[
 ]
 Selector = Annotated[str | None, Field(strict=True, max_length=1000)]
 Instant = Annotated[datetime, BeforeValidator(_instant)]
+RevisitStep = Annotated[int, BeforeValidator(_revisit_step)]
 
 
 class Selectors(BaseModel):
@@ -227,6 +254,13 @@ class SourceConfig(BaseModel):
         default_factory=list,
         max_length=MAX_PATTERNS,
         description="Listing pages the spider starts from besides base_url.",
+    )
+    revisit: list[RevisitStep] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_STEPS,
+        description="Fetch each article again after these durations, each counted from the"
+        " fetch before (e.g. [1h, 6h, 24h]; stored in seconds); null: never.",
     )
     kind: Annotated[str, Field(strict=True, pattern=KIND_NAME_PATTERN)] = Field(
         default=DEFAULT_KIND,

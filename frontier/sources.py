@@ -72,6 +72,7 @@ class Source:
     updated_at: datetime
     kind: str = DEFAULT_KIND
     config: Any = None  # the kind's options (a JSON object)
+    revisit: list[int] | None = None  # seconds between revisits (frontier.revisits)
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:

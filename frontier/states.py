@@ -70,8 +70,9 @@ class FetchKind(StrEnum):
     FEED = "feed"
     SITEMAP = "sitemap"
     ROBOTS = "robots"
-    PAGE = "page"
+    PAGE = "page"  # an article page's first fetch (and its retries)
     SPIDER = "spider"
+    REVISIT = "revisit"  # an article fetched again on its source's revisit schedule
 
 
 class LogOutcome(StrEnum):

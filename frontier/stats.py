@@ -3,7 +3,7 @@ come from maintained counters and `host_state`, never from scanning `url_frontie
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -39,6 +39,10 @@ class FrontierStats:
     claims_last_minute: int
     hosts: HostCounts
     recent_errors: list[dict[str, Any]]  # fetch-log rows: at (ISO), kind, url, error ...
+    # Revisits (frontier.revisits) apart from first fetches: {"waiting", "due_now",
+    # "outcomes": {outcome: n}}; first fetches' outcomes in `page_outcomes`.
+    revisits: dict[str, Any] = field(default_factory=dict)
+    page_outcomes: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         values = asdict(self)
@@ -68,6 +72,11 @@ class StatsRepository:
         top = await self._db.fetch(SQL["top_hosts"], top_hosts)
         claims = await self._db.fetchval(SQL["claims_since"], now - timedelta(minutes=1))
         errors = await self._db.fetch(SQL["recent_errors"], recent_errors)
+        revisits = await self._db.fetchrow(SQL["revisits"], now)
+        assert revisits is not None
+        outcomes: dict[str, dict[str, int]] = {FetchKind.PAGE: {}, FetchKind.REVISIT: {}}
+        for row in await self._db.fetch(SQL["fetch_outcomes"]):
+            outcomes[row["kind"]][row["outcome"]] = row["n"]
         return FrontierStats(
             total=sum(by_status.values()),
             by_status={str(k): v for k, v in by_status.items()},
@@ -78,6 +87,12 @@ class StatsRepository:
             claims_last_minute=claims,
             hosts=HostCounts(hosts["known"], hosts["ready_now"], [dict(row) for row in top]),
             recent_errors=[{**dict(row), "at": row["at"].isoformat()} for row in errors],
+            revisits={
+                "waiting": revisits["waiting"],
+                "due_now": revisits["due_now"],
+                "outcomes": dict(sorted(outcomes[FetchKind.REVISIT].items())),
+            },
+            page_outcomes=dict(sorted(outcomes[FetchKind.PAGE].items())),
         )
 
     async def compact(self, *, now: datetime | None = None) -> None:
@@ -108,7 +123,7 @@ class StatsRepository:
                 continue
             if row["kind"] in (FetchKind.FEED, FetchKind.SITEMAP):
                 bucket["polls"] += row["n"]
-            elif row["kind"] == FetchKind.PAGE:
+            elif row["kind"] in (FetchKind.PAGE, FetchKind.REVISIT):
                 bucket[_PAGE_BUCKET.get(row["outcome"], "pages_other")] += row["n"]
         return [{"minute": minute.isoformat(), **counts} for minute, counts in buckets.items()]
 

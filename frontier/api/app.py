@@ -26,6 +26,7 @@ from frontier.api.routes import (
     login,
     pages,
     sources,
+    url_actions,
     views,
 )
 from frontier.api.security_headers import SecurityHeaders
@@ -73,7 +74,18 @@ def create_app(
     app.state.context = context
     install_error_handlers(app)
     app.add_exception_handler(LoginRequired, login.login_redirect)
-    for module in (views, sources, imports, dashboard, docs, content, pages, login, actions):
+    for module in (
+        views,
+        sources,
+        imports,
+        url_actions,
+        dashboard,
+        docs,
+        content,
+        pages,
+        login,
+        actions,
+    ):
         app.include_router(module.router)
     app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
     app.mount("/static", docs.STATIC, name="static")
@@ -98,7 +110,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in sources.BODY_MODELS:
+        for model in (*sources.BODY_MODELS, *url_actions.BODY_MODELS):
             found = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(found.pop("$defs", {}))
             components[model.__name__] = found

@@ -261,6 +261,8 @@ async def submit_batches(
     batches: AsyncIterator[list[Line]],
     resolve_source: Callable[[], Awaitable[SourceRef]],
     summary: ImportSummary,
+    *,
+    requeue: bool = False,
 ) -> ImportSummary:
     """Submit each batch with origin `manual`, preparing the next while one is in flight.
     `resolve_source` runs once, before the first batch (a JSON body names its source first).
@@ -276,7 +278,7 @@ async def submit_batches(
             batch = await asyncio.to_thread(prepare_lines, lines, source, delay, summary)
             if in_flight is not None and previous is not None:
                 summary.add(previous, await in_flight)
-            in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared))
+            in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared, requeue=requeue))
             previous = batch
         if source is None:
             await resolve_source()  # an empty body still names a source that must exist

@@ -55,6 +55,9 @@ class SourceOut(BaseModel):
     spider_listing_urls: list[str]
     kind: str
     config: dict[str, Any]
+    revisit: list[int] | None = Field(
+        default=None, description="Seconds between revisits of each article; null: none."
+    )
     created_at: datetime
     updated_at: datetime
     last_error: str | None = Field(
@@ -71,6 +74,9 @@ class ImportResult(BaseModel):
     accepted: int = Field(description="New URLs added to the frontier.")
     duplicate: int = Field(description="Lines whose URL was known already or repeated.")
     rejected: int = Field(description="Lines that are not usable URLs.")
+    requeued: int = Field(
+        default=0, description="Known failed or dead URLs made pending again (requeue=true)."
+    )
     errors: list[ImportErrorLine] = Field(description="The first 1,000 rejections.")
 
 
@@ -146,6 +152,14 @@ class Stats(BaseModel):
     claims_last_minute: int
     hosts: dict[str, Any]
     recent_errors: list[dict[str, Any]]
+    revisits: dict[str, Any] = Field(
+        description="Articles due again on their source's revisit schedule: waiting, "
+        "due_now, and the revisits' fetch outcomes so far (ok: changed and stored again; "
+        "not_modified: a 304 or the same text)."
+    )
+    page_outcomes: dict[str, int] = Field(
+        description="First fetches (and their retries) by fetch-log outcome so far."
+    )
     throughput_last_hour: list[dict[str, Any]] = Field(
         description="One bucket per minute: pages_ok, pages_error, pages_other, polls."
     )

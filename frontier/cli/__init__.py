@@ -20,6 +20,7 @@ Modules, one per group of commands:
 - `up`        `frontier up`: every service in one process, with its `Console`
 - `documents` `frontier documents`: the stored articles, from the configured sink
 - `url_show`  `frontier url show`: one URL's story  (fetcher.robots, to match robots.txt)
+- `url_actions` `frontier urls requeue|purge`: act on failed and dead URLs
 - `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`
 
@@ -52,6 +53,7 @@ COMMAND_MODULES = {
     "up": "up",
     "documents": "documents",
     "url": "url_show",
+    "urls": "url_actions",
 }
 
 

@@ -39,6 +39,12 @@ def render_status(stats: FrontierStats) -> str:
         f"  {printable(h['host']):<40} {h['pending']:>10} pending" for h in hosts.top_pending
     )
     lines.append(f"claims in the last minute: {stats.claims_last_minute}")
+    revisits = stats.revisits
+    lines.append(
+        f"revisits: {revisits['waiting']} waiting, {revisits['due_now']} due now; "
+        f"outcomes {_outcomes(revisits['outcomes'])}"
+    )
+    lines.append(f"first fetches: outcomes {_outcomes(stats.page_outcomes)}")
     if stats.oldest_due_at:
         lines.append(f"oldest due URL waiting since: {stats.oldest_due_at.isoformat()}")
     if stats.recent_errors:
@@ -48,3 +54,7 @@ def render_status(stats: FrontierStats) -> str:
             for e in stats.recent_errors
         )
     return "\n".join(lines)
+
+
+def _outcomes(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items()) or "none yet"

@@ -25,16 +25,22 @@ from frontier.queue import QueuePolicy, QueueRepository
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 
+REQUEUE_HELP = (
+    "Also requeue those already in the frontier as failed or dead (without it they count "
+    "as duplicate and stay as they are)."
+)
+
 
 @app.command()
 def submit(
     ctx: typer.Context,
     urls: list[str] = typer.Argument(..., help="URLs to add to the frontier."),
     source: str = typer.Option("manual", "--source", help="Source to file them under."),
+    requeue: bool = typer.Option(False, "--requeue", help=REQUEUE_HELP),
 ) -> None:
     """Submit URLs to the frontier."""
     lines = iter([Line(number, url) for number, url in enumerate(urls, start=1)])
-    _run_import(settings_of(ctx), lines, source, as_json=False, progress=None)
+    _run_import(settings_of(ctx), lines, source, as_json=False, progress=None, requeue=requeue)
 
 
 @app.command("import")
@@ -46,6 +52,7 @@ def import_file(
         None, "--format", help="txt, csv or ndjson (default: from the file name; txt)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    requeue: bool = typer.Option(False, "--requeue", help=REQUEUE_HELP),
 ) -> None:
     """Import URLs from text, CSV or NDJSON, streamed in batches with a progress bar."""
     try:
@@ -62,17 +69,27 @@ def import_file(
         size = os.fstat(stream.fileno()).st_size
     with stream, ByteProgress(size) as progress:
         lines = read_lines(progress.counting(stream), chosen)
-        _run_import(settings_of(ctx), lines, source, as_json=as_json, progress=progress)
+        _run_import(
+            settings_of(ctx), lines, source, as_json=as_json, progress=progress, requeue=requeue
+        )
 
 
 def _run_import(
-    settings: Settings, lines: Any, source_name: str, *, as_json: bool, progress: Any
+    settings: Settings,
+    lines: Any,
+    source_name: str,
+    *,
+    as_json: bool,
+    progress: Any,
+    requeue: bool = False,
 ) -> None:
     async def work(db: Database) -> Any:
         source = await SourceRepository(db).get(source_name)
         queue = QueueRepository(db, QueuePolicy.from_settings(settings))
         on_progress = progress.update if progress else None
-        return await import_lines(queue, lines, source.ref, on_progress=on_progress)
+        return await import_lines(
+            queue, lines, source.ref, on_progress=on_progress, requeue=requeue
+        )
 
     summary = run_with_database(settings, work)
     if as_json:
@@ -80,7 +97,7 @@ def _run_import(
     else:
         typer.echo(
             f"accepted {summary.accepted}, duplicate {summary.duplicate}, "
-            f"rejected {summary.rejected}"
+            f"rejected {summary.rejected}" + (f", requeued {summary.requeued}" if requeue else "")
         )
         for error in summary.errors[:50]:
             typer.echo(f"  line {error['line']}: {printable(error['reason'])}", err=True)

@@ -109,7 +109,7 @@ claimed AS (
     RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
               u.priority, u.etag, u.last_modified, u.discovery_meta,
               u.retry_count, u.fetch_count, u.lease_until,
-              coalesce(u.fetch_url, u.url) AS fetch_url
+              coalesce(u.fetch_url, u.url) AS fetch_url, u.content_hash, u.revisit_step
 ),
 summary AS (
     SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got,
@@ -158,7 +158,9 @@ SELECT * FROM claimed;
 -- else, after which the whole host backs off (a bot wall); $16 the good answers in a row
 -- that take one doubling of the host's delay off (frontier/host_delay.py); $17 the
 -- server's spelling reached by same-identity redirects (NULL: unchanged), the next visit's
--- fetch_url. $18: the bucket of every URL in the batch.
+-- fetch_url. $18: the bucket of every URL in the batch. A `fetched` or `not_modified`
+-- outcome with a delay ($10) is due for a revisit then (frontier/revisits.py): it stays
+-- pending, its host's summary learns when, and its revisit_step counts the step.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -172,7 +174,8 @@ decided AS (
     SELECT i.*,
            -- (Searched CASEs throughout: Citus deparses `CASE x WHEN ...` wrongly.)
            CASE
-               WHEN i.kind IN ('fetched', 'not_modified') THEN 'fetched'
+               WHEN i.kind IN ('fetched', 'not_modified') THEN
+                   CASE WHEN i.delay_s IS NULL THEN 'fetched' ELSE 'pending' END
                WHEN i.kind = 'failed' THEN 'failed'
                WHEN i.kind IN ('rate_limited', 'deferred') THEN 'pending'
                WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead'
@@ -201,6 +204,8 @@ updated AS (
                            ELSE u.retry_count END,
         -- A deferral made no request: the attempt counted at claim time is taken back.
         fetch_count = u.fetch_count - (d.kind = 'deferred')::int,
+        revisit_step = CASE WHEN d.kind IN ('fetched', 'not_modified') AND d.delay_s IS NOT NULL
+                            THEN u.revisit_step + 1 ELSE u.revisit_step END,
         next_fetch_at = CASE WHEN d.status = 'pending'
                              THEN frontier_after(c.now, coalesce(d.delay_s, 0))
                              ELSE u.next_fetch_at END,
@@ -409,3 +414,49 @@ hosts AS (
     WHERE h.bucket = $6::int AND h.host = r.host AND r.was_pending > 0
 )
 SELECT url_hash FROM marked;
+
+-- name: requeue
+-- Give failed and dead URLs another chance (an operator's `frontier urls requeue`, or an
+-- explicit `submit --requeue`): of the url_hashes $1 (all in bucket $4), those still
+-- `failed` or `dead` and with a status in $2 become pending and due now ($3), with their
+-- retry count, dead reason, last error and revisit schedule reset; their hosts' pending
+-- summaries learn they have work due. Rows locked by someone else are skipped (SKIP
+-- LOCKED): they are changing anyway. Returns how many were requeued.
+WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
+picked AS (
+    SELECT url_hash
+    FROM url_frontier
+    WHERE bucket = $4::int AND url_hash = ANY ($1::char(64)[])
+      AND status IN ('failed', 'dead') AND status = ANY ($2::text[])
+    ORDER BY url_hash
+    FOR UPDATE SKIP LOCKED
+),
+requeued AS (
+    UPDATE url_frontier u
+    SET status = 'pending',
+        dead_reason = NULL,
+        retry_count = 0,
+        last_error = NULL,
+        next_fetch_at = c.now,
+        revisit_step = 0,
+        updated_at = c.now
+    FROM picked p, clock c
+    WHERE u.bucket = $4::int AND u.url_hash = p.url_hash
+    RETURNING u.host, u.priority, u.next_fetch_at
+),
+per_host AS (
+    SELECT host, count(*) AS requeued, max(priority) AS priority, min(next_fetch_at) AS due_at
+    FROM requeued
+    GROUP BY host
+),
+hosts AS (
+    UPDATE host_state h
+    SET pending_count = h.pending_count + p.requeued,
+        pending_priority = greatest(h.pending_priority, p.priority),
+        pending_due_at = least(h.pending_due_at, p.due_at)
+    FROM per_host p
+    WHERE h.bucket = $4::int AND h.host = p.host
+)
+SELECT count(*) AS requeued,
+       CASE WHEN count(*) > 0 THEN pg_notify('frontier_submitted', '') END AS notified
+FROM requeued;

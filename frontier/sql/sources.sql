@@ -16,11 +16,11 @@ source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
-                         keep_trailing_slash, enabled, kind, config)
+                         keep_trailing_slash, enabled, kind, config, revisit)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
-           coalesce(kind, 'feed'), coalesce(config, '{}')
+           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -63,6 +63,7 @@ source AS (
         enabled = CASE WHEN $2 ? 'enabled' THEN c.enabled ELSE s.enabled END,
         kind = CASE WHEN $2 ? 'kind' THEN c.kind ELSE s.kind END,
         config = CASE WHEN $2 ? 'config' THEN c.config ELSE s.config END,
+        revisit = CASE WHEN $2 ? 'revisit' THEN c.revisit ELSE s.revisit END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

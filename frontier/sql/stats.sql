@@ -64,3 +64,19 @@ FROM host_state
 WHERE consecutive_failures > 0
 ORDER BY consecutive_failures DESC, host
 LIMIT $1;
+
+-- name: revisits
+-- Revisits waiting (pending URLs that were fetched before: revisit_step > 0) and those
+-- due at $1: the partial index url_frontier_revisit_idx holds exactly these rows.
+SELECT count(*) AS waiting, count(*) FILTER (WHERE next_fetch_at <= $1) AS due_now
+FROM url_frontier
+WHERE status = 'pending' AND revisit_step > 0;
+
+-- name: fetch_outcomes
+-- Page fetches by outcome since the start, first fetches (`page`) apart from revisits,
+-- from the fetch log's maintained counters (event_counts).
+SELECT kind, outcome, sum(n)::bigint AS n
+FROM event_counts
+WHERE event = 'log' AND kind IN ('page', 'revisit')
+GROUP BY 1, 2
+HAVING sum(n) <> 0;

@@ -63,6 +63,13 @@ async def import_urls(
     source: Annotated[
         str | None, Query(max_length=200, description="Source name (default: manual).")
     ] = None,
+    requeue: Annotated[
+        bool,
+        Query(
+            description="Also requeue the listed URLs that are failed or dead (without it, "
+            "they answer duplicate and stay as they are)."
+        ),
+    ] = False,
 ) -> dict[str, Any]:
     """Import URLs with origin `manual`; answers per-line verdicts. Batches already sent
     stay imported if the body later turns out bad (the error message counts them)."""
@@ -108,7 +115,7 @@ async def import_urls(
     queue = QueueRepository(context.db, QueuePolicy.from_settings(context.settings))
     summary = ImportSummary()
     try:
-        await submit_batches(queue, batches, resolve, summary)
+        await submit_batches(queue, batches, resolve, summary, requeue=requeue)
     except ApiError as exc:
         if summary.accepted or summary.duplicate or summary.rejected:
             exc.message += (
