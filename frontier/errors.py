@@ -13,6 +13,8 @@ under this root (one module each, named in brackets):
     ├── UnknownSource            (frontier.sources) no source of that name or id
     ├── BadDocumentQuery         (frontier.documents; also a ValueError) a documents
     │                            filter or page cursor that cannot be used
+    ├── BadUrlFilter             (frontier.url_actions; also a ValueError) a requeue or
+    │                            purge filter that cannot be used
     ├── UnusableSpec             (frontier.source_specs; also a ValueError) a sources file
     │                            that is not a YAML spec or OPML
     ├── UnusableInput            (frontier.imports) a URL import file that cannot be read

@@ -68,6 +68,12 @@ def sources_add(
     kind_config: Optional[str] = typer.Option(  # noqa: UP045
         None, "--config", help="The kind's options as a JSON object, e.g. '{\"per_page\": 50}'."
     ),
+    revisit: Optional[list[str]] = typer.Option(  # noqa: UP045
+        None,
+        "--revisit",
+        help="Fetch each article again this long after the fetch before (repeatable: "
+        "--revisit 1h --revisit 6h --revisit 1d; default never).",
+    ),
 ) -> None:
     """Add a source (validated by the same schema as the API and `sources import`)."""
     from frontier.source_schema import InvalidSource, parse_config
@@ -101,6 +107,7 @@ def sources_add(
         "spider_listing_urls": spider_listing_url,
         "kind": kind,
         "config": json_option("config", kind_config),
+        "revisit": revisit,
     }
     config = parse_config({key: value for key, value in given.items() if value is not None})
     source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))

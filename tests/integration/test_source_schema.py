@@ -58,6 +58,7 @@ SOURCE: dict[str, Any] = {
     "spider_listing_urls": ["https://harbour.example/news/"],
     "kind": "wordpress",
     "config": {"per_page": 50, "timeout_s": 5.0, "host_header": "www.harbour.example"},
+    "revisit": ["1h", "6h", "1d"],
 }
 
 # field -> `frontier sources add` flag
@@ -77,6 +78,7 @@ FLAGS = {
 REPEATED = {
     "article_url_patterns": "--article-pattern",
     "spider_listing_urls": "--spider-listing-url",
+    "revisit": "--revisit",
 }
 AS_JSON = {"selectors": "--selectors", "url_filters": "--url-filters", "config": "--config"}
 SWITCHES = {
@@ -98,6 +100,8 @@ BAD = [
     ("config", {"per_page": 500}),  # refused by the wordpress kind
     ("config", {"colour": "red"}),
     ("url_filters", {"random": 4}),
+    ("revisit", ["soon"]),  # not a duration
+    ("revisit", ["10s"]),  # under a minute: polling a page, not revisiting it
 ]
 
 ROW = """
@@ -206,6 +210,7 @@ async def test_every_path_stores_the_same_row(paths: Paths, db: Database) -> Non
         ["https://harbour.example/news/"],
     )
     assert row["state_feed_url"] == row["feed_url"]
+    assert row["revisit"] == [3600, 21600, 86400]  # seconds
 
 
 @pytest.mark.parametrize("field, value", BAD, ids=[field for field, _ in BAD])
@@ -272,9 +277,11 @@ async def test_the_api_accepts_every_key_the_docs_document(paths: Paths) -> None
     assert response.status_code == 201, response.text
     shown = response.json()
     assert shown["url_filters"] == body["url_filters"]
-    assert {k: shown[k] for k in fields if k not in ("base_url", "min_published_at")} == {
-        k: body[k] for k in fields if k not in ("base_url", "min_published_at")
+    normalised = ("base_url", "min_published_at", "revisit")  # revisit: stored in seconds
+    assert {k: shown[k] for k in fields if k not in normalised} == {
+        k: body[k] for k in fields if k not in normalised
     }
+    assert shown["revisit"] == [3600, 21600, 86400]
     schema = (await paths.api.get("/openapi.json")).json()["components"]["schemas"]
     assert set(fields) == set(schema["SourceConfig"]["properties"])
     assert set(fields) <= set(schema["SourcePatch"]["properties"])
