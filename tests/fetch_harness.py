@@ -33,11 +33,12 @@ async def fetcher_for(
     max_retries: int = 2,
     timeout_s: float = 10.0,
     extraction: ExtractionPool | InProcessExtraction | None = None,
+    allow_private_networks: bool = True,
     **config: Any,
 ) -> AsyncIterator[Fetcher]:
     limits = HttpLimits(
         UA,
-        allow_private_networks=True,
+        allow_private_networks=allow_private_networks,
         total_timeout_s=timeout_s,
         read_timeout_s=timeout_s,
         max_body_bytes=1_000_000,

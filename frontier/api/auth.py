@@ -93,7 +93,9 @@ async def require_write(request: Request, credentials: Credentials) -> None:
             headers=CHALLENGE,
         )
     if role != "write":
-        raise Unauthorized("wrong bearer token", headers=CHALLENGE)
+        raise Unauthorized(
+            "wrong bearer token: send the server's FRONTIER_API_TOKEN", headers=CHALLENGE
+        )
 
 
 async def require_read(request: Request, credentials: Credentials) -> None:
@@ -117,7 +119,10 @@ async def require_read(request: Request, credentials: Credentials) -> None:
             "FRONTIER_API_TOKEN>'",
             headers=CHALLENGE,
         )
-    raise Unauthorized("wrong bearer token", headers=CHALLENGE)
+    raise Unauthorized(
+        "wrong bearer token: send the server's FRONTIER_API_READ_TOKEN or FRONTIER_API_TOKEN",
+        headers=CHALLENGE,
+    )
 
 
 def session_for_write(request: Request, csrf: str | None) -> Session:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 from elastic_transport import TransportError
 from elasticsearch import AsyncElasticsearch, helpers
@@ -97,6 +98,8 @@ class ElasticsearchSink:
     ) -> None:
         client_warnings_at_debug()
         self.index = index
+        # Where errors say the documents were going (no credentials: describe_url).
+        self._where = f"Elasticsearch at {describe_url(url)} (FRONTIER_ELASTICSEARCH_URL)"
         self._client = client or AsyncElasticsearch(url, request_timeout=30)
         self._flush_docs = flush_docs
         self._interval = flush_interval_s
@@ -120,9 +123,11 @@ class ElasticsearchSink:
             )
         except es_errors.BadRequestError as exc:
             if "resource_already_exists" not in str(exc):
-                raise SinkUnavailable(f"cannot create index {self.index}: {exc}") from None
+                raise SinkUnavailable(
+                    f"cannot create index {self.index} in {self._where}: {exc}"
+                ) from None
         except (TransportError, es_errors.ApiError) as exc:
-            raise SinkUnavailable(f"Elasticsearch: {exc}") from None
+            raise SinkUnavailable(f"{self._where}: {exc}") from None
 
     async def write(self, documents: Sequence[RawDocument]) -> None:
         if not documents:
@@ -193,7 +198,7 @@ class ElasticsearchSink:
                 status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
                 permanent = isinstance(status, int) and 400 <= status < 500 and status != 429
                 if permanent or attempt == self._attempts:
-                    raise SinkUnavailable(f"Elasticsearch bulk failed: {exc}") from None
+                    raise SinkUnavailable(f"bulk write to {self._where} failed: {exc}") from None
                 log.warning("Elasticsearch bulk attempt %d failed (%s); retrying", attempt, exc)
                 await asyncio.sleep(delay)
                 delay *= 2
@@ -261,6 +266,8 @@ class ElasticsearchDocuments:
     ) -> None:
         client_warnings_at_debug()
         self.index = index
+        # Where errors say the documents were going (no credentials: describe_url).
+        self._where = f"Elasticsearch at {describe_url(url)} (FRONTIER_ELASTICSEARCH_URL)"
         self._client = client or AsyncElasticsearch(url, request_timeout=30)
 
     async def page(
@@ -296,3 +303,13 @@ def _as_arguments(body: dict[str, Any]) -> dict[str, Any]:
 
 def _cursor_of(document: dict[str, Any]) -> Cursor:
     return Cursor(datetime.fromisoformat(document["fetched_at"]), document["url_hash"])
+
+
+def describe_url(url: str) -> str:
+    """scheme://host:port of an Elasticsearch URL, without credentials, for messages."""
+    try:
+        parts = urlsplit(url)
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(unparseable URL)"
+    return f"{parts.scheme}://{parts.hostname or ''}{port}"

@@ -132,7 +132,7 @@ async def test_slow_responses_time_out(local_site: LocalSite) -> None:
 async def test_private_addresses_are_refused_by_default(local_site: LocalSite, url: str) -> None:
     local_site.serve("/", "secret")
     async with SafeClient(HttpLimits(UA)) as guarded:
-        with pytest.raises(BlockedAddress):
+        with pytest.raises(BlockedAddress, match="set FRONTIER_ALLOW_PRIVATE_NETWORKS=true"):
             await guarded.get(url.format(port=local_site.port))
     assert local_site.requests == []
 
