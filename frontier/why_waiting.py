@@ -163,6 +163,15 @@ def _timed(url: Row, host: Row | None, now: datetime) -> list[Why]:
                 next_fetch_at,
             )
         )
+    elif url.get("revisit_step"):
+        found.append(
+            Why(
+                Cause.RETRY_AT,
+                f"It was fetched; revisit {url['revisit_step']} of its source's schedule is "
+                f"due at {_at(next_fetch_at)}.",
+                next_fetch_at,
+            )
+        )
     else:
         found.append(Why(Cause.RETRY_AT, f"It is due at {_at(next_fetch_at)}.", next_fetch_at))
     if host is None:

@@ -9,7 +9,7 @@ SELECT u.url_hash, u.url, u.fetch_url, u.host, u.source_id, s.name AS source_nam
        u.next_fetch_at, u.last_fetched_at, u.fetch_count, u.retry_count, u.last_error,
        u.dead_reason, u.final_url, u.http_status, u.content_hash, u.etag, u.last_modified,
        u.claimed_by, u.lease_until, u.discovery_meta, u.discovered_at, u.created_at,
-       u.updated_at
+       u.updated_at, u.revisit_step
 FROM url_frontier u
 LEFT JOIN sources s ON s.id = u.source_id
 WHERE u.url_hash = $1;

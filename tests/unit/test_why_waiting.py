@@ -171,3 +171,11 @@ def test_host_page_sentence() -> None:
     assert why_host_waits(host(pending_count=0), now=NOW).cause is Cause.DUE_NOW
     busy = why_host_waits(host(backoff_until=LATER, consecutive_failures=3), now=NOW)
     assert busy.cause is Cause.HOST_BACKOFF
+
+
+def test_a_revisit_waiting_says_so() -> None:
+    why = why_url_waits(
+        url(next_fetch_at=LATER, revisit_step=2), host(), now=NOW, robots_allows=True
+    )
+    assert why.cause is Cause.RETRY_AT and why.until == LATER
+    assert "revisit 2 of its source's schedule is due at" in why.sentence
