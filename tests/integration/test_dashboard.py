@@ -54,6 +54,11 @@ async def seed(db: Database) -> None:
     await db.execute(
         "UPDATE host_state SET consecutive_failures = 4 WHERE host = $1", claims[1].host
     )
+    # One pending URL waiting for a revisit (fetched before, on its source's schedule).
+    await db.execute(
+        "UPDATE url_frontier SET revisit_step = 1 WHERE url_hash = "
+        "(SELECT min(url_hash) FROM url_frontier WHERE status = 'pending')"
+    )
     await FetchLogRepository(db).record(
         [
             LogEntry(FetchKind.PAGE, news.id, claims[0].url, LogOutcome.OK, 200, elapsed_ms=87),
@@ -122,6 +127,7 @@ async def test_dashboard_numbers_match_the_database(
         assert await shown("total") == await db.fetchval("SELECT count(*) FROM url_frontier")
         assert await shown("hosts-known") == await db.fetchval("SELECT count(*) FROM host_state")
         assert await shown("sources") == await db.fetchval("SELECT count(*) FROM sources")
+        assert await shown("revisits") == 1
         assert await shown("hour-pages_ok") == await db.fetchval(
             "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'"
         )
