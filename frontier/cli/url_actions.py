@@ -27,50 +27,35 @@ DRY = typer.Option(False, "--dry-run", help="Count and list a sample; change not
 JSON = typer.Option(False, "--json", help="Print the answer as JSON.")
 
 
-@urls_app.command("requeue")
-def requeue(
-    ctx: typer.Context,
-    status: Optional[str] = STATUS,  # noqa: UP045
-    reason: Optional[str] = REASON,  # noqa: UP045
-    host: Optional[str] = HOST,  # noqa: UP045
-    source: Optional[str] = SOURCE,  # noqa: UP045
-    older_than: Optional[str] = OLDER,  # noqa: UP045
-    dry_run: bool = DRY,
-    as_json: bool = JSON,
-) -> None:
-    """Make matching failed and dead URLs pending and due now, retries reset."""
-    wanted = parse_filter(
-        status=status,
-        reason=reason,
-        host=host,
-        source=source,
-        older_than=older_than,
-        now=utcnow(),
-    )
-    _run(ctx, "requeue", wanted, dry_run=dry_run, as_json=as_json)
+def _command(action: str, summary: str) -> None:
+    """Register `frontier urls ACTION`: both actions take the same filters."""
+
+    def command(
+        ctx: typer.Context,
+        status: Optional[str] = STATUS,  # noqa: UP045
+        reason: Optional[str] = REASON,  # noqa: UP045
+        host: Optional[str] = HOST,  # noqa: UP045
+        source: Optional[str] = SOURCE,  # noqa: UP045
+        older_than: Optional[str] = OLDER,  # noqa: UP045
+        dry_run: bool = DRY,
+        as_json: bool = JSON,
+    ) -> None:
+        wanted = parse_filter(
+            status=status,
+            reason=reason,
+            host=host,
+            source=source,
+            older_than=older_than,
+            now=utcnow(),
+        )
+        _run(ctx, action, wanted, dry_run=dry_run, as_json=as_json)
+
+    command.__doc__ = summary
+    urls_app.command(action)(command)
 
 
-@urls_app.command("purge")
-def purge(
-    ctx: typer.Context,
-    status: Optional[str] = STATUS,  # noqa: UP045
-    reason: Optional[str] = REASON,  # noqa: UP045
-    host: Optional[str] = HOST,  # noqa: UP045
-    source: Optional[str] = SOURCE,  # noqa: UP045
-    older_than: Optional[str] = OLDER,  # noqa: UP045
-    dry_run: bool = DRY,
-    as_json: bool = JSON,
-) -> None:
-    """Delete matching failed and dead URLs from the frontier (documents stay)."""
-    wanted = parse_filter(
-        status=status,
-        reason=reason,
-        host=host,
-        source=source,
-        older_than=older_than,
-        now=utcnow(),
-    )
-    _run(ctx, "purge", wanted, dry_run=dry_run, as_json=as_json)
+_command("requeue", "Make matching failed and dead URLs pending and due now, retries reset.")
+_command("purge", "Delete matching failed and dead URLs from the frontier (documents stay).")
 
 
 def _run(
