@@ -13,8 +13,17 @@ import pytest
 from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.hosts import HostRepository
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueuePolicy, QueueRepository, SourceRef
+from frontier.queue import (
+    Candidate,
+    Outcome,
+    OutcomeKind,
+    QueuePolicy,
+    QueueRepository,
+    SourceRef,
+    prepare,
+)
 from frontier.states import Origin
+from frontier.url_actions import UrlActions, parse_filter
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 POLICY = QueuePolicy(default_delay_ms=1000, max_retries=2, lease_seconds=60)
@@ -129,3 +138,31 @@ async def test_rebucketing_moves_every_row_and_keeps_the_counts(
     assert {r["status"]: r["n"] for r in after} == {r["status"]: r["n"] for r in before}
     with pytest.raises(Exception, match="between 1 and 4096"):
         await db.execute("SELECT frontier_rebucket(0)")
+
+
+async def test_requeue_purge_and_submit_requeue_go_bucket_by_bucket(
+    db: Database, manual: SourceRef
+) -> None:
+    await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
+    queue = QueueRepository(db, POLICY)
+    await queue.submit(candidates(manual, pages=2), now=at(0))
+    claims = await queue.claim("w", 100, now=at(1))  # one URL per host
+    assert len(claims) == len(HOSTS)
+    await queue.complete("w", [Outcome(c, OutcomeKind.NOT_FOUND) for c in claims], now=at(1))
+
+    requeued = await UrlActions(db, batch=5).requeue(parse_filter(now=at(2)), now=at(2))
+
+    assert (requeued.matched, requeued.changed) == (len(HOSTS), len(HOSTS))
+    hosts = await db.fetch("SELECT host, bucket, pending_count, pending_due_at FROM host_state")
+    assert {(r["host"], r["bucket"], r["pending_count"]) for r in hosts} == {
+        (h, bucket_of(h, BUCKETS), 2) for h in HOSTS
+    }
+    claims = await queue.claim("w", 100, now=at(3))
+    await queue.complete("w", [Outcome(c, OutcomeKind.GONE) for c in claims], now=at(3))
+    revived = await queue.submit_prepared(prepare(candidates(manual), 1000), requeue=True)
+    assert revived.requeued == len(HOSTS)
+    claims = await queue.claim("w", 100, now=at(4))
+    await queue.complete("w", [Outcome(c, OutcomeKind.GONE) for c in claims], now=at(4))
+    purged = await UrlActions(db, batch=5).purge(parse_filter(reason="gone", now=at(5)))
+    assert purged.changed == len(HOSTS)
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == len(HOSTS)
