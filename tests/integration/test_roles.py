@@ -345,6 +345,23 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
                     content=b"http://a.example/1\nhttp://a.example/2\n",
                 )
                 assert imported.status_code == 200 and imported.json()["accepted"] == 2
+                # Requeue and purge failed and dead URLs (the owner kills one by hand: the
+                # API role cannot).
+                gone = url_hash(normalize_url("http://a.example/2"))
+                kill = (
+                    "UPDATE url_frontier SET status = 'dead', dead_reason = 'gone' "
+                    "WHERE url_hash = $1"
+                )
+                await db.execute(kill, gone)
+                requeued = await api.post("/api/v1/urls/requeue", headers=AUTH, json={})
+                assert requeued.status_code == 200 and requeued.json()["requeued"] == 1
+                await db.execute(kill, gone)
+                purged = await api.post("/api/v1/urls/purge", headers=AUTH, json={"reason": "gone"})
+                assert purged.status_code == 200 and purged.json()["purged"] == 1
+                again = await api.post(
+                    "/api/v1/import?requeue=true", headers=AUTH, content=b"http://a.example/2\n"
+                )
+                assert again.status_code == 200 and again.json()["accepted"] == 1
                 for path in (
                     "/api/v1/stats",
                     "/api/v1/frontier",
@@ -368,11 +385,13 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
     assert await db.fetchval("SELECT count(*) FROM sources WHERE name = 'blog'") == 0
     assert await db.fetchval("SELECT count(*) FROM url_frontier") == 3  # kept, source unset
 
+    # Since migration 0020 it requeues and purges failed and dead URLs (UPDATE of the
+    # columns a requeue resets, DELETE); claiming and completing stay the fetcher's.
     await refused(
         users["api"],
         *DDL,
-        "DELETE FROM url_frontier",
-        "UPDATE url_frontier SET status = 'fetching'",
+        "UPDATE url_frontier SET claimed_by = 'api', lease_until = now()",
+        "UPDATE url_frontier SET content_hash = NULL, etag = NULL",
         "DELETE FROM raw_content",
         "UPDATE host_state SET backoff_until = now()",
     )
