@@ -137,6 +137,7 @@ class ImportSummary:
     rejected: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)  # the first 1000 rejections
     requeued: int = 0  # known failed or dead URLs revived (an import with `requeue`)
+    requeue: bool = False  # asked to requeue: the answer says how many were
 
     def reject(self, line: int, reason: str) -> None:
         self.rejected += 1
@@ -157,7 +158,7 @@ class ImportSummary:
             "accepted": self.accepted,
             "duplicate": self.duplicate,
             "rejected": self.rejected,
-            "requeued": self.requeued,
+            **({"requeued": self.requeued} if self.requeue else {}),
             "errors": self.errors,
         }
 
@@ -198,7 +199,7 @@ async def import_lines(
 ) -> ImportSummary:
     """Submit `lines` in batches with origin `manual`; returns the per-line verdicts. With
     `requeue`, known failed and dead URLs among them are requeued (counted apart)."""
-    summary = ImportSummary()
+    summary = ImportSummary(requeue=requeue)
     delay = queue.policy.default_delay_ms
 
     def next_batch() -> LineBatch | None:

@@ -74,8 +74,9 @@ class ImportResult(BaseModel):
     accepted: int = Field(description="New URLs added to the frontier.")
     duplicate: int = Field(description="Lines whose URL was known already or repeated.")
     rejected: int = Field(description="Lines that are not usable URLs.")
-    requeued: int = Field(
-        default=0, description="Known failed or dead URLs made pending again (requeue=true)."
+    requeued: int | None = Field(
+        default=None,
+        description="With requeue=true only: known failed or dead URLs made pending again.",
     )
     errors: list[ImportErrorLine] = Field(description="The first 1,000 rejections.")
 

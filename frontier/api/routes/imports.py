@@ -54,6 +54,7 @@ _BODY_DOC: dict[str, Any] = {
 @router.post(
     PATH,
     response_model=ImportResult,
+    response_model_exclude_none=True,
     responses={code: {"model": ErrorBody} for code in (400, 401, 403, 413, 415, 422)},
     dependencies=[Depends(require_write)],
     openapi_extra=_BODY_DOC,
@@ -113,7 +114,7 @@ async def import_urls(
         return found.ref
 
     queue = QueueRepository(context.db, QueuePolicy.from_settings(context.settings))
-    summary = ImportSummary()
+    summary = ImportSummary(requeue=requeue)
     try:
         await submit_batches(queue, batches, resolve, summary, requeue=requeue)
     except ApiError as exc:
