@@ -107,6 +107,7 @@ async def measure(dsn: str) -> dict[str, Any]:
         figures["requeue_s"] = round(elapsed, 2)
         figures["requeue_urls_per_s"] = round(result.changed / elapsed)
         figures["requeue_slowest_batch_ms"] = round(max(batches) * 1000, 1)
+        figures["requeue_median_batch_ms"] = round(sorted(batches)[len(batches) // 2] * 1000, 1)
         figures["claim_during_requeue_slowest_ms"] = round(max(claims) * 1000, 1)
 
         await db.execute(
