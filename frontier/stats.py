@@ -26,6 +26,15 @@ class HostCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class RevisitCounts:
+    """Revisits (frontier.revisits) apart from first fetches."""
+
+    waiting: int = 0  # pending URLs fetched before, due at a later step of their schedule
+    due_now: int = 0  # of those, due now
+    outcomes: dict[str, int] = field(default_factory=dict)  # revisits' fetch-log outcomes
+
+
+@dataclass(frozen=True, slots=True)
 class FrontierStats:
     """The documented shape of `frontier status --json` and `GET /api/v1/stats` (see
     `as_json`): counts by status, origin and source, due work, hosts, recent errors."""
@@ -39,10 +48,8 @@ class FrontierStats:
     claims_last_minute: int
     hosts: HostCounts
     recent_errors: list[dict[str, Any]]  # fetch-log rows: at (ISO), kind, url, error ...
-    # Revisits (frontier.revisits) apart from first fetches: {"waiting", "due_now",
-    # "outcomes": {outcome: n}}; first fetches' outcomes in `page_outcomes`.
-    revisits: dict[str, Any] = field(default_factory=dict)
-    page_outcomes: dict[str, int] = field(default_factory=dict)
+    revisits: RevisitCounts = field(default_factory=RevisitCounts)
+    page_outcomes: dict[str, int] = field(default_factory=dict)  # first fetches' outcomes
 
     def as_json(self) -> dict[str, Any]:
         values = asdict(self)
@@ -87,11 +94,11 @@ class StatsRepository:
             claims_last_minute=claims,
             hosts=HostCounts(hosts["known"], hosts["ready_now"], [dict(row) for row in top]),
             recent_errors=[{**dict(row), "at": row["at"].isoformat()} for row in errors],
-            revisits={
-                "waiting": revisits["waiting"],
-                "due_now": revisits["due_now"],
-                "outcomes": dict(sorted(outcomes[FetchKind.REVISIT].items())),
-            },
+            revisits=RevisitCounts(
+                revisits["waiting"],
+                revisits["due_now"],
+                dict(sorted(outcomes[FetchKind.REVISIT].items())),
+            ),
             page_outcomes=dict(sorted(outcomes[FetchKind.PAGE].items())),
         )
 

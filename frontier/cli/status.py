@@ -41,8 +41,8 @@ def render_status(stats: FrontierStats) -> str:
     lines.append(f"claims in the last minute: {stats.claims_last_minute}")
     revisits = stats.revisits
     lines.append(
-        f"revisits: {revisits['waiting']} waiting, {revisits['due_now']} due now; "
-        f"outcomes {_outcomes(revisits['outcomes'])}"
+        f"revisits: {revisits.waiting} waiting, {revisits.due_now} due now; "
+        f"outcomes {_outcomes(revisits.outcomes)}"
     )
     lines.append(f"first fetches: outcomes {_outcomes(stats.page_outcomes)}")
     if stats.oldest_due_at:

@@ -21,6 +21,7 @@ BENCHES = [
     "api_import",
     "extract_quality",
     "api_reads",
+    "url_actions",
 ]
 
 
