@@ -8,7 +8,7 @@ fetches an article again 1 h after its first fetch, 6 h after that revisit, and 
 that one (so about 31 h after the first), then never again. Counting from the fetch before
 keeps each step's spacing when a fetcher was stopped for a while: a late revisit does not
 make the next one due at once. `url_frontier.revisit_step` counts the steps taken
-(migration 0020).
+(migration 0022).
 """
 
 from __future__ import annotations

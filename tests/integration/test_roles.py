@@ -385,7 +385,7 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
     assert await db.fetchval("SELECT count(*) FROM sources WHERE name = 'blog'") == 0
     assert await db.fetchval("SELECT count(*) FROM url_frontier") == 3  # kept, source unset
 
-    # Since migration 0020 it requeues and purges failed and dead URLs (UPDATE of the
+    # Since migration 0022 it requeues and purges failed and dead URLs (UPDATE of the
     # columns a requeue resets, DELETE); claiming and completing stay the fetcher's.
     await refused(
         users["api"],

@@ -18,15 +18,15 @@
   `/purge`, and `POST /api/v1/import?requeue=true`): UPDATE of the columns a requeue
   resets, DELETE on url_frontier.
 
-Revision ID: 0020
-Revises: 0019
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-11-24
 """
 
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
