@@ -10,17 +10,15 @@ action (`?notice=`) is shown at the top."""
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from frontier.api import charts
 from frontier.api.auth import require_read, session_of
 from frontier.api.context import context_of
 from frontier.api.queries import ApiQueries
+from frontier.api.templating import TEMPLATES, ago, host_href
 from frontier.clock import utcnow
 from frontier.fetch_log import FetchLogRepository
 from frontier.states import UrlStatus
@@ -28,34 +26,7 @@ from frontier.stats import StatsRepository
 
 router = APIRouter(tags=["dashboard"])
 
-TEMPLATES = Environment(
-    loader=FileSystemLoader(Path(__file__).parents[1] / "templates"),
-    autoescape=select_autoescape(["html"]),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
 SERIES = ("pages_ok", "pages_error", "pages_other", "polls")
-
-
-def _ago(moment: datetime | None, now: datetime) -> str:
-    if moment is None:
-        return "never"
-    seconds = int((now - moment).total_seconds())
-    if seconds < 0:
-        return f"in {_span(-seconds)}"
-    return f"{_span(seconds)} ago"
-
-
-def _span(seconds: int) -> str:
-    for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds // size} {unit}"
-    return f"{seconds} s"
-
-
-def host_href(host: str) -> str:
-    """The host's page (frontier.api.routes.pages)."""
-    return f"/hosts/{quote(host, safe='')}"
 
 
 @router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_read)])
@@ -107,6 +78,6 @@ async def dashboard(request: Request) -> HTMLResponse:
         session=session,
         notice=request.query_params.get("notice"),
         host_href=host_href,
-        ago=lambda moment: _ago(moment, now),
+        ago=lambda moment: ago(moment, now),
     )
     return HTMLResponse(page, headers={"Cache-Control": "no-store"})

@@ -14,36 +14,25 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from fetcher.robots import stored_rules_check
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
-from frontier.api.routes.dashboard import _ago
+from frontier.api.templating import TEMPLATES, ago
 from frontier.clock import utcnow
 from frontier.documents import BadDocumentQuery, Cursor, DocumentPage, build_filter
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.states import UrlStatus
 from frontier.url_story import HOST_LOG_WALK, UrlStoryRepository, hash_of
-from frontier.urls import InvalidURL, host_key, url_hash
+from frontier.urls import InvalidURL, host_key
 
 router = APIRouter(tags=["dashboard"], dependencies=[Depends(require_read)])
 
-TEMPLATES = Environment(
-    loader=FileSystemLoader(Path(__file__).parents[1] / "templates"),
-    autoescape=select_autoescape(["html"]),
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
-# fetch_log.url of a page is the normalised identity, so its hash is the url_hash.
-TEMPLATES.filters["story_href"] = lambda url: f"/urls/{url_hash(url)}"
-TEMPLATES.filters["web_link"] = lambda url: bool(url) and re.match(r"(?i)https?://", url)
 PAGE_SIZE = 50
 FILTERS = ("search", "source", "host", "since")
 
@@ -51,7 +40,7 @@ FILTERS = ("search", "source", "host", "since")
 def _render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
     now = utcnow()
     page = TEMPLATES.get_template(f"pages/{name}").render(
-        now=now, ago=lambda moment: _ago(moment, now), **values
+        now=now, ago=lambda moment: ago(moment, now), **values
     )
     return HTMLResponse(page, status_code=status, headers={"Cache-Control": "no-store"})
 
