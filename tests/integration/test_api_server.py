@@ -7,7 +7,6 @@ browser hardening headers; /docs renders in headless Chromium with no request le
 from __future__ import annotations
 
 import asyncio
-import shutil
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,18 +19,8 @@ from frontier.api.app import create_app
 from frontier.api.server import uvicorn_config
 from frontier.db import Database
 from frontier.settings import Settings
+from tests.browser import CHROMIUM, chromium_page
 from tests.conditions import wait_until
-
-CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 
 
 @pytest.fixture
@@ -100,33 +89,26 @@ async def test_docs_render_offline_in_chromium(served: str, tmp_path: Path) -> N
     async_api = pytest.importorskip("playwright.async_api")
     elsewhere: list[str] = []
     console: list[str] = []
-    async with async_api.async_playwright() as playwright:
-        browser = await playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-        )
-        try:
-            page = browser.pages[0] if browser.pages else await browser.new_page()
+    async with (
+        async_api.async_playwright() as playwright,
+        chromium_page(playwright, tmp_path / "profile") as page,
+    ):
 
-            async def offline(route: object) -> None:  # the network is closed
-                request = route.request  # type: ignore[attr-defined]
-                if request.url.startswith(served):
-                    await route.continue_()  # type: ignore[attr-defined]
-                else:
-                    elsewhere.append(request.url)
-                    await route.abort()  # type: ignore[attr-defined]
+        async def offline(route: object) -> None:  # the network is closed
+            request = route.request  # type: ignore[attr-defined]
+            if request.url.startswith(served):
+                await route.continue_()  # type: ignore[attr-defined]
+            else:
+                elsewhere.append(request.url)
+                await route.abort()  # type: ignore[attr-defined]
 
-            await page.route("**/*", offline)
-            page.on("console", lambda message: console.append(message.text))
-            response = await page.goto(f"{served}/docs")
-            assert response is not None and response.status == 200
-            title = page.locator(".swagger-ui .info .title")
-            await title.wait_for(timeout=30_000)
-            assert "frontier" in await title.inner_text()
-            assert await page.locator(".opblock").count() >= 10  # the operations are listed
-        finally:
-            await browser.close()
+        await page.route("**/*", offline)
+        page.on("console", lambda message: console.append(message.text))
+        response = await page.goto(f"{served}/docs")
+        assert response is not None and response.status == 200
+        title = page.locator(".swagger-ui .info .title")
+        await title.wait_for(timeout=30_000)
+        assert "frontier" in await title.inner_text()
+        assert await page.locator(".opblock").count() >= 10  # the operations are listed
     assert elsewhere == []
     assert not [text for text in console if "Content Security Policy" in text], console
