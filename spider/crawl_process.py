@@ -18,6 +18,7 @@ import sys
 import time
 from datetime import datetime
 
+import scrapy
 from scrapy.crawler import AsyncCrawlerProcess
 
 from frontier import log_setup
@@ -90,10 +91,14 @@ def crawl(job: CrawlJob) -> tuple[CrawlSummary, int]:
         return CrawlSummary(job.source, error=str(exc)), EXIT_CONFIG
     except FrontierError as exc:
         return CrawlSummary(job.source, error=str(exc)), EXIT_PARTIAL
+    crawl_settings = scrapy_settings(
+        settings, plan, job.dsn, with_pipeline=job.with_pipeline, log_level=job.log_level
+    )
+    # Scrapy reads LOG_INSTALL_ROOT_HANDLER from 2.19 on (and deprecates the argument);
+    # before, only the argument keeps its text handler off the JSON lines.
+    before_2_19 = {"install_root_handler": bool(crawl_settings["LOG_INSTALL_ROOT_HANDLER"])}
     process = AsyncCrawlerProcess(
-        scrapy_settings(
-            settings, plan, job.dsn, with_pipeline=job.with_pipeline, log_level=job.log_level
-        ),
+        crawl_settings, **(before_2_19 if scrapy.version_info < (2, 19) else {})
     )
     crawler = process.create_crawler(DiscoverySpider)
     process.crawl(crawler, plan=plan)
