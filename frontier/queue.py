@@ -28,7 +28,13 @@ from frontier.priority import score
 from frontier.settings import Settings
 from frontier.sql import load
 from frontier.states import Origin, UrlStatus
-from frontier.urls import InvalidURL, normalize_url, request_spelling, url_hash, url_host
+from frontier.urls import (
+    InvalidURL,
+    identity_and_spelling,
+    normalize_url,
+    url_hash,
+    url_host,
+)
 
 SQL = load("queue")
 
@@ -162,7 +168,7 @@ def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedB
 
 def _row(candidate: Candidate) -> tuple[Any, ...]:
     source = candidate.source
-    url = normalize_url(
+    url, spelling = identity_and_spelling(
         candidate.url, candidate.base, keep_trailing_slash=source.keep_trailing_slash
     )
     meta = None
@@ -172,7 +178,6 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
             raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
     if candidate.depth < 0:
         raise InvalidURL("negative depth")
-    spelling = request_spelling(candidate.url, candidate.base)
     priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
     return (
         url_hash(url),

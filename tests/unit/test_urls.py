@@ -18,7 +18,15 @@ from hypothesis import strategies as st
 
 from frontier.errors import FrontierError
 from frontier.url_query import TRACKING_PARAMS, is_tracking_param
-from frontier.urls import MAX_URL_LENGTH, InvalidURL, normalize_url, url_hash, url_host
+from frontier.urls import (
+    MAX_URL_LENGTH,
+    InvalidURL,
+    identity_and_spelling,
+    normalize_url,
+    request_spelling,
+    url_hash,
+    url_host,
+)
 from tests.corpus_path import CORPUS
 
 URLS = CORPUS / "urls"
@@ -712,3 +720,48 @@ def test_corpus_inputs_are_idempotent_or_refused() -> None:
     for url in _corpus_inputs():
         _check_normalised(url)
         _check_normalised(url, keep=True)
+
+
+def _separately(url: str, base: str | None, keep: bool) -> tuple[str, str] | str:
+    try:
+        return normalize_url(url, base, keep_trailing_slash=keep), request_spelling(url, base)
+    except InvalidURL as exc:
+        return exc.reason
+
+
+def _together(url: str, base: str | None, keep: bool) -> tuple[str, str] | str:
+    try:
+        return identity_and_spelling(url, base, keep_trailing_slash=keep)
+    except InvalidURL as exc:
+        return exc.reason
+
+
+@_PROPERTY_SETTINGS
+@given(_urls(), st.one_of(st.none(), _urls()), st.booleans())
+def test_identity_and_spelling_is_normalize_url_and_request_spelling(
+    url: str, base: str | None, keep: bool
+) -> None:
+    """The bulk submit path's one normalisation gives what the two functions give apart,
+    refusals and their reasons included."""
+    assert _together(url, base, keep) == _separately(url, base, keep)
+    normal = _separately(url, base, True)
+    if isinstance(normal, tuple):  # the input already normalised: the spelling is the same
+        assert _together(normal[0], None, keep) == _separately(normal[0], None, keep)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize(
+    ("url", "base"),
+    [
+        ("http://example.com/a/", None),
+        ("http://example.com/a//?x=/y/", None),
+        ("http://example.com//", None),
+        ("http://example.com", None),
+        ("HTTP://Example.COM/a/b/../c/?utm_source=x&q=1#f", None),
+        ("../up/", "http://example.com/a/b/"),
+        ("http:/odd/path/", None),
+        ("http://example.com/" + "a" * (MAX_URL_LENGTH - 19) + "/", None),
+    ],
+)
+def test_identity_and_spelling_on_slashes(url: str, base: str | None, keep: bool) -> None:
+    assert _together(url, base, keep) == _separately(url, base, keep)
