@@ -23,10 +23,15 @@ Each round, on one throwaway embedded server (see `bench.server`):
 Before the rounds, importing a file with no URLs (median of three) gives the CLI's fixed
 cost, ``cli_overhead_s``, which every import time above includes.
 
+With ``--table-costs``, each round also times the COPY into url_frontier once per index,
+constraint and trigger of the table, with that one dropped (on a scratch database): what
+each costs the table's own ingest (``table_costs``: rows/s without it, median over rounds).
+
 The last line printed is one JSON object with the medians over rounds:
 ``{"urls": N, "hosts": H, "import_urls_per_s": ..., "copy_indexed_rows_per_s": ...,
-"copy_unindexed_rows_per_s": ..., "ratio_vs_indexed_copy": ..., "rounds": [...]}``.
-The issue's target is ``ratio_vs_indexed_copy >= 0.5``.
+"copy_unindexed_rows_per_s": ..., "copy_frontier_rows_per_s": ...,
+"ratio_vs_frontier_copy": ..., "rounds": [...]}``. Issue 15's target is
+``ratio_vs_frontier_copy >= 0.8``: the import against the COPY into url_frontier.
 """
 
 from __future__ import annotations
@@ -197,10 +202,38 @@ def time_copy(dsn: str, chunks: Sequence[bytes], *, indexed: bool) -> float:
     return elapsed
 
 
-def time_copy_frontier(dsn: str, rows: Sequence[tuple[str, str, str]]) -> float:
+# What the table's own ingest pays for, one at a time: (name, the DDL that drops it).
+TABLE_PARTS: tuple[tuple[str, str], ...] = (
+    ("url_frontier_due_idx (claim)", "DROP INDEX url_frontier_due_idx"),
+    ("url_frontier_source_status_idx", "DROP INDEX url_frontier_source_status_idx"),
+    ("url_frontier_lease_idx (partial, fetching)", "DROP INDEX url_frontier_lease_idx"),
+    ("url_frontier_content_hash_idx (partial)", "DROP INDEX url_frontier_content_hash_idx"),
+    (
+        "source_id foreign key",
+        "ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_source_id_fkey",
+    ),
+    (
+        "url_hash CHECK (hex, length)",
+        "ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_url_hash_check",
+    ),
+    ("generated id column", "ALTER TABLE url_frontier DROP COLUMN id"),
+    (
+        "frontier_counts insert trigger",
+        "ALTER TABLE url_frontier DISABLE TRIGGER url_frontier_count_inserted",
+    ),
+)
+
+
+def time_copy_frontier(
+    dsn: str, rows: Sequence[tuple[str, str, str]], drop: str | None = None
+) -> float:
     """Seconds to COPY the rows straight into an empty url_frontier (all its indexes, checks,
-    foreign key and triggers; no host_state): what the table itself lets in."""
+    foreign key and triggers; no host_state): what the table itself lets in. `drop`: DDL run
+    first on this scratch database, to time the table without one of its parts."""
     with psycopg.connect(dsn) as conn:
+        if drop:
+            conn.execute(drop)
+            conn.commit()
         found = conn.execute("SELECT id::text FROM sources WHERE name = 'manual'").fetchone()
         assert found is not None
         source = found[0]
@@ -212,6 +245,22 @@ def time_copy_frontier(dsn: str, rows: Sequence[tuple[str, str, str]]) -> float:
         )
 
 
+def table_costs(
+    server: BenchServer, number: int, rows: Sequence[tuple[str, str, str]]
+) -> dict[str, int]:
+    """Rows/s of the COPY into url_frontier with each of TABLE_PARTS dropped in turn."""
+    name = f"bench_submit_parts_{number}"
+    costs = {}
+    for part, drop in TABLE_PARTS:
+        try:
+            elapsed = time_copy_frontier(server.migrated_database(name), rows, drop)
+        finally:
+            server.drop_database(name)
+        costs[part] = round(len(rows) / elapsed)
+        log(f"round {number}: COPY into url_frontier without {part}: {costs[part]:,} rows/s")
+    return costs
+
+
 def run_round(
     server: BenchServer,
     number: int,
@@ -220,6 +269,8 @@ def run_round(
     lines: int,
     rows: Sequence[tuple[str, str, str]],
     chunks: Sequence[bytes],
+    *,
+    parts: bool = False,
 ) -> dict[str, Any]:
     name = f"bench_submit_{number}"
     dsn = server.migrated_database(name)
@@ -252,7 +303,7 @@ def run_round(
         f"unindexed {len(rows) / unindexed:,.0f} rows/s, "
         f"into url_frontier {len(rows) / frontier:,.0f} rows/s"
     )
-    return {
+    result: dict[str, Any] = {
         "import_s": round(wall, 3),
         "import_urls_per_s": round(lines / wall),
         "import_peak_rss_mib": round(rss, 1),
@@ -260,7 +311,11 @@ def run_round(
         "copy_unindexed_rows_per_s": round(len(rows) / unindexed),
         "copy_frontier_rows_per_s": round(len(rows) / frontier),
         "ratio_vs_indexed_copy": round(indexed * lines / (wall * len(rows)), 3),
+        "ratio_vs_frontier_copy": round(frontier * lines / (wall * len(rows)), 3),
     }
+    if parts:
+        result["table_costs"] = table_costs(server, number, rows)
+    return result
 
 
 def cli_overhead(server: BenchServer, workdir: Path) -> float:
@@ -285,6 +340,11 @@ def main(argv: list[str] | None = None) -> int:
         help="100,000 URLs over 10,000 hosts instead of 1,000,000 over 100,000",
     )
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--table-costs",
+        action="store_true",
+        help="also time the COPY into url_frontier without each index, constraint, trigger",
+    )
     args = parser.parse_args(argv)
     count, hosts = (100_000, 10_000) if args.quick else (1_000_000, 100_000)
 
@@ -307,7 +367,18 @@ def main(argv: list[str] | None = None) -> int:
         with running_server() as server:
             overhead = cli_overhead(server, Path(workdir))
             for number in range(1, args.rounds + 1):
-                results.append(run_round(server, number, path, Path(workdir), count, rows, chunks))
+                results.append(
+                    run_round(
+                        server,
+                        number,
+                        path,
+                        Path(workdir),
+                        count,
+                        rows,
+                        chunks,
+                        parts=args.table_costs,
+                    )
+                )
 
     def mid(key: str) -> float:
         return median([result[key] for result in results])
@@ -322,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_vs_indexed_copy": round(
             mid("import_urls_per_s") / mid("copy_indexed_rows_per_s"), 3
         ),
+        "ratio_vs_frontier_copy": round(
+            mid("import_urls_per_s") / mid("copy_frontier_rows_per_s"), 3
+        ),
         "distinct_urls": len(rows),
         "duplicate_lines": count - len(rows),
         "hosts_used": hosts_used,
@@ -330,6 +404,11 @@ def main(argv: list[str] | None = None) -> int:
         "bench_peak_rss_mib": round(peak_rss_mib(), 1),
         "rounds": results,
     }
+    if args.table_costs:
+        result["table_costs"] = {
+            part: round(median([r["table_costs"][part] for r in results]))
+            for part, _ in TABLE_PARTS
+        }
     log(f"done in {time.perf_counter() - started:.0f}s")
     emit_result(result)
     return 0
