@@ -19,17 +19,19 @@ from typing import Any
 
 from frontier.errors import FrontierError
 from frontier.queue import (
-    Candidate,
     PreparedBatch,
     QueueRepository,
     SourceRef,
     SubmitResult,
-    prepare,
+    prepare_urls,
 )
 from frontier.states import Origin
 
 BATCH_SIZE = 5_000
-PARALLEL_BATCHES = 2  # batches in the database at once; their locks are taken in key order
+# Batches in the database at once; their locks are taken in key order. Three, not two: a
+# batch waits on the host_state rows of the one before it until that commits (hosts recur
+# from batch to batch), and a third keeps a backend inserting meanwhile (bench/RESULTS.md).
+PARALLEL_BATCHES = 3
 MAX_LINE_BYTES = 65_536  # a longer line is rejected, never held whole
 MAX_REPORTED_ERRORS = 1_000
 
@@ -175,16 +177,16 @@ class LineBatch:
 def prepare_lines(
     lines: Sequence[Line], source: SourceRef, delay_ms: int, summary: ImportSummary
 ) -> LineBatch:
-    """Turn lines into candidates (origin `manual`) and normalise them; lines refused before
-    normalisation are counted in `summary`. Pure CPU work, run in a thread."""
-    candidates, numbers = [], []
+    """Normalise lines as URLs of origin `manual`; lines refused before normalisation are
+    counted in `summary`. Pure CPU work, run in a thread."""
+    urls, numbers = [], []
     for line in lines:
         if line.url is None:
             summary.reject(line.number, line.error or "unreadable line")
         else:
-            candidates.append(Candidate(line.url, source, Origin.MANUAL))
+            urls.append(line.url)
             numbers.append(line.number)
-    return LineBatch(prepare(candidates, delay_ms), numbers, len(lines))
+    return LineBatch(prepare_urls(urls, source, Origin.MANUAL, delay_ms), numbers, len(lines))
 
 
 async def import_lines(

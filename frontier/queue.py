@@ -147,6 +147,15 @@ class PreparedBatch:
     repeated: int = 0
     rejected: list[Rejection] = field(default_factory=list)
 
+    def keep(self, row: tuple[Any, ...]) -> None:
+        """Add a row; a URL seen before in the batch keeps its higher priority."""
+        known = self.rows.get(row[0])
+        if known is not None:
+            self.repeated += 1
+            if known[7] >= row[7]:
+                return
+        self.rows[row[0]] = row
+
 
 def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedBatch:
     """Normalise and score candidates; pure CPU work, so callers may overlap it with I/O."""
@@ -157,12 +166,30 @@ def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedB
         except InvalidURL as exc:
             batch.rejected.append(Rejection(index, _printable(candidate.url), exc.reason))
             continue
-        known = batch.rows.get(row[0])
-        if known is not None:
-            batch.repeated += 1
-            if known[7] >= row[7]:
-                continue
-        batch.rows[row[0]] = row
+        batch.keep(row)
+    return batch
+
+
+def prepare_urls(
+    urls: Iterable[str], source: SourceRef, origin: Origin, default_delay_ms: int
+) -> PreparedBatch:
+    """`prepare` of bare URLs from one source and origin, at depth 0 with nothing else said
+    about them (a bulk import): the same rows, with what they share worked out once, since
+    this runs per line of an import of millions."""
+    batch = PreparedBatch(default_delay_ms=default_delay_ms)
+    keep_slash, source_id, delay = source.keep_trailing_slash, source.id, source.rate_limit_ms
+    kind, priority = str(origin), score(source.priority, origin, 0)
+    for index, raw in enumerate(urls):
+        try:
+            url, spelling = identity_and_spelling(raw, keep_trailing_slash=keep_slash)
+        except InvalidURL as exc:
+            batch.rejected.append(Rejection(index, _printable(raw), exc.reason))
+            continue
+        fetch_url = None if spelling == url else spelling
+        batch.keep(
+            (url_hash(url), url, url_host(url), source_id, kind, None, 0, priority, None, delay,
+             fetch_url)
+        )  # fmt: skip
     return batch
 
 

@@ -1,0 +1,44 @@
+"""`prepare_urls`, the bulk import's way to prepare rows, against `prepare` of the same URLs
+as candidates: the same rows, repeats and refusals, for every kind of source."""
+
+from uuid import UUID
+
+import pytest
+
+from frontier.queue import Candidate, SourceRef, prepare, prepare_urls
+from frontier.states import Origin
+
+URLS = [
+    "https://example.com/a/",
+    "https://Example.com/a/?utm_source=x",  # the same page as the first
+    "https://example.com/a",  # the same page too, unless the source keeps the slash
+    "https://example.com/b c?q=é#frag",  # requested as spelt, identity escaped
+    "https://example.com/b%20c?q=%C3%A9",
+    "ftp://example.com/x",  # refused
+    "not a url",  # refused
+    "http://[::1",  # refused
+    "https://example.com:8080/./x/../y/",
+    "https://example.com/a/",  # an exact repeat
+]
+
+SOURCES = [
+    SourceRef(None),
+    SourceRef(UUID(int=7), priority=9, keep_trailing_slash=True, rate_limit_ms=2500),
+    SourceRef(UUID(int=8), priority=1),
+]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+@pytest.mark.parametrize("origin", list(Origin))
+def test_prepare_urls_is_prepare_of_candidates(source: SourceRef, origin: Origin) -> None:
+    fast = prepare_urls(URLS, source, origin, 1234)
+    slow = prepare([Candidate(url, source, origin) for url in URLS], 1234)
+    assert fast.rows == slow.rows
+    assert list(fast.rows) == list(slow.rows)
+    assert (fast.repeated, fast.rejected, fast.default_delay_ms) == (
+        slow.repeated,
+        slow.rejected,
+        slow.default_delay_ms,
+    )
+    assert len(fast.rejected) == 3
+    assert fast.repeated >= 2
