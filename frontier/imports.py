@@ -211,16 +211,26 @@ async def import_lines(
     # Up to `parallel` batches are in the database at once (one core each), while the
     # next batch is parsed and normalised in a thread.
     in_flight: deque[tuple[LineBatch, asyncio.Task[SubmitResult]]] = deque()
-    while True:
-        batch = await asyncio.to_thread(next_batch)
-        while in_flight and (batch is None or len(in_flight) >= parallel):
-            done, task = in_flight.popleft()
-            summary.add(done, await task)
-            if on_progress:
-                on_progress(summary.lines)
-        if batch is None:
-            break
-        submitted = queue.submit_prepared(batch.prepared, requeue=requeue)
-        in_flight.append((batch, asyncio.create_task(submitted)))
+    try:
+        while True:
+            batch = await asyncio.to_thread(next_batch)
+            while in_flight and (batch is None or len(in_flight) >= parallel):
+                done, task = in_flight.popleft()
+                summary.add(done, await task)
+                if on_progress:
+                    on_progress(summary.lines)
+            if batch is None:
+                break
+            task = asyncio.create_task(queue.submit_prepared(batch.prepared, requeue=requeue))
+            in_flight.append((batch, task))
+    except BaseException as exc:
+        # A batch failed (or the import was cancelled): the batches sent after it end
+        # before the error reaches the caller, each committed or rolled back whole, so
+        # no statement of the import outlives it (its pool may close at once).
+        for _, task in in_flight:
+            if isinstance(exc, asyncio.CancelledError):
+                task.cancel()
+        await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
+        raise
     summary.errors.sort(key=lambda error: error["line"])
     return summary

@@ -1,0 +1,65 @@
+"""`frontier.imports.import_lines` with several batches in the database at once, against the
+real database: a batch that fails mid-import leaves every batch whole, the batches before
+it imported, and no statement of the import still running once the error reaches the
+caller (so its pool may close at once and the outcome is known)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from frontier.db import Database
+from frontier.imports import Line, import_lines
+from frontier.queue import QueueRepository
+from frontier.sources import SourceRepository
+from tests.frontier_checks import assert_counters_agree
+
+BATCH, PARALLEL, BATCHES = 10, 3, 12
+FAILING_BATCH = 4  # its one line on bad.example makes its statement fail
+
+
+def url_of(number: int) -> str:
+    host = "bad.example" if number == (FAILING_BATCH - 1) * BATCH + 5 else f"h{number % 3}.example"
+    return f"https://{host}/item/{number}"
+
+
+async def refuse_bad_host(db: Database) -> None:
+    """A trigger that fails the statement inserting a URL of bad.example (the way a
+    constraint or a full disk would fail it: inside PostgreSQL, mid-batch)."""
+    await db.execute(
+        """
+        CREATE FUNCTION refuse_bad_host() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.host = 'bad.example' THEN
+                RAISE EXCEPTION 'refused %', NEW.url;
+            END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_bad_host BEFORE INSERT ON url_frontier
+            FOR EACH ROW EXECUTE FUNCTION refuse_bad_host();
+        """
+    )
+
+
+async def test_a_failing_batch_leaves_whole_batches_and_nothing_running(db: Database) -> None:
+    await refuse_bad_host(db)
+    source = (await SourceRepository(db).get("manual")).ref
+    lines = iter([Line(n, url_of(n)) for n in range(1, BATCHES * BATCH + 1)])
+    started = asyncio.all_tasks()
+
+    with pytest.raises(asyncpg.RaiseError, match="refused"):
+        await import_lines(QueueRepository(db), lines, source, batch_size=BATCH, parallel=PARALLEL)
+
+    # Nothing of the import runs on: the batches sent after the failing one have ended.
+    assert asyncio.all_tasks() - started == set()
+    rows = await db.fetch("SELECT url FROM url_frontier")
+    present = {int(r["url"].rsplit("/", 1)[1]) for r in rows}
+    batches = {(n - 1) // BATCH + 1 for n in present}
+    for batch in batches:  # each batch whole
+        assert set(range((batch - 1) * BATCH + 1, batch * BATCH + 1)) <= present
+    assert set(range(1, FAILING_BATCH)) <= batches  # the ones before it committed
+    assert FAILING_BATCH not in batches
+    assert max(batches) < FAILING_BATCH + PARALLEL  # none sent after the failure
+    await assert_counters_agree(db)
