@@ -186,10 +186,10 @@ def prepare_urls(
             batch.rejected.append(Rejection(index, _printable(raw), exc.reason))
             continue
         fetch_url = None if spelling == url else spelling
+        host = url_host(url)
         batch.keep(
-            (url_hash(url), url, url_host(url), source_id, kind, None, 0, priority, None, delay,
-             fetch_url)
-        )  # fmt: skip
+            (url_hash(url), url, host, source_id, kind, None, 0, priority, None, delay, fetch_url)
+        )
     return batch
 
 
