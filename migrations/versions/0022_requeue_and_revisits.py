@@ -35,12 +35,13 @@ depends_on = None
 REQUEUE_COLUMNS = "status, dead_reason, retry_count, last_error, next_fetch_at, revisit_step"
 
 UPGRADE = f"""
-ALTER TABLE sources ADD COLUMN revisit integer[]
-    CONSTRAINT sources_revisit_check CHECK (
+ALTER TABLE sources ADD COLUMN revisit integer[];
+ALTER TABLE sources ADD CONSTRAINT sources_revisit_check CHECK (
         revisit IS NULL
         OR (cardinality(revisit) BETWEEN 1 AND 20
             AND 60 <= ALL (revisit) AND 31536000 >= ALL (revisit)));
-ALTER TABLE url_frontier ADD COLUMN revisit_step smallint NOT NULL DEFAULT 0
+ALTER TABLE url_frontier ADD COLUMN revisit_step smallint NOT NULL DEFAULT 0;
+ALTER TABLE url_frontier ADD CONSTRAINT url_frontier_revisit_step_check
     CHECK (revisit_step >= 0);
 CREATE INDEX url_frontier_revisit_idx ON url_frontier (bucket, next_fetch_at)
     WHERE status = 'pending' AND revisit_step > 0;
@@ -65,9 +66,19 @@ ALTER TABLE sources DROP COLUMN revisit;
 """
 
 
+def _each(script: str) -> None:
+    # One statement at a time: on Citus, DDL on a distributed or reference table is
+    # propagated to the workers only as a query of its own ("cannot insert multiple
+    # commands into a prepared statement" otherwise); and a column is added apart from
+    # its CHECK, which Citus refuses in one ADD COLUMN.
+    for statement in script.split(";\n"):
+        if statement.strip():
+            op.execute(statement)
+
+
 def upgrade() -> None:
-    op.execute(UPGRADE)
+    _each(UPGRADE)
 
 
 def downgrade() -> None:
-    op.execute(DOWNGRADE)
+    _each(DOWNGRADE)
