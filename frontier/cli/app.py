@@ -7,14 +7,13 @@ input or an unusable database.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import typer
 
-from frontier import log_setup, migrate
+from frontier import event_loop, log_setup, migrate
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database
 from frontier.settings import Settings
@@ -77,7 +76,7 @@ def run_with_database(settings: Settings, work: Callable[[Database], Awaitable[T
             async with open_database(dsn, settings) as db:
                 return await work(db)
 
-        return asyncio.run(main())
+        return event_loop.run(main())
 
 
 @app.callback()

@@ -36,7 +36,7 @@ import typer
 import uvicorn
 
 from fetcher.service import run_fetcher
-from frontier import migrate
+from frontier import event_loop, migrate
 from frontier.api.app import create_app
 from frontier.api.server import LISTEN_BACKLOG, uvicorn_config
 from frontier.cli.app import app, settings_of, start_service
@@ -176,7 +176,7 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
             migrate.make_ready(dsn, embedded=not settings.database_url)
             console.event("database: schema up to date")
             platform = Platform(settings, dsn, sock, options, console)
-            code = asyncio.run(platform.run())
+            code = event_loop.run(platform.run())
         if not settings.database_url:
             console.event("database: embedded PostgreSQL stopped")
     console.close()
