@@ -109,9 +109,19 @@ FROM bench_urls u JOIN bench_sources s ON s.k = u.i % {sources}
 GROUP BY 1, 3;
 """
 
+# The loaded documents' search vectors (the sink writes them with each document).
+VECTORS = """
+INSERT INTO raw_content_search (url_hash, search)
+SELECT url_hash, to_tsvector('simple'::regconfig,
+                             left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
+FROM raw_content
+ON CONFLICT (url_hash) DO NOTHING
+"""
+
 INDEXES = """
 SELECT indexname, indexdef FROM pg_indexes
-WHERE tablename IN ('raw_content', 'fetch_log', 'url_frontier') AND indexdef NOT LIKE '%UNIQUE%'
+WHERE tablename IN ('raw_content', 'raw_content_search', 'fetch_log', 'url_frontier')
+  AND indexdef NOT LIKE '%UNIQUE%'
 ORDER BY indexname
 """
 
@@ -144,10 +154,11 @@ def load(dsn: str, size: int) -> dict[str, float]:
     figures["docs_per_s_without_search_index"] = asyncio.run(write_rate(dsn, "a"))
     start = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(VECTORS)  # as migration 0024 computes those of documents stored before it
         conn.execute(search)
-        conn.execute("ANALYZE raw_content")
+        conn.execute("ANALYZE raw_content_search")
     figures["search_index_build_s"] = time.perf_counter() - start
-    log(f"GIN search index built in {figures['search_index_build_s']:.1f}s")
+    log(f"search vectors and their GIN index built in {figures['search_index_build_s']:.1f}s")
     figures["docs_per_s_with_search_index"] = asyncio.run(write_rate(dsn, "b"))
     return figures
 

@@ -4,7 +4,9 @@
 
 -- name: upsert_many
 -- Insert or replace documents ($1..$19 parallel arrays, sorted by url_hash so concurrent
--- batches lock rows in one order).
+-- batches lock rows in one order), and each one's search vector (migration 0024: title and
+-- body, cut at 100,000 characters; the `search` statement's words are matched against it).
+WITH written AS (
 INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, host, origin,
                               title, body, summary, author, published_at, image_url,
                               language, content_hash, word_count, extractor, http_status,
@@ -22,7 +24,14 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     image_url = excluded.image_url, language = excluded.language,
     content_hash = excluded.content_hash, word_count = excluded.word_count,
     extractor = excluded.extractor, http_status = excluded.http_status,
-    fetched_at = excluded.fetched_at;
+    fetched_at = excluded.fetched_at
+RETURNING url_hash, title, body
+)
+INSERT INTO raw_content_search AS s (url_hash, search)
+SELECT url_hash,
+       to_tsvector('simple'::regconfig, left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
+FROM written
+ON CONFLICT (url_hash) DO UPDATE SET search = excluded.search;
 
 -- name: indexed_elsewhere
 -- Of the (url_hash $1, content_hash $2) pairs, those whose content is already stored
@@ -84,38 +93,35 @@ SET LOCAL plan_cache_mode = force_custom_plan;
 -- name: gin_only
 -- For the rest of this transaction, plan with bitmap scans only: a search for a rare word
 -- then reads the GIN index, where the planner would otherwise walk fetched_at backwards
--- computing every row's tsvector until it has a page (3 s on 10^6 rows for a word that
--- matches nothing, bench/RESULTS.md): it underrates what to_tsvector costs per row.
+-- checking every row's vector until it has a page (3 s on 10^6 rows for a word that
+-- matches nothing when the vectors were computed there, bench/RESULTS.md).
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_indexscan = off;
 
 -- name: search_estimate
 -- The planner's estimate of how many documents match the words $1, from the statistics
--- ANALYZE keeps of the indexed expression (its most common words and their frequencies):
+-- ANALYZE keeps of the stored vectors (their most common words and their frequencies):
 -- planning only, nothing is read. Run with plan_cache_mode = force_custom_plan so the
 -- estimate is of these words, not of a generic parameter.
 EXPLAIN (FORMAT JSON)
 SELECT 1
-FROM raw_content
-WHERE to_tsvector('simple'::regconfig,
-                  left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
-      @@ websearch_to_tsquery('simple'::regconfig, $1);
+FROM raw_content_search
+WHERE search @@ websearch_to_tsquery('simple'::regconfig, $1);
 
 -- name: search
 -- As `recent`, of the documents whose title or body holds every word of $5 (web-search
--- syntax: "quoted phrases", -excluded, or), optionally of source $6 and host $7. The
--- tsvector expression is migration 0019's SEARCH_DOCUMENT, character for character, so the
--- GIN index serves it. PostgresDocuments runs it under `gin_only` when the words are
--- estimated to match few documents (the matches are read from the index and sorted), and
--- as it is when they match many (walking fetched_at backwards finds a page within a few
--- rows).
-SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
-FROM raw_content
-WHERE to_tsvector('simple'::regconfig,
-                  left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
-      @@ websearch_to_tsquery('simple'::regconfig, $5)
-  AND ($6::uuid IS NULL OR source_id = $6) AND ($7::text IS NULL OR host = $7)
-  AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
-ORDER BY fetched_at DESC, url_hash DESC
+-- syntax: "quoted phrases", -excluded, or), optionally of source $6 and host $7: their
+-- stored vectors (`raw_content_search`, GIN-indexed) match. PostgresDocuments runs it
+-- under `gin_only` when the words are estimated to match few documents (the matches are
+-- read from the index and sorted), and as it is when they match many (walking fetched_at
+-- backwards finds a page within a few rows).
+SELECT r.url_hash, r.url, r.final_url, r.source_id, r.source_name, r.host, r.origin, r.title,
+       r.author, r.published_at, r.language, r.word_count, r.extractor, r.http_status,
+       r.fetched_at
+FROM raw_content r
+JOIN raw_content_search s ON s.url_hash = r.url_hash
+WHERE s.search @@ websearch_to_tsquery('simple'::regconfig, $5)
+  AND ($6::uuid IS NULL OR r.source_id = $6) AND ($7::text IS NULL OR r.host = $7)
+  AND (r.fetched_at, r.url_hash) < ($1::timestamptz, $2::bpchar) AND r.fetched_at >= $3
+ORDER BY r.fetched_at DESC, r.url_hash DESC
 LIMIT $4;

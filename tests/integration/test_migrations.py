@@ -144,3 +144,32 @@ def test_source_kinds_migration_makes_every_existing_source_a_feed(empty_dsn: st
             conn.rollback()
     migrate.downgrade(empty_dsn, "0010")
     assert {"kind", "config"}.isdisjoint(columns(empty_dsn)["sources"])
+
+
+def test_search_vectors_migration_makes_stored_documents_searchable(empty_dsn: str) -> None:
+    migrate.upgrade(empty_dsn, "0023")  # the revision before stored search vectors
+    search = (
+        "SELECT r.url FROM raw_content r JOIN raw_content_search s USING (url_hash) "
+        "WHERE s.search @@ websearch_to_tsquery('simple', %s)"
+    )
+    with psycopg.connect(empty_dsn) as conn:
+        conn.execute(
+            "INSERT INTO raw_content (url_hash, url, host, origin, title, body, fetched_at) "
+            "VALUES (repeat('a', 64), 'https://o.example/a', 'o.example', 'manual', "
+            "'Harbour Bridge', 'The ferry crossed the river at dawn.', now())"
+        )
+    migrate.upgrade(empty_dsn)
+    with psycopg.connect(empty_dsn) as conn:
+        assert conn.execute(search, ("harbour ferry",)).fetchall() == [("https://o.example/a",)]
+        assert conn.execute(search, ('"crossed the river"',)).fetchall() != []
+        assert conn.execute(search, ("bridge -ferry",)).fetchall() == []
+        conn.execute("DELETE FROM raw_content")
+        assert conn.execute("SELECT count(*) FROM raw_content_search").fetchone() == (0,)
+    assert "search" not in columns(empty_dsn)["raw_content"]  # the document's shape, unchanged
+    migrate.downgrade(empty_dsn, "0023")
+    with psycopg.connect(empty_dsn) as conn:
+        assert conn.execute("SELECT to_regclass('raw_content_search')").fetchone() == (None,)
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'raw_content_search_idx'"
+        ).fetchone()
+    assert index is not None and "ON public.raw_content USING gin" in index[0]
