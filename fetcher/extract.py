@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import trafilatura
+from htmldate import find_date
 from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
 from trafilatura.settings import Extractor
@@ -214,14 +215,9 @@ def from_trafilatura_metadata(html: str, url: str | None, now: datetime) -> Extr
     the publication date; the feed's date comes next. It may see dates in the future
     (`max_date` far ahead) because htmldate moves a date past `max_date` to the first of
     its month or year, a wrong date stored as if declared; `plausible_date` decides."""
-    config = {
-        "original_date": True,
-        "extensive_search": False,
-        "max_date": (now + timedelta(days=3660)).strftime("%Y-%m-%d"),
-    }
     try:
         meta = trafilatura.extract_metadata(
-            html, default_url=url, date_config=config, extensive=False
+            html, default_url=url, date_config=_date_config(now), extensive=False
         )
     except Exception as exc:  # as in main_text(): hostile markup must not stop the fetch
         log.warning("trafilatura metadata failed on %s: %s", url, exc)
@@ -236,6 +232,28 @@ def from_trafilatura_metadata(html: str, url: str | None, now: datetime) -> Extr
         image_url=_clean(meta.image),
         language=_clean(meta.language),
     )
+
+
+def date_from_markup(html: str, url: str | None, now: datetime) -> Extracted:
+    """The date search of trafilatura's metadata pass alone (htmldate, with the same
+    settings: the URL's path included), for a page that declares its title and author
+    but no date: the rest of the pass would look for what is already known, at twice the
+    cost of this (0.33 against 0.17 ms on bench.fetch's standard pages)."""
+    try:
+        found = find_date(html, url=url, **_date_config(now))
+    except Exception as exc:  # as in main_text(): hostile markup must not stop the fetch
+        log.warning("htmldate failed on %s: %s", url, exc)
+        return Extracted()
+    return Extracted(published_at=plausible_date(parse_date(found), now))
+
+
+def _date_config(now: datetime) -> dict[str, Any]:
+    """htmldate's settings (see from_trafilatura_metadata)."""
+    return {
+        "original_date": True,
+        "extensive_search": False,
+        "max_date": (now + timedelta(days=3660)).strftime("%Y-%m-%d"),
+    }
 
 
 def from_discovery(meta: Mapping[str, Any] | None, now: datetime | None = None) -> Extracted:
@@ -276,7 +294,10 @@ def extract(
     if result is None:
         result = Extracted(body=main_text(html, url), extractor="generic")
     result = _merge(result, from_declared(read_metadata(tree, now=now)))
-    if not all(getattr(result, name) for name in _COSTLY_FIELDS):
+    missing = [name for name in _COSTLY_FIELDS if not getattr(result, name)]
+    if missing == ["published_at"]:
+        result = _merge(result, date_from_markup(html, url, now))
+    elif missing:
         result = _merge(result, from_trafilatura_metadata(html, url, now))
     result = _merge(result, from_discovery(discovery_meta, now))
     if not result.body and result.summary:

@@ -274,6 +274,24 @@ def test_trafilatura_metadata_runs_only_for_missing_fields(
     assert result.author == "Ola Nordmann"
 
 
+def test_a_page_missing_only_its_date_gets_htmldate_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Title and author declared, no date: only the date search runs (the URL's path
+    included, as in trafilatura's pass), not the whole metadata pass."""
+    passes: list[str | None] = []
+    monkeypatch.setattr(
+        trafilatura, "extract_metadata", lambda html, default_url=None, **_: passes.append(1)
+    )
+    head = '<meta property="og:title" content="T"><meta name="author" content="A">'
+    dated = extract(page(head), "https://x.example/2025/07/14/harbour-plan")
+    assert dated.published_at == datetime(2025, 7, 14, tzinfo=UTC)
+    assert (dated.title, dated.author) == ("T", "A")
+    undated = extract(page(head), "https://x.example/harbour-plan")
+    assert undated.published_at is None
+    assert passes == []  # trafilatura's whole pass never ran
+
+
 def _corpus_pages() -> list[tuple[str, str]]:
     root = CORPUS / "articles"
     found = []
