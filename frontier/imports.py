@@ -227,8 +227,8 @@ async def import_lines(
         # A batch failed (or the import was cancelled): the batches sent after it end
         # before the error reaches the caller, each committed or rolled back whole, so
         # no statement of the import outlives it (its pool may close at once).
-        for _, task in in_flight:
-            if isinstance(exc, asyncio.CancelledError):
+        if isinstance(exc, asyncio.CancelledError):
+            for _, task in in_flight:
                 task.cancel()
         await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
         raise

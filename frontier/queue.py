@@ -152,7 +152,7 @@ class PreparedBatch:
         known = self.rows.get(row[0])
         if known is not None:
             self.repeated += 1
-            if known[7] >= row[7]:
+            if known[_ROW_PRIORITY] >= row[_ROW_PRIORITY]:
                 return
         self.rows[row[0]] = row
 
@@ -185,11 +185,7 @@ def prepare_urls(
         except InvalidURL as exc:
             batch.rejected.append(Rejection(index, _printable(raw), exc.reason))
             continue
-        fetch_url = None if spelling == url else spelling
-        host = url_host(url)
-        batch.keep(
-            (url_hash(url), url, host, source_id, kind, None, 0, priority, None, delay, fetch_url)
-        )
+        batch.keep(_frontier_row(url, spelling, source_id, kind, None, 0, priority, None, delay))
     return batch
 
 
@@ -206,10 +202,9 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
     if candidate.depth < 0:
         raise InvalidURL("negative depth")
     priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
-    return (
-        url_hash(url),
+    return _frontier_row(
         url,
-        url_host(url),
+        spelling,
         source.id,
         str(candidate.origin),
         candidate.parent_url,
@@ -217,6 +212,35 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
         priority,
         meta,
         source.rate_limit_ms,
+    )
+
+
+_ROW_PRIORITY = 7  # where `_frontier_row` puts the priority
+
+
+def _frontier_row(
+    url: str,
+    spelling: str,
+    source_id: Any,
+    origin: str,
+    parent_url: str | None,
+    depth: int,
+    priority: int,
+    meta: str | None,
+    delay_ms: int | None,
+) -> tuple[Any, ...]:
+    """One submitted URL as the submit statement's row (the order of its arrays)."""
+    return (
+        url_hash(url),
+        url,
+        url_host(url),
+        source_id,
+        origin,
+        parent_url,
+        depth,
+        priority,
+        meta,
+        delay_ms,
         None if spelling == url else spelling,  # fetch_url; NULL means the same as url
     )
 

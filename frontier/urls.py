@@ -157,8 +157,8 @@ def normalize_url(url: str, base: str | None = None, *, keep_trailing_slash: boo
                 path = _ESCAPE_OR_NOT_RAW.sub(_fix_escape, path)
             if "/." in path:
                 path = _remove_dot_segments(path)
-            if not keep_trailing_slash and path[-1] == "/" and len(path) > 1:
-                path = path.rstrip("/") or "/"
+            if not keep_trailing_slash:
+                path = _path_without_trailing_slash(path)
         else:
             path = "/"
         if query:
@@ -197,19 +197,25 @@ def identity_and_spelling(
     identity is the spelling's normalised form with the path's trailing slashes dropped,
     exactly what `normalize_url` drops."""
     kept = normalize_url(url, base, keep_trailing_slash=True)
-    return (kept if keep_trailing_slash else _without_trailing_slash(kept)), _spelling(
+    return (kept if keep_trailing_slash else _url_without_trailing_slash(kept)), _spelling(
         url, base, kept
     )
 
 
-def _without_trailing_slash(kept: str) -> str:
+def _url_without_trailing_slash(kept: str) -> str:
     """A URL normalised with its trailing slash kept, as `normalize_url` writes it without."""
     start = kept.index("/", kept.index("//") + 2)  # the path, always there and non-empty
     end = kept.find("?", start)
-    path = kept[start:] if end < 0 else kept[start:end]
-    if len(path) <= 1 or path[-1] != "/":
-        return kept
-    return kept[:start] + (path.rstrip("/") or "/") + ("" if end < 0 else kept[end:])
+    if end < 0:
+        end = len(kept)
+    path = kept[start:end]
+    dropped = _path_without_trailing_slash(path)
+    return kept if dropped is path else kept[:start] + dropped + kept[end:]
+
+
+def _path_without_trailing_slash(path: str) -> str:
+    """A path's trailing slashes dropped, the root's own slash kept (`/a/b//` -> `/a/b`)."""
+    return (path.rstrip("/") or "/") if len(path) > 1 and path[-1] == "/" else path
 
 
 def _spelling(url: str, base: str | None, kept: str) -> str:
