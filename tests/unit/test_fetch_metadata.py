@@ -289,6 +289,10 @@ def test_a_page_missing_only_its_date_gets_htmldate_alone(
     assert (dated.title, dated.author) == ("T", "A")
     undated = extract(page(head), "https://x.example/harbour-plan")
     assert undated.published_at is None
+    # WordPress's short link names the dated permalink as its canonical
+    canonical = head + '<link rel="canonical" href="https://x.example/2025/07/15/plan/">'
+    short = extract(page(canonical), "https://x.example/?p=123")
+    assert short.published_at == datetime(2025, 7, 15, tzinfo=UTC)
     assert passes == []  # trafilatura's whole pass never ran
 
 
