@@ -5,10 +5,21 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import UTC, datetime
+
+from lxml import etree
 
 from bench.extract_quality import token_f1
 from fetcher.decisions import decode_html
-from fetcher.extract import content_hash, extract, parse_date
+from fetcher.extract import (
+    content_hash,
+    date_from_markup,
+    extract,
+    from_trafilatura_metadata,
+    lxml_page,
+    main_text,
+    parse_date,
+)
 from tests.corpus_path import CORPUS
 
 ARTICLES = CORPUS / "articles"
@@ -100,3 +111,24 @@ def test_parse_date_variants() -> None:
     assert parse_date("2025-01-02").tzinfo is not None  # type: ignore[union-attr]
     assert parse_date("Tue, 06 May 2025 07:08:09 GMT").month == 5  # type: ignore[union-attr]
     assert parse_date("not a date") is None and parse_date(None) is None
+
+
+def test_one_lxml_parse_serves_every_reading_unchanged() -> None:
+    """trafilatura's readings and the date search share one lxml tree of the page: each
+    gives what it gives on the text, and none changes the tree the next one reads (an
+    upgrade that starts pruning the caller's tree in place fails here)."""
+    root = ARTICLES / "article-extraction-benchmark"
+    truth = json.loads((root / "ground-truth.json").read_text(encoding="utf-8"))
+    now = datetime(2026, 11, 26, tzinfo=UTC)
+    for key, gold in list(truth.items())[:12]:
+        raw = gzip.decompress((root / "html" / f"{key}.html.gz").read_bytes())
+        html, _ = decode_html(raw, None)
+        url = gold["url"]
+        page = lxml_page(html)
+        assert page is not None
+        parsed = etree.tostring(page)
+        assert main_text(html, url, page) == main_text(html, url)
+        assert date_from_markup(html, url, now, page) == date_from_markup(html, url, now)
+        shared = from_trafilatura_metadata(html, url, now, page)
+        assert shared == from_trafilatura_metadata(html, url, now)
+        assert etree.tostring(page) == parsed, key
