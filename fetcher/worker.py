@@ -91,6 +91,12 @@ class Fetcher:
         )
         self.summary = FetchSummary()  # everything this worker did
         self.in_flight: dict[str, Claim] = {}  # claims being processed, by url_hash
+        # Of those, the claims still being fetched and extracted: `concurrency` bounds
+        # these (the requests in flight); a batch being stored and completed frees its
+        # slots for the next claim, so the requests and the parsing never wait on the
+        # database's round trips (bench/RESULTS.md). `fetched` is set as a batch does so.
+        self.fetching = 0
+        self.fetched = asyncio.Event()
         self._last_prune: float | None = None  # time.monotonic() of the last pruning
 
     # -- one batch ------------------------------------------------------------------------
@@ -116,7 +122,12 @@ class Fetcher:
         for claim in claims:
             self.in_flight[claim.url_hash] = claim
         try:
-            pages = await self.pipeline.fetch(claims, now=now)
+            self.fetching += len(claims)
+            try:
+                pages = await self.pipeline.fetch(claims, now=now)
+            finally:
+                self.fetching -= len(claims)
+                self.fetched.set()
             await self._finish(pages, batch, now)
             batch.batches += 1
         except BaseException:
@@ -226,12 +237,15 @@ class Fetcher:
         return await self.queue.renew(self.worker_id, claims, now=now)
 
     async def maintain_once(self, now: float | None = None) -> None:
-        """The reaper and counter compaction; fetch_log pruning when the last one is
-        `PRUNE_EVERY_S` old. `now`: time.monotonic()."""
+        """The reaper, the fold of host summaries left waiting and counter compaction;
+        fetch_log pruning when the last one is `PRUNE_EVERY_S` old. `now`:
+        time.monotonic()."""
         now = time.monotonic() if now is None else now
         reaped = await self.queue.reap()
         if reaped.returned or reaped.dead or reaped.host_leases:
             log.info("reaper: %s", reaped)
+        # Host summaries a submit left unfolded (an import killed between its folds).
+        await self.queue.fold_host_deltas()
         await self.stats.compact()
         if self._last_prune is None or now - self._last_prune > PRUNE_EVERY_S:
             await self.fetch_log.prune(self.config.fetch_log_retention)
@@ -293,7 +307,14 @@ class Fetcher:
                 if paused_s > 0:
                     await first_of([*tasks], [stop], paused_s)
                     continue
-                free = config.concurrency - len(self.in_flight)
+                self.fetched.clear()  # before the count: a batch done after it wakes the wait
+                # Requests in flight up to `concurrency`; claims held in all (those being
+                # stored too) up to twice that, so pages waiting on a slow database stop
+                # the claims instead of piling up.
+                free = min(
+                    config.concurrency - self.fetching,
+                    2 * config.concurrency - len(self.in_flight),
+                )
                 claimed = 0
                 if free > 0:
                     try:
@@ -320,9 +341,10 @@ class Fetcher:
                 running = [*tasks]
                 if until_idle and not running and not claimed and await self._idle():
                     break
-                timeout = await self._idle_wait() if not claimed else config.idle_poll_s
+                # Slots full: a batch freeing them ends the wait (its task, or `fetched`).
+                timeout = await self._idle_wait() if free > 0 else config.idle_poll_s
                 wake.clear()
-                await first_of(running, [wake, stop], timeout)
+                await first_of(running, [wake, self.fetched, stop], timeout)
         finally:
             await self._shutdown(tasks)
 
@@ -338,6 +360,8 @@ class Fetcher:
 
     async def _idle(self) -> bool:
         try:
+            if await self.queue.fold_host_deltas():
+                return False  # URLs an unfinished submit left were not claimable until now
             return not await self.hosts.due_now() and await self.queue.in_flight() == 0
         except DatabaseUnavailable:
             return False  # the claim loop reports the outage and backs off

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,11 @@ BATCH_SIZE = 5_000
 # batch waits on the host_state rows of the one before it until that commits (hosts recur
 # from batch to batch), and a third keeps a backend inserting meanwhile (bench/RESULTS.md).
 PARALLEL_BATCHES = 3
+# How often a running import folds its batches' host summaries into host_state (queue.sql
+# `fold_host_deltas`), making their URLs claimable: a host that recurs from batch to batch
+# is then written once per fold, not once per batch (bench/RESULTS.md). It folds at its end
+# too, so an import that returned has every URL claimable.
+FOLD_EVERY_S = 5.0
 MAX_LINE_BYTES = 65_536  # a longer line is rejected, never held whole
 MAX_REPORTED_ERRORS = 1_000
 
@@ -211,6 +217,7 @@ async def import_lines(
     # Up to `parallel` batches are in the database at once (one core each), while the
     # next batch is parsed and normalised in a thread.
     in_flight: deque[tuple[LineBatch, asyncio.Task[SubmitResult]]] = deque()
+    folded = time.monotonic()
     try:
         while True:
             batch = await asyncio.to_thread(next_batch)
@@ -221,16 +228,24 @@ async def import_lines(
                     on_progress(summary.lines)
             if batch is None:
                 break
-            task = asyncio.create_task(queue.submit_prepared(batch.prepared, requeue=requeue))
+            if time.monotonic() - folded >= FOLD_EVERY_S:
+                await queue.fold_host_deltas()
+                folded = time.monotonic()
+            task = asyncio.create_task(
+                queue.submit_prepared(batch.prepared, requeue=requeue, fold=False)
+            )
             in_flight.append((batch, task))
     except BaseException as exc:
         # A batch failed (or the import was cancelled): the batches sent after it end
         # before the error reaches the caller, each committed or rolled back whole, so
-        # no statement of the import outlives it (its pool may close at once).
+        # no statement of the import outlives it (its pool may close at once). The host
+        # summaries of those committed are left to the next fold (a fetcher's maintenance
+        # tick takes them).
         if isinstance(exc, asyncio.CancelledError):
             for _, task in in_flight:
                 task.cancel()
         await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
         raise
+    await queue.fold_host_deltas()
     summary.errors.sort(key=lambda error: error["line"])
     return summary

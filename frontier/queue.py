@@ -375,16 +375,20 @@ class QueueRepository:
         now: datetime | None = None,
         db: Database | None = None,
         requeue: bool = False,
+        fold: bool = True,
     ) -> SubmitResult:
         """Upsert a prepared batch. With `requeue`, the batch's known failed and dead URLs
         are requeued too (an operator submitting them explicitly): counted in `requeued`,
-        not in `known`."""
+        not in `known`. With `fold` (the default) the batch's host summaries are folded
+        into host_state before this returns, so its URLs are claimable; a bulk import
+        passes False and folds every few seconds (`fold_host_deltas`)."""
         result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
         if not batch.rows:
             return result
         db = db or self._db
         rows = [batch.rows[key] for key in sorted(batch.rows)]
-        for bucket, group in sorted(by_bucket(rows, _host, await db.buckets()).items()):
+        buckets = sorted(by_bucket(rows, _host, await db.buckets()).items())
+        for bucket, group in buckets:
             columns = [list(column) for column in zip(*group, strict=True)]
             record = await db.fetchrow(SQL["submit"], *columns, now, batch.default_delay_ms, bucket)
             assert record is not None
@@ -397,7 +401,23 @@ class QueueRepository:
                 )
                 result.requeued += revived
                 result.known -= revived
+        if fold:
+            await self.fold_host_deltas([bucket for bucket, _ in buckets], db=db)
         return result
+
+    async def fold_host_deltas(
+        self, buckets: Iterable[int] | None = None, *, db: Database | None = None
+    ) -> int:
+        """Fold the host summaries that submits left in host_deltas into host_state (every
+        bucket by default), making their URLs claimable (and waking the fetchers); returns
+        how many hosts got new work."""
+        db = db or self._db
+        if buckets is None:
+            buckets = range(await db.buckets())
+        hosts = 0
+        for bucket in buckets:
+            hosts += await db.fetchval(SQL["fold_host_deltas"], bucket)
+        return hosts
 
     async def requeue_in_bucket(
         self,
@@ -477,10 +497,15 @@ class QueueRepository:
             ]
             if applied_redirects:
                 batch = prepare(applied_redirects, self.policy.default_delay_ms)
-                result.redirects = await self.submit_prepared(batch, now=now, db=tx)
+                result.redirects = await self.submit_prepared(batch, now=now, db=tx, fold=False)
             return result
 
-        return await self._db.run_transaction(work)
+        result = await self._db.run_transaction(work)
+        if redirects:
+            # After the commit: a fold inside the completion's transaction would hold the
+            # host rows it writes (an import's waiting summaries too) until then.
+            await self.fold_host_deltas()
+        return result
 
     def _redirect_targets(
         self, outcomes: Sequence[Outcome]

@@ -2,7 +2,8 @@
 -- which URLs of a host are pending also keeps that host's summary in host_state
 -- (pending_count, pending_priority, pending_due_at), which is what the claim reads: the
 -- claimable set is `host_state.ready_at <= now`, one index range, however large
--- url_frontier grows. Time-dependent statements take `now` as a parameter; NULL means the
+-- url_frontier grows. A submit's summaries go through host_deltas first and reach
+-- host_state when they are folded (`fold_host_deltas`, migration 0025). Time-dependent statements take `now` as a parameter; NULL means the
 -- database's clock, so fetchers on several machines share one clock.
 --
 -- Every statement that locks or changes rows of url_frontier or host_state names one
@@ -16,11 +17,12 @@
 -- name: submit
 -- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
 -- concurrent batches lock rows in one order). A known URL only has its priority raised,
--- and only while it is pending; its fetch_url stays. Creates host_state rows ($13: the
--- default delay, kept as a new host's min_delay_ms); $10 is each URL's source's
--- rate_limit_ms (NULL: none), and a host's source_delay_ms is the largest of those its URLs
--- came with. $11: the spelling to request (NULL: the same as url). $14: the bucket of
--- every host in the batch.
+-- and only while it is pending; its fetch_url stays. The batch's host summaries are
+-- appended to host_deltas as one row (`fold_host_deltas` moves them into host_state: until
+-- then the URLs are stored but not claimable). $13: the default delay, kept as a new
+-- host's min_delay_ms; $10 is each URL's source's rate_limit_ms (NULL: none), and a host's
+-- source_delay_ms is the largest of those its URLs came with. $11: the spelling to request
+-- (NULL: the same as url). $14: the bucket of every host in the batch.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -50,25 +52,59 @@ per_host AS (
     FROM upserted
     GROUP BY host
 ),
+delta AS (
+    INSERT INTO host_deltas (bucket, hosts, added, priority, due_at, source_delay_ms,
+                             default_delay_ms)
+    SELECT $14::int, array_agg(d.host), array_agg(coalesce(p.added, 0)),
+           array_agg(p.priority), array_agg(p.due_at), array_agg(d.delay_ms), $13::int
+    FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
+    LEFT JOIN per_host p USING (host)
+)
+SELECT count(*) FILTER (WHERE inserted) AS inserted,
+       count(*) FILTER (WHERE NOT inserted) AS raised
+FROM upserted;
+
+-- name: fold_host_deltas
+-- Move every host summary waiting in bucket $1 into host_state, each host once: new hosts
+-- are created (min_delay_ms the default their batch named), known ones add the URLs
+-- inserted to pending_count and keep the best priority, the earliest due time and the
+-- largest source delay. A concurrent fold of the same bucket waits for this one's rows and
+-- then skips them (deleted); rows committed after its snapshot wait for the next fold.
+-- Returns the hosts given new work (URLs inserted or raised), and then notifies: fetchers
+-- LISTEN on frontier_submitted, and the notification is sent when this commits, once the
+-- URLs are claimable.
+WITH taken AS (
+    DELETE FROM host_deltas
+    WHERE bucket = $1::int
+    RETURNING hosts, added, priority, due_at, source_delay_ms, default_delay_ms
+),
+per_host AS (
+    SELECT d.host, sum(d.added)::int AS added, max(d.priority) AS priority,
+           min(d.due_at) AS due_at, max(d.delay_ms) AS delay_ms,
+           max(t.default_delay_ms) AS default_delay_ms
+    FROM taken t
+    CROSS JOIN LATERAL unnest(t.hosts, t.added, t.priority, t.due_at, t.source_delay_ms)
+         AS d(host, added, priority, due_at, delay_ms)
+    GROUP BY d.host
+),
 hosts AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, source_delay_ms, pending_count,
                                  pending_priority, pending_due_at)
-    SELECT d.host, $14::int, $13::int, d.delay_ms, coalesce(p.added, 0), p.priority, p.due_at
-    FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
-    LEFT JOIN per_host p USING (host)
-    ORDER BY d.host
+    SELECT host, $1::int, default_delay_ms, delay_ms, added, priority, due_at
+    FROM per_host
+    ORDER BY host
     ON CONFLICT (host, bucket) DO UPDATE
         SET source_delay_ms = greatest(h.source_delay_ms, excluded.source_delay_ms),
             pending_count = h.pending_count + excluded.pending_count,
             pending_priority = greatest(h.pending_priority, excluded.pending_priority),
             pending_due_at = least(h.pending_due_at, excluded.pending_due_at)
         WHERE excluded.pending_priority IS NOT NULL
+    RETURNING h.pending_priority
 )
--- Fetchers LISTEN on frontier_submitted; the notification is sent when this commits.
-SELECT count(*) FILTER (WHERE inserted) AS inserted,
-       count(*) FILTER (WHERE NOT inserted) AS raised,
-       CASE WHEN count(*) > 0 THEN pg_notify('frontier_submitted', '') END AS notified
-FROM upserted;
+SELECT count(*) FILTER (WHERE pending_priority IS NOT NULL) AS hosts,
+       CASE WHEN count(*) FILTER (WHERE pending_priority IS NOT NULL) > 0
+            THEN pg_notify('frontier_submitted', '') END AS notified
+FROM hosts;
 
 -- name: claim
 -- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's

@@ -6,9 +6,13 @@ again leaves every URL there exactly once, the known ones counted as duplicates.
 Line n of the input is `https://hK.example/item/n`. Batches are BATCH_SIZE lines (the
 server's batches are cut where the body is when a batch is full, so the API body is sent
 one batch at a time, the next only once the previous one is in the frontier). One line,
-the first of the held batch, names the host `held.example`, whose `host_state` row the test
-keeps locked (SELECT ... FOR UPDATE): the submit statement of that batch waits on it inside
-PostgreSQL, so the process is provably mid-import, with a batch in flight, when it dies.
+the first of the held batch, names the host `held.example`; the test inserts that line's
+URL into url_frontier in a transaction it keeps open: the submit statement of that batch
+waits on it inside PostgreSQL (whether its own insert conflicts), so the process is provably
+mid-import, with a batch in flight, when it dies. The test's insert is rolled back after,
+so the URL is the import's. The host summaries of the batches committed before the kill
+are folded afterwards, as a fetcher's maintenance tick folds them (queue.sql
+`fold_host_deltas`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import httpx
 
 from frontier.db import Database
 from frontier.imports import BATCH_SIZE, PARALLEL_BATCHES
+from frontier.queue import QueueRepository
+from frontier.urls import url_hash
 from tests.conditions import wait_until
 from tests.frontier_checks import assert_counters_agree
 from tests.processes import free_port, frontier_process, read_log
@@ -78,7 +84,7 @@ def whole_batches(lines: set[int], batches: int) -> list[int]:
 
 
 async def waiting_on(db: Database, holder: int) -> list[int]:
-    """Backends of the killed-to-be process whose submit waits on the test's row lock."""
+    """Backends of the killed-to-be process whose submit waits on the test's insert."""
     rows = await db.fetch(
         "SELECT pid FROM pg_stat_activity WHERE application_name = $1 "
         "AND $2 = ANY(pg_blocking_pids(pid))",
@@ -89,13 +95,25 @@ async def waiting_on(db: Database, holder: int) -> list[int]:
 
 
 @asynccontextmanager
-async def held_row(db: Database) -> AsyncIterator[int]:
-    """Lock the `held.example` host_state row until the block ends; yields the backend pid
-    holding it."""
-    await db.execute("INSERT INTO host_state (host) VALUES ($1)", HELD_HOST)
-    async with db.transaction() as lock:
-        await lock.execute("SELECT 1 FROM host_state WHERE host = $1 FOR UPDATE", HELD_HOST)
-        yield await lock.fetchval("SELECT pg_backend_pid()")
+async def held_url(dsn: str, held_line: int) -> AsyncIterator[int]:
+    """Insert the held line's URL in a transaction kept open until the block ends, then
+    rolled back; yields the backend pid holding it."""
+    url = url_of(held_line, held_line)
+    holder = await asyncpg.connect(dsn)
+    try:
+        transaction = holder.transaction()
+        await transaction.start()
+        await holder.execute(
+            "INSERT INTO url_frontier (url_hash, url, host, origin, priority) "
+            "VALUES ($1, $2, $3, 'manual', 5)",
+            url_hash(url),
+            url,
+            HELD_HOST,
+        )
+        yield await holder.fetchval("SELECT pg_backend_pid()")
+        await transaction.rollback()
+    finally:
+        await holder.close()
 
 
 @asynccontextmanager
@@ -139,6 +157,7 @@ async def after_the_kill(
     assert present[: held - 1] == list(range(1, held)), present  # committed before
     assert all(batch < held + in_flight for batch in present), present  # never submitted
     print(f"after the kill: batches {present[0]}..{present[-1]} imported")
+    await QueueRepository(db).fold_host_deltas()  # as a fetcher's maintenance tick does
     await assert_counters_agree(db)
     return lines
 
@@ -197,7 +216,7 @@ async def test_api_sigkill_mid_import_keeps_whole_batches(
         async with submissions(fresh_dsn) as notified:
             port = free_port()
             async with (
-                held_row(db) as holder,
+                held_url(fresh_dsn, held_line) as holder,
                 serve(fresh_dsn, tmp_path, port) as server,
                 httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=None) as client,
             ):
@@ -270,7 +289,7 @@ async def test_cli_sigkill_mid_import_keeps_whole_batches(
     write_input(urls, CLI_BATCHES, first_line(CLI_HELD_BATCH))
     async with submissions(fresh_dsn) as notified:
         async with (
-            held_row(db) as holder,
+            held_url(fresh_dsn, first_line(CLI_HELD_BATCH)) as holder,
             frontier_process(victim(fresh_dsn), tmp_path, "import", str(urls)) as importer,
         ):
             await wait_until(

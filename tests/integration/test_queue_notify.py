@@ -1,4 +1,5 @@
-"""Submitting new URLs wakes fetchers that LISTEN on `frontier_submitted`."""
+"""Submitting new URLs wakes fetchers that LISTEN on `frontier_submitted` (when the fold of
+the batch's host summaries commits: its URLs are then claimable)."""
 
 import asyncio
 

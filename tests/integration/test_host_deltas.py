@@ -1,0 +1,128 @@
+"""Host summaries through host_deltas (migration 0025): a submit appends its batch's
+summary, a fold moves it into host_state; until then the URLs are stored but not
+claimable. An import folds every few seconds and at its end; a fetcher folds what an
+interrupted import left, from its maintenance tick and before it calls itself idle."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from frontier.db import Database
+from frontier.imports import ImportFormat, import_lines, read_lines
+from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef, prepare
+from frontier.states import Origin
+from tests.fetch_harness import fetcher_for
+from tests.frontier_checks import assert_counters_agree
+from tests.local_site import LocalSite
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+POLICY = QueuePolicy(default_delay_ms=1000, lease_seconds=60)
+
+
+@pytest.fixture
+def queue(db: Database) -> QueueRepository:
+    return QueueRepository(db, POLICY)
+
+
+async def manual(db: Database, *, priority: int = 5, rate_limit_ms: int | None = None) -> SourceRef:
+    source_id = await db.fetchval("SELECT id FROM sources WHERE name = 'manual'")
+    return SourceRef(source_id, priority=priority, rate_limit_ms=rate_limit_ms)
+
+
+async def submit_unfolded(
+    queue: QueueRepository, source: SourceRef, urls: list[str], now: datetime
+) -> None:
+    candidates = [Candidate(url, source, Origin.MANUAL) for url in urls]
+    await queue.submit_prepared(prepare(candidates, 1000), now=now, fold=False)
+
+
+async def test_unfolded_urls_are_stored_but_not_claimable_until_folded(
+    db: Database, queue: QueueRepository
+) -> None:
+    low, high = await manual(db, priority=3), await manual(db, priority=8, rate_limit_ms=4000)
+    await submit_unfolded(queue, low, ["https://a.example/1", "https://a.example/2"], T0)
+    later = T0 + timedelta(seconds=30)
+    await submit_unfolded(queue, high, ["https://a.example/3", "https://b.example/1"], later)
+
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == 4
+    assert await db.fetchval("SELECT count(*) FROM host_state") == 0
+    assert await queue.claim("w", 10, now=later) == []
+
+    assert await queue.fold_host_deltas() == 2
+    a = await db.fetchrow("SELECT * FROM host_state WHERE host = 'a.example'")
+    assert a is not None
+    # the two batches added up: every URL counted, the best priority, the earliest due
+    # time, the largest source delay; a new host's own delay is the default
+    assert a["pending_count"] == 3
+    assert a["pending_priority"] == 8
+    assert a["pending_due_at"] == T0
+    assert (a["source_delay_ms"], a["min_delay_ms"]) == (4000, 1000)
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
+    claimed = await queue.claim("w", 10, now=later)
+    assert sorted(c.host for c in claimed) == ["a.example", "b.example"]
+    assert await queue.fold_host_deltas() == 0  # nothing left to fold
+
+
+async def test_a_fold_adds_to_a_known_host_and_a_plain_submit_folds_at_once(
+    db: Database, queue: QueueRepository
+) -> None:
+    source = await manual(db)
+    await queue.submit([Candidate("https://a.example/1", source, Origin.MANUAL)], now=T0)
+    assert (await db.fetchrow("SELECT pending_count FROM host_state"))["pending_count"] == 1
+    await submit_unfolded(queue, source, ["https://a.example/2", "https://a.example/1"], T0)
+    await queue.fold_host_deltas()
+    # the repeat of /1 was known: only /2 is added
+    assert (await db.fetchrow("SELECT pending_count FROM host_state"))["pending_count"] == 2
+    await assert_counters_agree(db)
+
+
+async def test_an_import_folds_as_it_goes_and_at_its_end(
+    db: Database, queue: QueueRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folds = []
+    fold = queue.fold_host_deltas
+
+    async def counted(*args: object, **kwargs: object) -> int:
+        written = await fold(*args, **kwargs)  # type: ignore[arg-type]
+        folds.append(written)
+        return written
+
+    monkeypatch.setattr(queue, "fold_host_deltas", counted)
+    monkeypatch.setattr("frontier.imports.FOLD_EVERY_S", 0.0)  # before every batch
+    text = "".join(f"https://h{n % 7}.example/item/{n}\n" for n in range(1, 501))
+    lines = read_lines(io.BytesIO(text.encode()), ImportFormat.TXT)
+    summary = await import_lines(queue, lines, await manual(db), batch_size=100)
+
+    assert summary.accepted == 500
+    assert len(folds) == 5 + 1  # before each batch (the first finds nothing) and at the end
+    assert sum(folds) > 7  # hosts recur from batch to batch: written once per fold
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
+    assert await db.fetchval("SELECT sum(pending_count) FROM host_state") == 500
+    await assert_counters_agree(db)
+
+
+async def test_a_fetcher_fetches_what_an_interrupted_import_left_unfolded(
+    db: Database, queue: QueueRepository, local_site: LocalSite
+) -> None:
+    for n in range(3):
+        words = " ".join(f"story{n} word{i}" for i in range(80))
+        local_site.serve(
+            f"/article/{n}", f"<html><body><article><p>{words}</p></article></body></html>"
+        )
+    urls = [local_site.url(f"/article/{n}") for n in range(3)]
+    await submit_unfolded(queue, await manual(db, rate_limit_ms=0), urls, T0)
+    async with fetcher_for(db) as fetcher:
+        summary = await fetcher.run(until_idle=True)
+    assert summary.outcomes["fetched"] == 3
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
+
+
+async def test_maintenance_folds_what_waits(db: Database, queue: QueueRepository) -> None:
+    await submit_unfolded(queue, await manual(db), ["https://a.example/1"], T0)
+    async with fetcher_for(db) as fetcher:
+        await fetcher.maintain_once()
+    assert await db.fetchval("SELECT pending_count FROM host_state") == 1
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
