@@ -15,7 +15,8 @@ async def assert_counters_agree(db: Database) -> None:
     assert {r["status"]: r["n"] for r in kept} == {r["status"]: r["n"] for r in counted}
     mismatched = await db.fetch(
         "SELECT h.host, h.pending_count, count(u.url_hash) AS real FROM host_state h "
-        "LEFT JOIN url_frontier u ON u.host = h.host AND u.status = 'pending' "
+        "LEFT JOIN url_frontier u "
+        "ON u.bucket = h.bucket AND u.host = h.host AND u.status = 'pending' "
         "GROUP BY h.host, h.pending_count HAVING h.pending_count <> count(u.url_hash)"
     )
     assert [dict(r) for r in mismatched] == []
