@@ -18,6 +18,8 @@ URL list submitted, then runs one ``frontier fetch --until-idle`` process (claim
 robots.txt, fetch, extract, PostgreSQL sink, complete, fetch_log) to completion; pages/s
 is URLs fetched per second of wall time; peak RSS is the process's VmHWM and, for the
 tree, the largest sum of the RSS of the process and its extraction workers at one time.
+Every run reports ``steal_s``, the CPU time the hypervisor took from this machine while it
+ran (all CPUs): on a shared VM, a run in stolen time is slower than the code.
 
 On each set, at the same concurrency:
 
@@ -432,6 +434,7 @@ def ours(
         "peak_rss_mib": round(run.peak_rss_mib, 1),
         "tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
         **cpu_per_page(run.cpu_s, done),
+        "steal_s": round(run.steal_s, 1),
     }
     if server_cpu is not None and after is not None:
         result["postgres_cpu_ms_per_page"] = round(1000 * (after - server_cpu) / done, 3)
@@ -460,6 +463,7 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> 
         "pages_per_s": round(count / run.wall_s, 1),
         "peak_rss_mib": round(run.peak_rss_mib, 1),
         **cpu_per_page(run.cpu_s, count),
+        "steal_s": round(run.steal_s, 1),
     }
     log(f"scrapy: {result}")
     return result

@@ -106,6 +106,9 @@ class Measured:
     peak_rss_mib: float
     tree_peak_rss_mib: float = 0.0  # the largest sum of VmRSS over it and its descendants
     cpu_s: float = 0.0  # user + system CPU of it and the descendants it waited for
+    # CPU time the hypervisor gave to other guests while it ran, over all of this machine's
+    # CPUs (`/proc/stat` steal): a run in stolen time is slower than the code (0 on bare metal)
+    steal_s: float = 0.0
 
 
 def run_measured(
@@ -120,6 +123,7 @@ def run_measured(
     (`wait4`'s rusage) counts its descendants once it has waited for them, as a fetch process
     does for its extraction workers: unlike wall time, it hardly moves with other load."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        stolen = steal_s()
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         status_file = Path(f"/proc/{process.pid}/status")
@@ -143,7 +147,18 @@ def run_measured(
             peak_kib / 1024,
             max(tree_kib, peak_kib) / 1024,
             usage.ru_utime + usage.ru_stime,
+            steal_s() - stolen,
         )
+
+
+def steal_s() -> float:
+    """The CPU time stolen from this (virtual) machine since it started, all CPUs: the
+    eighth figure of /proc/stat's `cpu` line; 0 where there is none to read."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _vm_hwm_kib(status_file: Path) -> int:
