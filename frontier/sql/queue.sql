@@ -3,8 +3,9 @@
 -- (pending_count, pending_priority, pending_due_at), which is what the claim reads: the
 -- claimable set is `host_state.ready_at <= now`, one index range, however large
 -- url_frontier grows. A submit's summaries go through host_deltas first and reach
--- host_state when they are folded (`fold_host_deltas`, migration 0025). Time-dependent statements take `now` as a parameter; NULL means the
--- database's clock, so fetchers on several machines share one clock.
+-- host_state when they are folded (`fold_host_deltas`, migration 0025). Time-dependent
+-- statements take `now` as a parameter; NULL means the database's clock, so fetchers on
+-- several machines share one clock.
 --
 -- Every statement that locks or changes rows of url_frontier or host_state names one
 -- bucket (a parameter: frontier/buckets.py computes it from the host, and the caller
