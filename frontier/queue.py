@@ -216,6 +216,16 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
 
 
 _ROW_PRIORITY = 7  # where `_frontier_row` puts the priority
+_ROW_SHARED = 3  # the columns from here on are often the same on every row of a batch
+
+
+def _array_or_once(column: tuple[Any, ...]) -> tuple[list[Any], Any]:
+    """A column of the submit statement as (its array, NULL), or as (an empty array, the
+    value) when every row has the same one: the statement reads NULL from the empty array
+    and takes the value given once."""
+    if column.count(column[0]) == len(column):
+        return [], column[0]
+    return list(column), None
 
 
 def _frontier_row(
@@ -381,7 +391,7 @@ class QueueRepository:
         are requeued too (an operator submitting them explicitly): counted in `requeued`,
         not in `known`. With `fold` (the default) the batch's host summaries are folded
         into host_state before this returns, so its URLs are claimable; a bulk import
-        passes False and folds every few seconds (`fold_host_deltas`)."""
+        passes False and folds every half minute (`fold_host_deltas`)."""
         result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
         if not batch.rows:
             return result
@@ -389,8 +399,17 @@ class QueueRepository:
         rows = [batch.rows[key] for key in sorted(batch.rows)]
         buckets = sorted(by_bucket(rows, _host, await db.buckets()).items())
         for bucket, group in buckets:
-            columns = [list(column) for column in zip(*group, strict=True)]
-            record = await db.fetchrow(SQL["submit"], *columns, now, batch.default_delay_ms, bucket)
+            columns = list(zip(*group, strict=True))
+            arrays, once = zip(*map(_array_or_once, columns[_ROW_SHARED:]), strict=True)
+            record = await db.fetchrow(
+                SQL["submit"],
+                *map(list, columns[:_ROW_SHARED]),
+                *arrays,
+                now,
+                batch.default_delay_ms,
+                bucket,
+                *once,
+            )
             assert record is not None
             result.inserted += record["inserted"]
             result.raised += record["raised"]

@@ -1,6 +1,6 @@
 """Host summaries through host_deltas (migration 0025): a submit appends its batch's
 summary, a fold moves it into host_state; until then the URLs are stored but not
-claimable. An import folds every few seconds and at its end; a fetcher folds what an
+claimable. An import folds every half minute and at its end; a fetcher folds what an
 interrupted import left, from its maintenance tick and before it calls itself idle."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from frontier.db import Database
 from frontier.imports import ImportFormat, import_lines, read_lines
+from frontier.priority import score
 from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef, prepare
 from frontier.states import Origin
 from tests.fetch_harness import fetcher_for
@@ -126,3 +127,56 @@ async def test_maintenance_folds_what_waits(db: Database, queue: QueueRepository
         await fetcher.maintain_once()
     assert await db.fetchval("SELECT pending_count FROM host_state") == 1
     assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
+
+
+async def test_columns_every_row_shares_are_sent_once_and_stored_on_every_row(
+    db: Database, queue: QueueRepository
+) -> None:
+    """The submit statement takes a column that every row of a batch shares once instead
+    of as an array (`queue._array_or_once`): a batch of one source, origin and depth is
+    stored as a mixed batch is, row by row."""
+    low = await manual(db, priority=3)
+    high = await manual(db, priority=8, rate_limit_ms=4000)
+    mixed = [
+        Candidate("https://a.example/1", low, Origin.MANUAL),
+        Candidate(
+            "https://a.example/2",
+            high,
+            Origin.FEED,
+            parent_url="https://a.example/feed",
+            depth=1,
+            discovery_meta={"title": "Two"},
+        ),
+        Candidate("https://a.example/3?utm_source=x", high, Origin.SPIDER, depth=2),
+    ]
+    shared = [Candidate(f"https://b.example/{n}", high, Origin.SITEMAP, depth=1) for n in range(3)]
+    await queue.submit(mixed, now=T0)
+    await queue.submit(shared, now=T0)
+
+    stored = {
+        r["url"]: (r["origin"], r["depth"], r["priority"], r["parent_url"], r["discovery_meta"])
+        for r in await db.fetch("SELECT * FROM url_frontier")
+    }
+    assert stored["https://a.example/1"] == ("manual", 0, score(3, Origin.MANUAL, 0), None, None)
+    assert stored["https://a.example/2"] == (
+        "feed",
+        1,
+        score(8, Origin.FEED, 1),
+        "https://a.example/feed",
+        {"title": "Two"},
+    )
+    assert stored["https://a.example/3"] == ("spider", 2, score(8, Origin.SPIDER, 2), None, None)
+    assert {stored[f"https://b.example/{n}"] for n in range(3)} == {
+        ("sitemap", 1, score(8, Origin.SITEMAP, 1), None, None)
+    }
+    fetch_urls = await db.fetch(
+        "SELECT url, fetch_url FROM url_frontier WHERE fetch_url IS NOT NULL"
+    )
+    assert [(r["url"], r["fetch_url"]) for r in fetch_urls] == [
+        ("https://a.example/3", "https://a.example/3?utm_source=x")
+    ]
+    hosts = {r["host"]: r for r in await db.fetch("SELECT * FROM host_state")}
+    assert hosts["a.example"]["source_delay_ms"] == 4000
+    assert hosts["b.example"]["source_delay_ms"] == 4000
+    assert hosts["b.example"]["pending_count"] == 3
+    await assert_counters_agree(db)
