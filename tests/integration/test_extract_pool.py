@@ -7,6 +7,7 @@ real queue and the PostgreSQL sink."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fetcher.config import FetcherConfig, usable_cores
-from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import Extraction, ExtractionPool, InProcessExtraction
 from fetcher.service import extraction_for
 from frontier.db import Database
 from frontier.settings import Settings
@@ -111,6 +112,130 @@ async def test_a_page_that_kills_its_worker_every_time_fails_with_the_reason(
     assert poison["status"] == "failed"
     assert "extraction crashed: the page killed the extraction process" in poison["last_error"]
     assert len(await stored_titles(db)) == len(urls)  # the pages in flight with it survive
+
+
+def page(path: str) -> tuple[bytes, str, str, None, None]:
+    """`extract`'s arguments for an article at `path`, titled after it."""
+    return article(f"Page {path}").encode(), "text/html", f"http://127.0.0.20{path}", None, None
+
+
+def untagged(done: Extraction) -> str:
+    """The title of a page that a `pool_jobs` job extracted, without its pid."""
+    return str(done.extracted.title).split(" [pid ")[0]
+
+
+async def test_a_worker_killed_affects_only_its_own_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
+    gate = pool_jobs.Gate(tmp_path)
+    pool = ExtractionPool(2, job=pool_jobs.gated)
+    try:
+        paths = [f"/p{i}" for i in range(4)]
+        pages = [asyncio.ensure_future(pool.extract(*page(p))) for p in paths]
+
+        def one_in_each() -> dict[int, set[str]]:
+            started = pool_jobs.started(tmp_path)
+            return started if len(started) == 2 else {}
+
+        started = await wait_until(one_in_each, what="a page being parsed in each worker")
+        assert pool.in_flight == 4  # and one more waiting in each worker's pipe
+        victim, survivor = started
+        os.kill(victim, signal.SIGKILL)
+        await wait_until(lambda: pool.replaced == 1, what="the dead worker replaced")
+        gate.open()
+        done = dict(zip(paths, await asyncio.gather(*pages), strict=True))
+        workers = pool.worker_pids()
+    finally:
+        pool.close()
+        gate.close()
+    assert [untagged(d) for d in done.values()] == [f"Page {p}" for p in paths]
+    by = {path: pool_jobs.pid_in(str(d.extracted.title)) for path, d in done.items()}
+    on_survivor = {path for path, pid in by.items() if pid == survivor}
+    retried = set(paths) - on_survivor
+    assert len(on_survivor) == 2 and started[survivor] <= {p[1:] for p in on_survivor}
+    assert started[victim] <= {p[1:] for p in retried}  # the page it was parsing, and the next
+    assert survivor in workers and victim not in workers and len(workers) == 2
+    # Extracted again alone, in a process of their own: neither worker of the pool.
+    assert not {by[p] for p in retried} & (workers | {victim})
+    assert pool.replaced == 1
+
+
+async def test_a_worker_killed_while_idle_is_replaced_for_the_next_page() -> None:
+    pool = ExtractionPool(1, job=pool_jobs.tagged)
+    try:
+        await pool.extract(*page("/first"))
+        [victim] = pool.worker_pids()
+        os.kill(victim, signal.SIGKILL)
+        await wait_until(lambda: not pool.worker_pids(), what="its death seen")
+        assert pool.replaced == 0  # not before a page needs it
+        done = await pool.extract(*page("/second"))
+        [worker] = pool.worker_pids()
+    finally:
+        pool.close()
+    assert pool_jobs.pid_in(str(done.extracted.title)) == worker != victim
+    assert pool.replaced == 1
+
+
+async def test_an_exception_of_the_job_reaches_the_caller_and_the_worker_serves_on() -> None:
+    pool = ExtractionPool(1, job=pool_jobs.failing)
+    try:
+        with pytest.raises(pool_jobs.PageRefused, match=r"no article at .*/fail") as raised:
+            await pool.extract(*page("/fail"))
+        assert "raise PageRefused" in str(raised.value.__cause__)  # where, in the worker
+        [worker] = pool.worker_pids()
+        fine = await pool.extract(*page("/fine"))
+        assert pool.worker_pids() == {worker} and pool.replaced == 0
+    finally:
+        pool.close()
+    assert fine.extracted.title == f"Page /fine [pid {worker}]"
+
+
+async def test_a_cancelled_page_leaves_the_pipe_in_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
+    gate = pool_jobs.Gate(tmp_path)
+    pool = ExtractionPool(1, job=pool_jobs.gated)
+    try:
+        cancelled = asyncio.ensure_future(pool.extract(*page("/cancelled")))
+        await wait_until(lambda: pool_jobs.started(tmp_path), what="the page being parsed")
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        assert pool.in_flight == 1  # its worker is still on it: its slot is taken
+        following = asyncio.ensure_future(pool.extract(*page("/following")))
+        await wait_until(lambda: pool.in_flight == 2, what="the next page behind it")
+        gate.open()
+        # The cancelled page's answer came first, and was dropped.
+        assert untagged(await following) == "Page /following"
+        assert pool.in_flight == 0  # both slots free again
+        again = await asyncio.gather(*(pool.extract(*page(f"/again{i}")) for i in range(3)))
+        assert [untagged(d) for d in again] == [f"Page /again{i}" for i in range(3)]
+        assert pool.replaced == 0
+    finally:
+        pool.close()
+        gate.close()
+
+
+async def test_a_body_of_several_mib_goes_there_and_back() -> None:
+    bodies = [
+        b"".join(b"word%07d %d " % (i, n) for i in range(400_000)) for n in range(2)
+    ]  # 5.8 MiB each, two in flight at once on the one worker
+    assert len(bodies[0]) > 5 * 2**20
+    pool = ExtractionPool(1, job=pool_jobs.echoed)
+    try:
+        done = await asyncio.gather(
+            *(
+                pool.extract(b, "text/plain", f"http://127.0.0.20/{n}", None, None)
+                for n, b in enumerate(bodies)
+            )
+        )
+    finally:
+        pool.close()
+    for body, result in zip(bodies, done, strict=True):
+        assert result.content_hash == hashlib.sha256(body).hexdigest()
+        assert result.word_count == len(body) and result.extracted.body == body.decode()
 
 
 async def test_zero_processes_extracts_in_the_fetch_process(db: Database) -> None:
