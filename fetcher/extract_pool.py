@@ -53,6 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.context import SpawnContext
 from multiprocessing.process import BaseProcess
+from operator import attrgetter
 from typing import Any, cast
 
 from fetcher.canonical import canonical_identity
@@ -179,19 +180,23 @@ class ExtractionPool:
     async def extract(self, *args: Any) -> Extraction:
         """Run the job on `args` in a worker; raises what the job raises, or
         `ExtractionCrashed` for a page that kills the workers."""
-        request = _frame(pickle.dumps((self._job, args), pickle.HIGHEST_PROTOCOL))
         if not self._workers and not self._closed:
             self._loop = asyncio.get_running_loop()
             self._workers = [self._start_worker() for _ in range(self.processes)]
         await self._slots.acquire()
-        if self._closed:
+        try:
+            if self._closed:
+                raise RuntimeError("the extraction pool is closed")
+            # Pickled once a slot is taken: a page waiting for one holds no copy of its body.
+            request = _frame(pickle.dumps((self._job, args), pickle.HIGHEST_PROTOCOL))
+        except BaseException:
             self._slots.release()
-            raise RuntimeError("the extraction pool is closed")
+            raise
         for dead in [w for w in self._workers if not w.alive]:
             self._replace(dead)  # one that died with no page in flight
         # The fewest in flight: with every slot but this one taken, still below
         # PAGES_PER_WORKER.
-        worker = min(self._workers, key=_pages_in_flight)
+        worker = min(self._workers, key=attrgetter("in_flight"))
         try:
             return _result(await worker.send(request))  # the worker frees the slot
         except _WorkerDied:
@@ -400,10 +405,6 @@ def _result(answer: bytearray) -> Extraction:
     raise value
 
 
-def _pages_in_flight(worker: _Worker) -> int:
-    return worker.in_flight
-
-
 def _running_loop() -> asyncio.AbstractEventLoop | None:
     try:
         return asyncio.get_running_loop()
@@ -442,7 +443,7 @@ def _serve(pipe: socket.socket, parent: int) -> None:
         while (request := _receive(pipe)) is not None:
             answer = _run(request)
             try:
-                pipe.sendall(FRAME.pack(len(answer)) + answer)
+                pipe.sendall(_frame(answer))
             except OSError:
                 return  # the fetch process hung up while the page was parsed
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import pickle
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
@@ -44,6 +45,21 @@ async def sites(paths: list[str]) -> AsyncIterator[list[str]]:
         yield urls
 
 
+@pytest.fixture
+def markers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The directory `pool_jobs` keeps its markers in, named to the workers."""
+    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
+    return tmp_path
+
+
+@pytest.fixture
+def gate(markers: Path) -> Iterator[pool_jobs.Gate]:
+    """Closed: each page of `pool_jobs.gated` waits until the test opens it."""
+    gate = pool_jobs.Gate(markers)
+    yield gate
+    gate.close()
+
+
 async def stored_titles(db: Database) -> list[str]:
     return [r["title"] for r in await db.fetch("SELECT title FROM raw_content ORDER BY title")]
 
@@ -75,10 +91,7 @@ async def test_pages_are_extracted_in_the_pool_workers(db: Database) -> None:
     assert "Story 0 a paragraph 3: the news of the day" in body
 
 
-async def test_a_worker_killed_with_a_page_loses_nothing(
-    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
+async def test_a_worker_killed_with_a_page_loses_nothing(db: Database, markers: Path) -> None:
     pool = ExtractionPool(2, job=pool_jobs.crashing)
     try:
         async with sites(["/a", "/crash-once"]) as urls:
@@ -87,7 +100,7 @@ async def test_a_worker_killed_with_a_page_loses_nothing(
     finally:
         pool.close()
     assert pool.replaced == 1  # the first /crash-once page killed a worker, once
-    assert len(list(tmp_path.iterdir())) == 1  # one marker: the path is the same per host
+    assert len(list(markers.iterdir())) == 1  # one marker: the path is the same per host
     titles = await stored_titles(db)
     assert len(titles) == len(urls)
     statuses = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
@@ -125,17 +138,15 @@ def untagged(done: Extraction) -> str:
 
 
 async def test_a_worker_killed_affects_only_its_own_pages(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    markers: Path, gate: pool_jobs.Gate
 ) -> None:
-    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
-    gate = pool_jobs.Gate(tmp_path)
     pool = ExtractionPool(2, job=pool_jobs.gated)
     try:
         paths = [f"/p{i}" for i in range(4)]
         pages = [asyncio.ensure_future(pool.extract(*page(p))) for p in paths]
 
         def one_in_each() -> dict[int, set[str]]:
-            started = pool_jobs.started(tmp_path)
+            started = pool_jobs.started(markers)
             return started if len(started) == 2 else {}
 
         started = await wait_until(one_in_each, what="a page being parsed in each worker")
@@ -148,7 +159,6 @@ async def test_a_worker_killed_affects_only_its_own_pages(
         workers = pool.worker_pids()
     finally:
         pool.close()
-        gate.close()
     assert [untagged(d) for d in done.values()] == [f"Page {p}" for p in paths]
     by = {path: pool_jobs.pid_in(str(d.extracted.title)) for path, d in done.items()}
     on_survivor = {path for path, pid in by.items() if pid == survivor}
@@ -192,14 +202,12 @@ async def test_an_exception_of_the_job_reaches_the_caller_and_the_worker_serves_
 
 
 async def test_a_cancelled_page_leaves_the_pipe_in_step(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    markers: Path, gate: pool_jobs.Gate
 ) -> None:
-    monkeypatch.setenv(pool_jobs.MARKERS, str(tmp_path))
-    gate = pool_jobs.Gate(tmp_path)
     pool = ExtractionPool(1, job=pool_jobs.gated)
     try:
         cancelled = asyncio.ensure_future(pool.extract(*page("/cancelled")))
-        await wait_until(lambda: pool_jobs.started(tmp_path), what="the page being parsed")
+        await wait_until(lambda: pool_jobs.started(markers), what="the page being parsed")
         cancelled.cancel()
         with pytest.raises(asyncio.CancelledError):
             await cancelled
@@ -215,7 +223,20 @@ async def test_a_cancelled_page_leaves_the_pipe_in_step(
         assert pool.replaced == 0
     finally:
         pool.close()
-        gate.close()
+
+
+async def test_a_page_that_cannot_be_handed_over_gives_its_slot_back() -> None:
+    pool = ExtractionPool(1, job=pool_jobs.tagged)
+    try:
+        for _ in range(3):  # more than the worker's slots
+            with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+                unpicklable = pool.extract(b"<p>x</p>", None, "http://a.example/", lambda: 0, None)
+                await asyncio.wait_for(unpicklable, timeout=30)
+        assert pool.in_flight == 0
+        done = await asyncio.wait_for(pool.extract(*page("/after")), timeout=30)
+    finally:
+        pool.close()
+    assert untagged(done) == "Page /after"
 
 
 async def test_a_body_of_several_mib_goes_there_and_back() -> None:
