@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from fetcher.allocators import preload_for
 from frontier.settings import Settings
 
 
@@ -43,6 +44,7 @@ class FetcherConfig:
     fetch_log_retention: timedelta = timedelta(days=30)
     extract: bool = True  # False only for benchmarks: store pages without extraction
     extract_processes: int = 0  # extraction worker processes; 0: a thread of this process
+    extract_preload: str | None = None  # the workers' allocator (fetcher.allocators)
 
     @property
     def claim_batch(self) -> int:
@@ -64,6 +66,7 @@ class FetcherConfig:
             "extract_processes": (
                 usable_cores() if settings.extract_processes is None else settings.extract_processes
             ),
+            "extract_preload": preload_for(settings.extract_allocator),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

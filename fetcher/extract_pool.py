@@ -8,8 +8,8 @@ result: that is all that crosses to a worker.
 Two ways to run it, with one interface (`async extract(...)`, `close()`):
 
 - `InProcessExtraction`: a thread of the fetch process (`FRONTIER_EXTRACT_PROCESSES=0`).
-- `ExtractionPool`: N worker processes (`spawn`: a fresh interpreter each, never a fork of
-  a process holding sockets and database connections), all started with the first page
+- `ExtractionPool`: N worker processes (a fresh interpreter each, never a fork of a
+  process holding sockets and database connections), all started with the first page
   handed to the pool and warmed up as they start (trafilatura and lxml imported and run
   there once, not per page). Not before: a fetch process that finds nothing to do starts
   none, and one that starts does not spend its first second competing with four
@@ -37,22 +37,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import multiprocessing
-import multiprocessing.util
 import os
 import pickle
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from multiprocessing.context import SpawnContext
-from multiprocessing.process import BaseProcess
 from operator import attrgetter
 from typing import Any, cast
 
@@ -146,12 +145,16 @@ class ExtractionPool:
     (0.42-0.46 on asyncio's loop), against 0.11-0.13 (0.13-0.15) with the pipes read by the
     event loop; 17-27% more pages a second on uvloop."""
 
-    def __init__(self, processes: int, *, job: Job = extract_page) -> None:
+    def __init__(
+        self, processes: int, *, job: Job = extract_page, preload: str | None = None
+    ) -> None:
+        """`preload`: the memory allocator the workers run on (a shared library, given to
+        them as `LD_PRELOAD`; `fetcher.allocators`), or None for the C library's."""
         if processes < 1:
             raise ValueError("an extraction pool needs at least one process")
         self.processes = processes
         self._job = job
-        self._context = multiprocessing.get_context("spawn")
+        self._environment = _worker_environment(preload)
         self._workers: list[_Worker] = []  # started with the first page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
         self._alone: _Worker | None = None  # for pages in flight on a worker that died
@@ -159,17 +162,14 @@ class ExtractionPool:
         self._alone_waiting = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
-        self._started: list[BaseProcess] = []  # every process started and not yet reaped
-        # A pool never closed must not hang the interpreter's exit, where multiprocessing
-        # joins its children (and workers wait for pages): they are killed first.
-        self._kill = multiprocessing.util.Finalize(
-            self, _kill, args=(self._started,), exitpriority=10
-        )
+        self._started: list[subprocess.Popen[bytes]] = []  # started and not yet reaped
+        # A pool never closed leaves no worker behind the interpreter's exit: killed.
+        self._kill = weakref.finalize(self, _kill, self._started)
         self.replaced = 0  # workers replaced after they died
 
     def worker_pids(self) -> set[int]:
         """The processes of the pool now (for tests and the benchmark)."""
-        return {w.process.pid for w in self._workers if w.alive and w.process.pid is not None}
+        return {w.process.pid for w in self._workers if w.alive}
 
     @property
     def in_flight(self) -> int:
@@ -210,8 +210,8 @@ class ExtractionPool:
         return self._start(self._lost, self._slots.release)
 
     def _start(self, on_exit: Callable[[_Worker], None], on_answer: Callable[[], None]) -> _Worker:
-        self._started[:] = [p for p in self._started if p.is_alive()]  # reaps those gone
-        worker = _Worker(self._context, on_exit, on_answer)
+        self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
+        worker = _Worker(self._environment, on_exit, on_answer)
         self._started.append(worker.process)
         return worker
 
@@ -269,7 +269,8 @@ class ExtractionPool:
                 worker.abort()  # on the loop's thread: its transport can close now
         deadline = time.monotonic() + CLOSE_WAIT_S
         for process in list(self._started):
-            process.join(max(0.0, deadline - time.monotonic()))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(max(0.0, deadline - time.monotonic()))
         self._kill()  # any still running: killed
 
 
@@ -298,7 +299,7 @@ class _Worker(asyncio.Protocol):
 
     def __init__(
         self,
-        context: SpawnContext,
+        environment: Mapping[str, str],
         on_exit: Callable[[_Worker], None],
         on_answer: Callable[[], None],
     ) -> None:
@@ -312,11 +313,13 @@ class _Worker(asyncio.Protocol):
         self.pages_lost = 0  # in flight when it died
         ours, theirs = socket.socketpair()
         with theirs:  # the worker's own: when it dies, the pipe ends
-            self.process = context.Process(
-                target=_serve, args=(theirs, os.getpid()), name="extract", daemon=True
-            )
             try:
-                self.process.start()
+                self.process = subprocess.Popen(
+                    _worker_command(theirs.fileno()),
+                    env=environment,
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=(theirs.fileno(),),
+                )
             except BaseException:
                 ours.close()
                 raise
@@ -420,18 +423,47 @@ def _nothing() -> None:
     pass
 
 
-def _kill(processes: list[BaseProcess]) -> None:
+def _kill(processes: list[subprocess.Popen[bytes]]) -> None:
     """Kill and reap the processes still running (at the end of `close()`, and at exit
     for a pool never closed)."""
     for process in processes:
-        if process.is_alive():
+        if process.poll() is None:
             process.kill()
     for process in processes:
-        process.join()
+        process.wait()
     processes.clear()
 
 
+def _worker_environment(preload: str | None) -> dict[str, str]:
+    """A worker's environment: the fetch process's, with the allocator to preload."""
+    environment = dict(os.environ)
+    if preload:
+        environment["LD_PRELOAD"] = " ".join(filter(None, (preload, os.environ.get("LD_PRELOAD"))))
+    return environment
+
+
+# A worker: a fresh interpreter with the fetch process's import path (as multiprocessing's
+# `spawn` gives its children: a job pickled by reference imports there what it imported
+# here), serving the socket it inherits. Not `spawn` itself, which cannot give a child an
+# environment of its own (the allocator to preload is the workers', not the fetch
+# process's). Arguments: the socket's descriptor, the fetch process, then the path.
+_WORKER_CODE = (
+    "import sys; sys.path[:] = sys.argv[3:]; "
+    "from fetcher.extract_pool import serve_inherited; "
+    "serve_inherited(int(sys.argv[1]), int(sys.argv[2]))"
+)
+
+
+def _worker_command(pipe: int) -> list[str]:
+    return [sys.executable, "-c", _WORKER_CODE, str(pipe), str(os.getpid()), *sys.path]
+
+
 # -- in the worker process -----------------------------------------------------------------
+
+
+def serve_inherited(pipe: int, parent: int) -> None:
+    """A worker process's entry point (`_worker_command`)."""
+    _serve(socket.socket(fileno=pipe), parent)
 
 
 def _serve(pipe: socket.socket, parent: int) -> None:

@@ -7,6 +7,7 @@ message names the variable and says what is wrong with it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -133,6 +134,13 @@ class Settings(BaseSettings):
         le=256,
         description="Article extraction worker processes per fetch process. Unset: the "
         "number of cores this process may use; 0: extract in the fetch process (a thread).",
+    )
+    extract_allocator: str = Field(
+        default="auto",
+        min_length=1,
+        description="Memory allocator of the extraction worker processes: auto (tcmalloc "
+        "when the system has it, e.g. Debian's libtcmalloc-minimal4, else the C library's), "
+        "system (the C library's), or the absolute path of an allocator's shared library.",
     )
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
@@ -262,6 +270,16 @@ class Settings(BaseSettings):
     @classmethod
     def _log_level_in_capitals(cls, value: object) -> object:
         return value.upper() if isinstance(value, str) and value else value or None
+
+    @field_validator("extract_allocator")
+    @classmethod
+    def _extract_allocator_known_or_a_file(cls, value: str) -> str:
+        if value in ("auto", "system") or (os.path.isabs(value) and os.path.isfile(value)):
+            return value
+        raise ValueError(
+            "auto, system or the absolute path of an allocator's shared library "
+            f"(no such file: {value!r})"
+        )
 
     @field_validator("database_url")
     @classmethod

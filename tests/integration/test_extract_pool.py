@@ -7,6 +7,7 @@ real queue and the PostgreSQL sink."""
 from __future__ import annotations
 
 import asyncio
+import ctypes.util
 import hashlib
 import os
 import pickle
@@ -17,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from fetcher.allocators import preload_for
 from fetcher.config import FetcherConfig, usable_cores
 from fetcher.extract_pool import Extraction, ExtractionPool, InProcessExtraction
 from fetcher.service import extraction_for
 from frontier.db import Database
-from frontier.settings import Settings
+from frontier.settings import Settings, SettingsError
 from tests import pool_jobs
 from tests.conditions import wait_until
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
@@ -259,6 +261,48 @@ async def test_a_body_of_several_mib_goes_there_and_back() -> None:
         assert result.word_count == len(body) and result.extracted.body == body.decode()
 
 
+TCMALLOC = preload_for("auto")  # make installs it (Debian's libtcmalloc-minimal4)
+needs_tcmalloc = pytest.mark.skipif(TCMALLOC is None, reason="tcmalloc is not installed")
+
+
+def mapped(pid: int) -> str:
+    """The files process `pid` has mapped (its shared libraries among them)."""
+    return Path(f"/proc/{pid}/maps").read_text()
+
+
+@needs_tcmalloc
+async def test_workers_run_on_the_allocator_given_and_the_fetch_process_does_not() -> None:
+    assert TCMALLOC is not None
+    on_tcmalloc = ExtractionPool(1, job=pool_jobs.tagged, preload=TCMALLOC)
+    on_libc = ExtractionPool(1, job=pool_jobs.tagged)
+    try:
+        done = [await pool.extract(*page("/a")) for pool in (on_tcmalloc, on_libc)]
+        [preloaded], [plain] = on_tcmalloc.worker_pids(), on_libc.worker_pids()
+        assert "libtcmalloc_minimal" in mapped(preloaded)
+        assert "libtcmalloc_minimal" not in mapped(plain)
+    finally:
+        on_tcmalloc.close()
+        on_libc.close()
+    assert "libtcmalloc_minimal" not in mapped(os.getpid())  # for the workers alone
+    assert [untagged(d) for d in done] == ["Page /a", "Page /a"]
+
+
+def test_the_allocator_setting_auto_system_or_a_library(tmp_path: Path) -> None:
+    assert preload_for("system") is None
+    found = ctypes.util.find_library("tcmalloc_minimal")
+    assert preload_for("auto") == found  # None where the system has no tcmalloc
+    library = tmp_path / "libfast.so"
+    library.touch()
+    assert preload_for(str(library)) == str(library)
+    assert Settings.load(extract_allocator=str(library), _env_file=None).extract_allocator
+    config = FetcherConfig.from_settings(Settings.load(extract_allocator="system", _env_file=None))
+    assert config.extract_preload is None
+    with pytest.raises(SettingsError, match=r"FRONTIER_EXTRACT_ALLOCATOR.*no such file"):
+        Settings.load(extract_allocator="/nowhere/libfast.so", _env_file=None)
+    with pytest.raises(SettingsError, match="FRONTIER_EXTRACT_ALLOCATOR"):
+        Settings.load(extract_allocator="tcmalloc", _env_file=None)  # a name, not a path
+
+
 async def test_zero_processes_extracts_in_the_fetch_process(db: Database) -> None:
     config = FetcherConfig.from_settings(Settings.load(extract_processes=0, _env_file=None))
     assert config.extract_processes == 0
@@ -316,6 +360,9 @@ async def test_sigterm_stops_the_pool_with_the_fetch_process(
                 what="the pool's workers",
             )
             await wait_until(fetched, child, what="a page stored")
+            if TCMALLOC:  # the default allocator, where the system has it
+                assert all("libtcmalloc_minimal" in mapped(w) for w in workers)
+            assert "libtcmalloc_minimal" not in mapped(child.pid)
             child.send_signal(signal.SIGTERM)
             code = await asyncio.wait_for(child.wait(), 60)
     assert code == 0
@@ -331,7 +378,7 @@ async def test_until_idle_ends_with_its_workers(db: Database, fresh_dsn: str) ->
     assert code == 0, err
     assert f"fetch: {HOSTS} pages (fetched {HOSTS})" in out
     assert len(await stored_titles(db)) == HOSTS
-    # Its workers (and multiprocessing's helper) carry the environment, DSN included.
+    # Its workers carry the environment, DSN included.
     await wait_until(lambda: not processes_with(fresh_dsn), what="every child's exit")
 
 
