@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import itertools
 import re
+import subprocess
+import sys
 
 import psycopg
 import pytest
 
+import migrations
 from frontier import migrate
 from tests.integration.test_cli_foundation import frontier
 
@@ -40,6 +43,24 @@ def test_the_history_is_one_line_of_revisions_from_the_first_to_head() -> None:
     assert revisions[-1].revision == migrate.head()
     assert all(r.title for r in revisions)
     assert not any(r.current for r in revisions)
+
+
+def test_the_head_every_command_checks_against_is_alembics() -> None:
+    assert migrate.head() == migrations.HEAD  # a new revision moves migrations.HEAD too
+
+
+def test_a_database_at_head_is_checked_without_loading_alembic(fresh_dsn: str) -> None:
+    """The check every command makes as it starts: one query, no Alembic to import."""
+    code = (
+        "import sys; from frontier import migrate; migrate.check_current(sys.argv[1]); "
+        "migrate.make_ready(sys.argv[1], embedded=True); "
+        "print(sorted(m for m in ('alembic', 'sqlalchemy') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, fresh_dsn], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
 
 
 def test_status_at_head_behind_and_never_migrated(fresh_dsn: str, empty_dsn: str) -> None:
