@@ -232,7 +232,7 @@ async def import_lines(
             if batch is None:
                 break
             if time.monotonic() - folded >= FOLD_EVERY_S:
-                await queue.fold_host_deltas()
+                await queue.fold_host_deltas(at_once=True)
                 folded = time.monotonic()
             task = asyncio.create_task(
                 queue.submit_prepared(batch.prepared, requeue=requeue, fold=False)
@@ -249,6 +249,6 @@ async def import_lines(
                 task.cancel()
         await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
         raise
-    await queue.fold_host_deltas()
+    await queue.fold_host_deltas(at_once=True)
     summary.errors.sort(key=lambda error: error["line"])
     return summary

@@ -8,6 +8,7 @@ several machines agree on time.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from collections.abc import Iterable, Sequence
@@ -217,6 +218,10 @@ def _row(candidate: Candidate) -> tuple[Any, ...]:
 
 _ROW_PRIORITY = 7  # where `_frontier_row` puts the priority
 _ROW_SHARED = 3  # the columns from here on are often the same on every row of a batch
+# Host summaries are kept in this many parts (queue.sql `submit`): folds of different parts
+# write different hosts, so a large fold runs as one statement a part, at once.
+FOLD_PARTS = 4
+_ALL_PARTS = list(range(FOLD_PARTS))
 
 
 def _array_or_once(column: tuple[Any, ...]) -> tuple[list[Any], Any]:
@@ -409,6 +414,7 @@ class QueueRepository:
                 batch.default_delay_ms,
                 bucket,
                 *once,
+                FOLD_PARTS,
             )
             assert record is not None
             result.inserted += record["inserted"]
@@ -425,17 +431,31 @@ class QueueRepository:
         return result
 
     async def fold_host_deltas(
-        self, buckets: Iterable[int] | None = None, *, db: Database | None = None
+        self,
+        buckets: Iterable[int] | None = None,
+        *,
+        db: Database | None = None,
+        at_once: bool = False,
     ) -> int:
         """Fold the host summaries that submits left in host_deltas into host_state (every
         bucket by default), making their URLs claimable (and waking the fetchers); returns
-        how many hosts got new work."""
+        how many hosts got new work. One statement a bucket takes its every part; with
+        `at_once`, each part is one statement and they all run at the same time, each on a
+        connection of the pool (a bulk import's fold of up to a hundred thousand hosts, on
+        as many of the server's cores)."""
         db = db or self._db
         if buckets is None:
             buckets = range(await db.buckets())
+        if at_once:
+            folds = [
+                db.fetchval(SQL["fold_host_deltas"], bucket, [part])
+                for bucket in buckets
+                for part in range(FOLD_PARTS)
+            ]
+            return sum(await asyncio.gather(*folds))
         hosts = 0
         for bucket in buckets:
-            hosts += await db.fetchval(SQL["fold_host_deltas"], bucket)
+            hosts += await db.fetchval(SQL["fold_host_deltas"], bucket, _ALL_PARTS)
         return hosts
 
     async def requeue_in_bucket(

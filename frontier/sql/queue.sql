@@ -27,6 +27,8 @@
 -- be empty when every row has the same value, given once as $15..$22 instead (unnest pads
 -- an empty array with NULLs): a bulk import's source, origin, depth, priority and delay
 -- are the same on every line, and are then not sent and parsed 5,000 times a batch.
+-- $23: the number of parts a summary is split into (a host's part: its hash modulo $23),
+-- so that folds of different parts, which write different hosts, can run at once.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
 input AS (
     SELECT url_hash, url, host,
@@ -65,19 +67,22 @@ per_host AS (
     GROUP BY host
 ),
 delta AS (
-    INSERT INTO host_deltas (bucket, hosts, added, priority, due_at, source_delay_ms,
+    INSERT INTO host_deltas (bucket, part, hosts, added, priority, due_at, source_delay_ms,
                              default_delay_ms)
-    SELECT $14::int, array_agg(d.host), array_agg(coalesce(p.added, 0)),
+    SELECT $14::int, d.part, array_agg(d.host), array_agg(coalesce(p.added, 0)),
            array_agg(p.priority), array_agg(p.due_at), array_agg(d.delay_ms), $13::int
-    FROM (SELECT host, max(delay_ms) AS delay_ms FROM input GROUP BY host) d
+    FROM (SELECT host, max(delay_ms) AS delay_ms, (hashtext(host) & 65535) % $23::int AS part
+          FROM input GROUP BY host) d
     LEFT JOIN per_host p USING (host)
+    GROUP BY d.part
 )
 SELECT count(*) FILTER (WHERE inserted) AS inserted,
        count(*) FILTER (WHERE NOT inserted) AS raised
 FROM upserted;
 
 -- name: fold_host_deltas
--- Move every host summary waiting in bucket $1 into host_state, each host once: new hosts
+-- Move every host summary waiting in bucket $1, parts $2, into host_state, each host once
+-- (a host is in one part, so folds of other parts never write it): new hosts
 -- are created (min_delay_ms the default their batch named), known ones add the URLs
 -- inserted to pending_count and keep the best priority, the earliest due time and the
 -- largest source delay. A concurrent fold of the same bucket waits for this one's rows and
@@ -87,7 +92,7 @@ FROM upserted;
 -- URLs are claimable.
 WITH taken AS (
     DELETE FROM host_deltas
-    WHERE bucket = $1::int
+    WHERE bucket = $1::int AND part = ANY($2::int[])
     RETURNING hosts, added, priority, due_at, source_delay_ms, default_delay_ms
 ),
 per_host AS (

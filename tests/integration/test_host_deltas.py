@@ -13,7 +13,14 @@ import pytest
 from frontier.db import Database
 from frontier.imports import ImportFormat, import_lines, read_lines
 from frontier.priority import score
-from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef, prepare
+from frontier.queue import (
+    FOLD_PARTS,
+    Candidate,
+    QueuePolicy,
+    QueueRepository,
+    SourceRef,
+    prepare,
+)
 from frontier.states import Origin
 from tests.fetch_harness import fetcher_for
 from tests.frontier_checks import assert_counters_agree
@@ -65,6 +72,31 @@ async def test_unfolded_urls_are_stored_but_not_claimable_until_folded(
     claimed = await queue.claim("w", 10, now=later)
     assert sorted(c.host for c in claimed) == ["a.example", "b.example"]
     assert await queue.fold_host_deltas() == 0  # nothing left to fold
+
+
+async def test_summaries_are_split_by_host_into_parts_folded_at_once(
+    db: Database, queue: QueueRepository
+) -> None:
+    source = await manual(db)
+    hosts = [f"site{i}.example" for i in range(40)]
+    await submit_unfolded(queue, source, [f"https://{h}/1" for h in hosts], T0)
+    await submit_unfolded(queue, source, [f"https://{h}/2" for h in hosts[:20]], T0)
+    rows = await db.fetch("SELECT part, hosts FROM host_deltas ORDER BY part")
+    parts = {r["part"] for r in rows}
+    assert len(parts) > 1 and parts <= set(range(FOLD_PARTS))  # 40 hosts: more than one
+    part_of: dict[str, int] = {}
+    for row in rows:  # a host is in one part, the same one batch after batch
+        for host in row["hosts"]:
+            assert part_of.setdefault(host, row["part"]) == row["part"]
+    assert sorted(part_of) == sorted(hosts)
+
+    assert await queue.fold_host_deltas(at_once=True) == 40  # one statement a part, at once
+    counts = await db.fetch("SELECT host, pending_count FROM host_state")
+    assert {r["host"]: r["pending_count"] for r in counts} == {
+        h: 2 if i < 20 else 1 for i, h in enumerate(hosts)
+    }
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
+    await assert_counters_agree(db)
 
 
 async def test_a_fold_adds_to_a_known_host_and_a_plain_submit_folds_at_once(
