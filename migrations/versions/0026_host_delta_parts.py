@@ -20,10 +20,16 @@ branch_labels = None
 depends_on = None
 
 
+UPGRADE = (
+    "ALTER TABLE host_deltas ADD COLUMN part smallint NOT NULL DEFAULT 0",
+    # apart: Citus refuses a column added with a constraint
+    "ALTER TABLE host_deltas ADD CONSTRAINT host_deltas_part_check CHECK (part >= 0)",
+)
+
+
 def upgrade() -> None:
-    op.execute(
-        "ALTER TABLE host_deltas ADD COLUMN part smallint NOT NULL DEFAULT 0 CHECK (part >= 0)"
-    )
+    for statement in UPGRADE:  # one at a time, as Citus wants them (migration 0022)
+        op.execute(statement)
 
 
 def downgrade() -> None:
