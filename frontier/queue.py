@@ -224,6 +224,18 @@ FOLD_PARTS = 4
 _ALL_PARTS = list(range(FOLD_PARTS))
 
 
+def _lines(column: tuple[str, ...]) -> str:
+    """A column of strings every row has its own of (hash, URL, host) as one text of
+    lines, which the statement splits (`string_to_array`): asyncpg sends one value instead
+    of checking and encoding each of a batch's elements. A normalised URL, its host and its
+    hash hold no newline (control characters are refused); checked all the same, since a
+    row shifted by one would store a URL under another's hash."""
+    text = "\n".join(column)
+    if text.count("\n") != len(column) - 1:
+        raise ValueError("a submitted URL, host or hash holds a newline")
+    return text
+
+
 def _array_or_once(column: tuple[Any, ...]) -> tuple[list[Any], Any]:
     """A column of the submit statement as (its array, NULL), or as (an empty array, the
     value) when every row has the same one: the statement reads NULL from the empty array
@@ -408,7 +420,7 @@ class QueueRepository:
             arrays, once = zip(*map(_array_or_once, columns[_ROW_SHARED:]), strict=True)
             record = await db.fetchrow(
                 SQL["submit"],
-                *map(list, columns[:_ROW_SHARED]),
+                *map(_lines, columns[:_ROW_SHARED]),
                 *arrays,
                 now,
                 batch.default_delay_ms,

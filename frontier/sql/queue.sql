@@ -16,10 +16,10 @@
 -- time zone.
 
 -- name: submit
--- Upsert a batch of normalised URLs ($1..$9 parallel arrays, sorted by url_hash so
+-- Upsert a batch of normalised URLs ($1..$11 parallel arrays, sorted by url_hash so
 -- concurrent batches lock rows in one order). A known URL only has its priority raised,
 -- and only while it is pending; its fetch_url stays. The batch's host summaries are
--- appended to host_deltas as one row (`fold_host_deltas` moves them into host_state: until
+-- appended to host_deltas, a row a part (`fold_host_deltas` moves them into host_state: until
 -- then the URLs are stored but not claimable). $13: the default delay, kept as a new
 -- host's min_delay_ms; $10 is each URL's source's rate_limit_ms (NULL: none), and a host's
 -- source_delay_ms is the largest of those its URLs came with. $11: the spelling to request
@@ -27,6 +27,8 @@
 -- be empty when every row has the same value, given once as $15..$22 instead (unnest pads
 -- an empty array with NULLs): a bulk import's source, origin, depth, priority and delay
 -- are the same on every line, and are then not sent and parsed 5,000 times a batch.
+-- $1..$3 (hash, URL, host: every row its own) come as one text of lines each, split here:
+-- one value to send instead of 5,000 elements to check and encode.
 -- $23: the number of parts a summary is split into (a host's part: its hash modulo $23),
 -- so that folds of different parts, which write different hosts, can run at once.
 WITH clock AS (SELECT coalesce($12::timestamptz, now()) AS now),
@@ -40,7 +42,8 @@ input AS (
            coalesce(discovery_meta, $20::text) AS discovery_meta,
            coalesce(delay_ms, $21::int) AS delay_ms,
            coalesce(fetch_url, $22::text) AS fetch_url
-    FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
+    FROM unnest(string_to_array($1::text, E'\n')::char(64)[], string_to_array($2::text, E'\n'),
+                string_to_array($3::text, E'\n'), $4::uuid[], $5::text[], $6::text[],
                 $7::int[], $8::int[], $9::text[], $10::int[], $11::text[])
          AS t(url_hash, url, host, source_id, origin, parent_url, depth, priority,
               discovery_meta, delay_ms, fetch_url)

@@ -42,3 +42,15 @@ def test_prepare_urls_is_prepare_of_candidates(source: SourceRef, origin: Origin
     )
     assert len(fast.rejected) == 3
     assert fast.repeated >= 2
+
+
+def test_a_column_sent_as_lines_refuses_a_value_holding_a_newline() -> None:
+    """The submit statement splits hash, URL and host columns on newlines: a value holding
+    one would shift every row after it, so it is refused before it is sent."""
+    from frontier.queue import _lines
+
+    assert _lines(("https://a.example/1", "https://a.example/%0A")) == (
+        "https://a.example/1\nhttps://a.example/%0A"
+    )
+    with pytest.raises(ValueError, match="newline"):
+        _lines(("https://a.example/1", "https://a.example/\n2"))
