@@ -61,7 +61,7 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_fetch_outcomes.py tests/integration/test_fetch_log.py \
 	tests/integration/test_robots_fetch.py tests/integration/test_host_delay.py \
 	tests/integration/test_api.py tests/integration/test_url_story.py \
-	tests/integration/test_host_deltas.py \
+	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
 test-citus: $(STAMP)
 	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))

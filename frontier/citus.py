@@ -19,24 +19,42 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
-TEMPLATE_BUSY_WAIT_S = 30.0  # a maintenance daemon may still be leaving it (slow under load)
+# A maintenance daemon leaves at the end of its task (a 2PC recovery round may wait on other
+# nodes); 30 s ran out once in CI, on a clean clone under load.
+TEMPLATE_BUSY_WAIT_S = 60.0
 
 
 def with_database(admin_dsn: str, database: str) -> str:
     return urlunsplit(urlsplit(admin_dsn)._replace(path=f"/{database}"))
 
 
-def _run_when_free(conn: psycopg.Connection, statement: sql.Composed) -> None:
-    """Run `statement`, again while a database it names is still in use by Citus's
-    maintenance daemon (which FORCE does not end), up to TEMPLATE_BUSY_WAIT_S."""
+def _in_the_way(conn: psycopg.Connection, database: str) -> list[str]:
+    """The processes connected to `database`, each described in a few words, after a
+    SIGTERM to each (a maintenance daemon started again by a late connection included)."""
+    rows = conn.execute(
+        "SELECT pid, backend_type, application_name, state, wait_event_type, wait_event,"
+        " pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+        [database],
+    ).fetchall()
+    return [f"pid {r[0]} ({r[1]}, {r[2] or 'no name'}, {r[3]}, waiting on {r[5]})" for r in rows]
+
+
+def _run_when_free(conn: psycopg.Connection, statement: sql.Composed, database: str) -> None:
+    """Run `statement`, again while `database` is still in use by Citus's maintenance
+    daemon (which FORCE does not end), up to TEMPLATE_BUSY_WAIT_S; the error then names
+    what was connected."""
     deadline = time.monotonic() + TEMPLATE_BUSY_WAIT_S
     while True:
         try:
             conn.execute(statement)
             return
-        except psycopg.errors.ObjectInUse:
+        except psycopg.errors.ObjectInUse as error:
+            in_the_way = _in_the_way(conn, database)
             if time.monotonic() > deadline:
-                raise
+                raise RuntimeError(
+                    f"{database} still in use after {TEMPLATE_BUSY_WAIT_S:.0f} s: "
+                    + ("; ".join(in_the_way) or "nothing connected now")
+                ) from error
             time.sleep(0.05)
 
 
@@ -44,7 +62,7 @@ def drop(admin_dsns: Sequence[str], database: str) -> None:
     statement = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
     for admin in admin_dsns:
         with psycopg.connect(admin, autocommit=True) as conn:
-            _run_when_free(conn, statement)
+            _run_when_free(conn, statement, database)
 
 
 def create(admin_dsns: Sequence[str], database: str, template: str | None = None) -> None:
@@ -55,7 +73,7 @@ def create(admin_dsns: Sequence[str], database: str, template: str | None = None
         statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
     for admin in admin_dsns:
         with psycopg.connect(admin, autocommit=True) as conn:
-            _run_when_free(conn, statement)
+            _run_when_free(conn, statement, template or database)
 
 
 def _port(dsn: str) -> int:
