@@ -29,9 +29,9 @@ from frontier.queue import (
 from frontier.states import Origin
 
 BATCH_SIZE = 5_000
-# Batches in the database at once; their locks are taken in key order. Three, not two: a
-# batch waits on the host_state rows of the one before it until that commits (hosts recur
-# from batch to batch), and a third keeps a backend inserting meanwhile (bench/RESULTS.md).
+# Batches in the database at once; their locks are taken in key order. A batch would wait
+# for the transaction of one before it that inserted the same URL: such lines are left out
+# before it is sent (`PreparedBatch.leave_out`), so the batches run side by side.
 PARALLEL_BATCHES = 3
 # How often a running import folds its batches' host summaries into host_state (queue.sql
 # `fold_host_deltas`), making their URLs claimable. A fold writes each host the import
@@ -213,9 +213,13 @@ async def import_lines(
     summary = ImportSummary(requeue=requeue)
     delay = queue.policy.default_delay_ms
 
-    def next_batch() -> LineBatch | None:
+    def next_batch(sent: list[dict[str, tuple[Any, ...]]]) -> LineBatch | None:
         chunk = list(islice(lines, batch_size))
-        return prepare_lines(chunk, source, delay, summary) if chunk else None
+        if not chunk:
+            return None
+        batch = prepare_lines(chunk, source, delay, summary)
+        batch.prepared.leave_out(sent)
+        return batch
 
     # Up to `parallel` batches are in the database at once (one core each), while the
     # next batch is parsed and normalised in a thread.
@@ -223,7 +227,8 @@ async def import_lines(
     folded = time.monotonic()
     try:
         while True:
-            batch = await asyncio.to_thread(next_batch)
+            sent = [done.prepared.rows for done, _ in in_flight]
+            batch = await asyncio.to_thread(next_batch, sent)
             while in_flight and (batch is None or len(in_flight) >= parallel):
                 done, task = in_flight.popleft()
                 summary.add(done, await task)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -156,6 +156,17 @@ class PreparedBatch:
             if known[_ROW_PRIORITY] >= row[_ROW_PRIORITY]:
                 return
         self.rows[row[0]] = row
+
+    def leave_out(self, sent: Iterable[Mapping[str, tuple[Any, ...]]]) -> None:
+        """Count as repeated, and leave out, the rows whose URL one of the batches `sent`
+        (still in the database) holds at a priority as high: the upsert would leave it as
+        that batch makes it, after waiting for that batch's transaction to end, which is
+        what an import's batches in flight were waiting on (bench/RESULTS.md)."""
+        for rows in sent:
+            for key in self.rows.keys() & rows.keys():
+                if rows[key][_ROW_PRIORITY] >= self.rows[key][_ROW_PRIORITY]:
+                    del self.rows[key]
+                    self.repeated += 1
 
 
 def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedBatch:

@@ -63,3 +63,33 @@ async def test_a_failing_batch_leaves_whole_batches_and_nothing_running(db: Data
     assert FAILING_BATCH not in batches
     assert max(batches) < FAILING_BATCH + PARALLEL  # none sent after the failure
     await assert_counters_agree(db)
+
+
+async def test_lines_repeating_a_batch_in_flight_are_duplicates(db: Database) -> None:
+    """Each batch repeats two URLs of the one before it, still in the database when this one
+    is prepared, and one of the first batch, long committed: left out before sending or
+    found known, they are duplicates alike, and every URL is stored once."""
+    source = (await SourceRepository(db).get("manual")).ref
+    urls = []
+    for batch in range(BATCHES):
+        first = batch * BATCH
+        repeats = [first - 4, first - 5, 0] if batch else []  # the last two of the batch before
+        new = range(first, first + BATCH - len(repeats))
+        urls += [f"https://h{n % 4}.example/item/{n}" for n in new]
+        urls += [f"https://h{n % 4}.example/item/{n}?utm_source=x" for n in repeats]
+    lines = iter([Line(number, url) for number, url in enumerate(urls, start=1)])
+
+    summary = await import_lines(
+        QueueRepository(db), lines, source, batch_size=BATCH, parallel=PARALLEL
+    )
+
+    distinct = len({url.split("?")[0] for url in urls})
+    assert (summary.accepted, summary.duplicate, summary.rejected) == (
+        distinct,
+        len(urls) - distinct,
+        0,
+    )
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == distinct
+    pending = await db.fetch("SELECT host, pending_count FROM host_state ORDER BY host")
+    assert sum(r["pending_count"] for r in pending) == distinct
+    await assert_counters_agree(db)

@@ -54,3 +54,26 @@ def test_a_column_sent_as_lines_refuses_a_value_holding_a_newline() -> None:
     )
     with pytest.raises(ValueError, match="newline"):
         _lines(("https://a.example/1", "https://a.example/\n2"))
+
+
+def test_rows_a_batch_still_in_the_database_holds_as_high_are_left_out() -> None:
+    source = SourceRef(UUID(int=7), priority=5)
+    sent = prepare_urls(["https://a.example/1", "https://a.example/2"], source, Origin.MANUAL, 1)
+    low = prepare_urls(["https://a.example/3"], SourceRef(UUID(int=7), priority=1), Origin.FEED, 1)
+    batch = prepare_urls(
+        ["https://a.example/1", "https://a.example/2?utm_source=x", "https://a.example/9"],
+        source,
+        Origin.MANUAL,
+        1,
+    )
+    higher = prepare_urls(["https://a.example/3"], SourceRef(None, priority=9), Origin.MANUAL, 1)
+    batch.rows.update(higher.rows)
+
+    batch.leave_out([sent.rows, low.rows])
+
+    # /1 and /2 are held at the same priority, /3 at a lower one, which this batch raises.
+    assert sorted(row[1] for row in batch.rows.values()) == [
+        "https://a.example/3",
+        "https://a.example/9",
+    ]
+    assert batch.repeated == 2
