@@ -253,12 +253,11 @@ class BenchServer:
         """The server's value of each of `settings` that it does not have (as `SHOW` writes
         it: the largest unit that divides evenly, which is how `settings` are written)."""
         with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
-            current = {
-                name: str(
-                    conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()[0]
-                )  # type: ignore[index]
+            shown = {
+                name: conn.execute(sql.SQL("SHOW {}").format(sql.Identifier(name))).fetchone()
                 for name in settings
             }
+        current = {name: str(row[0]) if row else "" for name, row in shown.items()}
         return {
             name: value
             for name, value in current.items()
