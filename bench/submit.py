@@ -294,16 +294,18 @@ def run_round(
             f"(accepted {summary['accepted']:,}, duplicate {summary['duplicate']:,}, "
             f"rejected {summary['rejected']:,}; peak RSS {rss:.0f} MiB)"
         )
-        # The COPY the import is held against, at once: this machine's speed drifts by a
-        # fifth within minutes, and the round's ratio compares two runs side by side.
-        try:
-            frontier = time_copy_frontier(server.migrated_database(f"{name}_copy"), rows)
-        finally:
-            server.drop_database(f"{name}_copy")
+    finally:
+        server.drop_database(name)  # ends autovacuum on it too, which would slow the COPY
+    # The COPY the import is held against, at once: this machine's speed drifts by a fifth
+    # within minutes, and the round's ratio compares two runs side by side.
+    copy = f"{name}_copy"
+    try:
+        dsn = server.migrated_database(copy)
+        frontier = time_copy_frontier(dsn, rows)
         indexed = time_copy(dsn, chunks, indexed=True)
         unindexed = time_copy(dsn, chunks, indexed=False)
     finally:
-        server.drop_database(name)
+        server.drop_database(copy)
     log(
         f"round {number}: COPY of {len(rows):,} rows: indexed {len(rows) / indexed:,.0f} rows/s, "
         f"unindexed {len(rows) / unindexed:,.0f} rows/s, "
