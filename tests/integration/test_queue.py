@@ -18,10 +18,12 @@ from frontier.queue import (
     QueuePolicy,
     QueueRepository,
     SourceRef,
+    prepare,
 )
 from frontier.states import Origin
 from frontier.stats import StatsRepository
 from frontier.urls import normalize_url, url_hash
+from tests.conditions import wait_until
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 POLICY = QueuePolicy(default_delay_ms=1000, max_retries=2, lease_seconds=60)
@@ -487,3 +489,31 @@ async def test_concurrent_claimers_never_share_a_url_or_crowd_a_host(
         times.sort()
         gaps = [(b - a).total_seconds() * 1000 for a, b in itertools.pairwise(times)]
         assert min(gaps) >= delay_ms, f"{name} was claimed {min(gaps):.1f} ms apart"
+
+
+async def test_batches_sharing_urls_wait_for_each_other_without_deadlock(
+    db: Database, queue: QueueRepository, manual: SourceRef
+) -> None:
+    """A submit locks its URLs in url_hash order whatever order it was given them in (the
+    caller sorts, the statement keeps that order): a batch that meets a URL another
+    transaction holds waits before it holds any later one, so that transaction can go on
+    inserting later URLs and commit, and nobody deadlocks."""
+    first, second = sorted(
+        ["https://a.example/one", "https://a.example/two"], key=lambda u: url_hash(u)
+    )
+    deadlocks = "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+    before = await db.fetchval(deadlocks)
+    async with db.transaction() as holder:
+        await queue.submit_prepared(prepare(manual_urls(manual, first), 0), db=holder)
+        # Given `second` first, the other batch must still wait on `first` before `second`.
+        other = asyncio.create_task(queue.submit(manual_urls(manual, second, first)))
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND wait_event = 'transactionid'"
+        )
+        await wait_until(lambda: db.fetchval(waiting), what="the other batch waiting")
+        await queue.submit_prepared(prepare(manual_urls(manual, second), 0), db=holder)
+    result = await asyncio.wait_for(other, 30)
+    assert (result.inserted, result.known) == (0, 2)
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == 2
+    assert await db.fetchval(deadlocks) == before
