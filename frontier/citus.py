@@ -32,11 +32,11 @@ def _in_the_way(conn: psycopg.Connection, database: str) -> list[str]:
     """The processes connected to `database`, each described in a few words, after a
     SIGTERM to each (a maintenance daemon started again by a late connection included)."""
     rows = conn.execute(
-        "SELECT pid, backend_type, application_name, state, wait_event_type, wait_event,"
+        "SELECT pid, backend_type, application_name, state, wait_event,"
         " pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
         [database],
     ).fetchall()
-    return [f"pid {r[0]} ({r[1]}, {r[2] or 'no name'}, {r[3]}, waiting on {r[5]})" for r in rows]
+    return [f"pid {r[0]} ({r[1]}, {r[2] or 'no name'}, {r[3]}, waiting on {r[4]})" for r in rows]
 
 
 def _run_when_free(conn: psycopg.Connection, statement: sql.Composed, database: str) -> None:

@@ -20,8 +20,9 @@
 -- concurrent batches lock rows in one order: the caller sorts them, and the statement
 -- inserts them in the order given, with no sort of its own, which was a twentieth of its
 -- work). A known URL only has its priority raised, and only while it is pending; its
--- fetch_url stays. The batch's host summaries are appended to host_deltas, a row a part (`fold_host_deltas` moves them into host_state: until
--- then the URLs are stored but not claimable). $13: the default delay, kept as a new
+-- fetch_url stays. The batch's host summaries are appended to host_deltas, a row a part
+-- (`fold_host_deltas` moves them into host_state: until then the URLs are stored but not
+-- claimable). $13: the default delay, kept as a new
 -- host's min_delay_ms; $10 is each URL's source's rate_limit_ms (NULL: none), and a host's
 -- source_delay_ms is the largest of those its URLs came with. $11: the spelling to request
 -- (NULL: the same as url). $14: the bucket of every host in the batch. $4..$11 may each
