@@ -25,7 +25,7 @@ from fetcher.extract import Extracted
 from fetcher.extract_pool import Extraction, ExtractionCrashed, ExtractionPool, InProcessExtraction
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
-from fetcher.politeness import Politeness
+from fetcher.politeness import LATE, Politeness
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
@@ -44,6 +44,7 @@ from frontier.safe_http import (
     Refused,
     Response,
     SafeClient,
+    SlotPassed,
     TooManyRedirects,
     redirect_chain,
 )
@@ -146,6 +147,8 @@ class BatchPipeline:
             page.end(OutcomeKind.UNSUPPORTED_CONTENT, error=str(exc))
         except (BlockedAddress, PolicyBlocked) as exc:
             page.end(OutcomeKind.BLOCKED_BY_POLICY, error=str(exc))
+        except SlotPassed as exc:
+            page.end(OutcomeKind.DEFERRED, retry_after_s=0.0, error=f"{LATE}: {exc}")
         except Refused as exc:
             page.end(OutcomeKind.RETRY, error=str(exc))
         except (FetchFailed, HttpError) as exc:
@@ -166,6 +169,7 @@ class BatchPipeline:
         page to another identity (which goes through the frontier), that target."""
         claim = page.claim
         url, etag, last_modified = claim.request_url, claim.etag, claim.last_modified
+        send_by = page.send_by  # the politeness slot is for the first request
         jar = ChainCookies()
         hops = 0
         chain: list[str] = []  # every URL requested, for the error of a loop
@@ -182,7 +186,9 @@ class BatchPipeline:
                 follow_if=same,
                 max_redirects=MAX_INLINE_HOPS - hops,
                 cookies=jar,
+                send_by=send_by,
             )
+            send_by = None
             hops += len(response.history)
             chain += [u for _, u in response.history] + [response.url]
             if response.status in REDIRECT_STATUSES:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import NamedTuple
 
 from fetcher.config import FetcherConfig
 from fetcher.page import Page, ms_since
@@ -32,6 +33,15 @@ log = logging.getLogger(__name__)
 
 LEASE_BUSY_RETRY_S = 5.0  # another worker is fetching the host's robots.txt
 ROBOTS_CACHE_HOSTS = 10_000
+
+
+class RobotsFetch(NamedTuple):
+    """One host's robots.txt request: what it says (None: not asked, the address is not
+    public), its fetch_log entry, and the monotonic time its answer was in."""
+
+    record: RobotsRecord | None
+    entry: LogEntry
+    answered: float
 
 
 class RobotsStep:
@@ -105,19 +115,18 @@ class RobotsStep:
                     error="host not ready: robots.txt is being fetched by another worker",
                 )
         schemes = {p.claim.host: p.claim.url.split("://", 1)[0] for p in pages}
-        started = {host: time.monotonic() for host in leased}
-        results = await asyncio.gather(
-            *(self._fetch(schemes[host], host) for host in sorted(leased))
-        )
-        records = [r for r, _ in results if r is not None]
-        blocked = {host for (r, _), host in zip(results, sorted(leased), strict=True) if r is None}
+        order = sorted(leased)
+        results = await asyncio.gather(*(self._fetch(schemes[h], h) for h in order))
+        fetched = dict(zip(order, results, strict=True))
+        records = [r.record for r in fetched.values() if r.record is not None]
+        blocked = {host for host, r in fetched.items() if r.record is None}
         stored = await self.hosts.store_robots(
             records,
             ttl_hours=self.config.robots_ttl_hours,
             retry_base_s=self.config.robots_retry_s,
             now=now,
         )
-        await self.fetch_log.record([entry for _, entry in results])
+        await self.fetch_log.record([r.entry for r in fetched.values()])
         not_before: dict[str, float] = {}
         for record in records:
             ctx = context[record.host]
@@ -133,7 +142,7 @@ class RobotsStep:
                 now=db_now,
             )
             not_before[record.host] = first_request_at(
-                started[record.host],
+                fetched[record.host].answered,
                 context[record.host].delay_ms,
                 self.config.politeness_margin_ms,
             )
@@ -148,7 +157,7 @@ class RobotsStep:
             not_before[host] = 0.0  # lease to give back; no page request follows
         return not_before
 
-    async def _fetch(self, scheme: str, host: str) -> tuple[RobotsRecord | None, LogEntry]:
+    async def _fetch(self, scheme: str, host: str) -> RobotsFetch:
         url = f"{scheme}://{host}/robots.txt"
         started = time.monotonic()
         status: int | None = None
@@ -172,11 +181,12 @@ class RobotsStep:
                 error=str(exc),
                 elapsed_ms=ms_since(started),
             )
-            return None, entry
+            return RobotsFetch(None, entry, time.monotonic())
         except TooManyRedirects as exc:
             status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
         except HttpError as exc:
             error = str(exc)
+        answered = time.monotonic()  # every request of it went out before this
         record = interpret(
             host,
             token=self.token,
@@ -202,7 +212,7 @@ class RobotsStep:
             error=record.error,
         )
         log.debug("robots host=%s status=%s http=%s", host, record.status, record.http_status)
-        return record, entry
+        return RobotsFetch(record, entry, answered)
 
     def _rules_for(self, ctx: HostContext) -> RobotsRules:
         cached = self._rules.get(ctx.host)

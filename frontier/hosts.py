@@ -157,13 +157,14 @@ class HostRepository:
         *,
         margin_ms: int = 100,
         now: datetime | None = None,
-    ) -> dict[str, bool]:
+    ) -> dict[str, RequestStart]:
         """For (host, end of the slot its claim reserved) pairs: whether a request may go
-        now. Those that may have the host's next slot moved past now (see hosts.sql)."""
+        now, and within what margin of asking. Those that may have the host's next slot
+        moved past now (see hosts.sql)."""
         if not slots:
             return {}
         slot_ends = dict(sorted(slots))
-        go: dict[str, bool] = {}
+        go: dict[str, RequestStart] = {}
         for bucket, hosts in await self._by_bucket(sorted(slot_ends)):
             records = await self._db.fetch(
                 SQL["begin_requests"],
@@ -174,7 +175,7 @@ class HostRepository:
                 now,
                 bucket,
             )
-            go.update((r["host"], r["go"]) for r in records)
+            go.update((r["host"], RequestStart(r["go"], r["margin_ms"])) for r in records)
         return go
 
     async def due_now(self, *, now: datetime | None = None) -> bool:
@@ -202,18 +203,42 @@ class HostRepository:
         )
         assert record is not None
         if record["taken"]:
-            return HostSlot(True)
+            return HostSlot(True, margin_ms=record["margin_ms"])
         return HostSlot(False, record["wait_s"], record["reason"])
 
 
 @dataclass(frozen=True, slots=True)
+class RequestStart:
+    """What `HostRepository.begin_requests` answered for a host: whether its request may
+    go, and the margin its slot keeps on top of the delay (None: no delay to keep). The
+    request must start within that margin of the moment the statement was sent, or the
+    next requester's turn may come less than the delay after it."""
+
+    go: bool
+    margin_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HostSlot:
-    """What `HostRepository.take_slot` answered: the slot is taken, or the host may be free
-    in `wait_s` seconds; `reason` says what it waits for: "delay", "backoff" or "lease"."""
+    """What `HostRepository.take_slot` answered: the slot is taken (and must be used
+    within `margin_ms` of asking, as a `RequestStart`), or the host may be free in `wait_s`
+    seconds; `reason` says what it waits for: "delay", "backoff" or "lease"."""
 
     taken: bool
     wait_s: float = 0.0
     reason: str | None = None
+    margin_ms: int | None = None
+
+
+def send_by(asked: float, margin_ms: int | None) -> float | None:
+    """The monotonic time by which a request must have started, when the statement that
+    took its slot was sent at `asked` and the slot keeps `margin_ms` on top of the delay
+    (None: no delay, no deadline). The slot moved the host's next turn to the delay and the
+    margin after the statement read its clock, which it did after `asked`: a request that
+    starts within the margin of `asked` starts at least the delay before that turn,
+    whatever the statement waited for (a row lock, the commit) and however late its answer
+    was read."""
+    return None if margin_ms is None else asked + margin_ms / 1000
 
 
 SLOT_DELAY, SLOT_BACKOFF, SLOT_LEASE = "delay", "backoff", "lease"  # HostSlot.reason

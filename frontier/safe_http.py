@@ -17,7 +17,12 @@ Every request it makes is bounded and guarded:
 - an SSRF guard: private, loopback, link-local, reserved and cloud-metadata addresses are
   refused after DNS resolution (in the connector's resolver, so the checked address is the
   one connected to) and for IP literals in every URL, redirects included, unless
-  `allow_private_networks` is set.
+  `allow_private_networks` is set;
+- a deadline (`send_by`) for a request that holds a politeness slot: checked when its
+  connection is ready and its headers are about to be written (aiohttp's
+  `on_request_headers_sent` signal, sent before the headers are serialised and written,
+  with no turn of the event loop in between), so DNS, the connect, a wait for a free
+  connection and a busy event loop all count; past it, nothing is sent (`SlotPassed`).
 
 Errors (all `HttpError`, a `FrontierError`):
 
@@ -28,6 +33,8 @@ Errors (all `HttpError`, a `FrontierError`):
     │   ├── BodyTooLarge     over the body cap
     │   └── TooManyRedirects over the redirect cap, or a redirect to a non-http URL
     └── FetchFailed      transient: timeout, DNS failure, connection error; retry later
+
+and `SlotPassed` (a `FrontierError`, not an `HttpError`: nothing was attempted).
 """
 
 from __future__ import annotations
@@ -99,6 +106,36 @@ class TooManyRedirects(Refused):
 
 class FetchFailed(HttpError):
     """Transient: a timeout, DNS failure or connection error; worth retrying later."""
+
+
+class SlotPassed(FrontierError):
+    """The request could not start by its politeness deadline (`send_by`); nothing of it
+    was sent."""
+
+
+async def _check_deadline(
+    _session: aiohttp.ClientSession,
+    context: Any,
+    params: aiohttp.TraceRequestHeadersSentParams,
+) -> None:
+    """aiohttp calls this right before it writes a request's headers: a request whose
+    deadline (`trace_request_ctx`, a `time.monotonic()` reading) has passed goes no
+    further (aiohttp closes its connection)."""
+    send_by = context.trace_request_ctx
+    if send_by is not None:
+        late_ms = (time.monotonic() - send_by) * 1000
+        if late_ms > 0:
+            raise SlotPassed(
+                f"could not start within its politeness slot ({late_ms:.0f} ms late): "
+                f"not sent ({params.url})"
+            )
+
+
+def _deadline_trace() -> aiohttp.TraceConfig:
+    trace = aiohttp.TraceConfig()
+    trace.on_request_headers_sent.append(_check_deadline)
+    trace.freeze()
+    return trace
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +294,7 @@ class SafeClient:
                 timeout=timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 headers={"User-Agent": self.limits.user_agent},
+                trace_configs=[_deadline_trace()],
             )
         return self._session
 
@@ -298,6 +336,7 @@ class SafeClient:
         max_body_bytes: int | None = None,
         truncate: bool = False,
         timeout_s: float | None = None,
+        send_by: float | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -305,7 +344,9 @@ class SafeClient:
         it is. The hops send the cookies the chain's responses set, in `cookies` (a jar the
         caller shares across the requests of one fetch) or in a jar of this call. With
         `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
-        `timeout_s` replaces the client's timeouts for each request of this call."""
+        `timeout_s` replaces the client's timeouts for each request of this call.
+        `send_by`: the `time.monotonic()` reading by which the first request must start
+        (its politeness slot's deadline), else `SlotPassed` and nothing is sent."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -322,8 +363,9 @@ class SafeClient:
             if cookie is not None:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._once(
-                url, request_headers, cap, truncate, timeout_s
+                url, request_headers, cap, truncate, timeout_s, send_by
             )
+            send_by = None  # the slot was for the first request
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
                 jar.update(url, set_cookie)
@@ -357,9 +399,10 @@ class SafeClient:
         cap: int,
         truncate: bool = False,
         timeout_s: float | None = None,
+        send_by: float | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"trace_request_ctx": send_by}
         if timeout_s:
             options["timeout"] = aiohttp.ClientTimeout(
                 total=timeout_s, sock_connect=timeout_s, sock_read=timeout_s

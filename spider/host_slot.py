@@ -15,7 +15,10 @@ Why a download handler and not a downloader middleware: Scrapy runs the middlewa
 queue behind the previous request of that host. A slot taken there could be used late,
 after another requester's turn had begun. The handler runs after Scrapy's download slot,
 right before the connection, so the request goes out as soon as its slot is taken (the
-margin on top of the delay, as the fetchers keep it, absorbs DNS and connect time). With
+margin on top of the delay, as the fetchers keep it, absorbs DNS and connect time). A slot
+whose answer came later than the margin after asking (a row lock, the commit, a reactor
+busy elsewhere) is not used, as a fetcher's is not (`frontier.hosts.send_by`): the
+request asks again, once the turn it took has passed (counted `frontier/slot_late`). With
 `CONCURRENT_REQUESTS_PER_DOMAIN` 1, at most one request per host waits here; Scrapy's own
 DOWNLOAD_DELAY is 0 and AutoThrottle is off (`spider.crawl_settings`), so nothing adds on
 top of the host's delay.
@@ -38,7 +41,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Response
 
 from frontier.db import Database
-from frontier.hosts import SLOT_BACKOFF, SLOT_LEASE, HostRepository
+from frontier.hosts import SLOT_BACKOFF, SLOT_LEASE, HostRepository, send_by
 from frontier.urls import InvalidURL, normalize_url, url_host
 from spider.pipeline import DSN
 
@@ -90,12 +93,18 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         assert self._db is not None
         started, paused = time.monotonic(), False
         while True:
+            asked = time.monotonic()
             slot = await self._db.outage.ride_out(
                 lambda: hosts.take_slot(
                     host, new_host_delay_ms=self._new_host_delay_ms, margin_ms=MARGIN_CAP_MS
                 ),
                 DB_PATIENCE_S,
             )
+            deadline = send_by(asked, slot.margin_ms)
+            if slot.taken and deadline is not None and time.monotonic() > deadline:
+                self._stats.inc_value("frontier/slot_late")  # ask again: the turn is spent
+                paused = True
+                continue
             if slot.taken:
                 if paused:
                     waited_ms = round((time.monotonic() - started) * 1000)

@@ -83,8 +83,9 @@ RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
 -- inside the slot its claim reserved: before $2 (the claim's next_allowed_at), or while $3
 -- holds the host's lease, or on a host without delay; and never while the host backs off.
 -- Each host that may go has next_allowed_at moved to now + its delay + a margin (a tenth
--- of the delay, at most $4 ms) that absorbs the time between this statement and the
--- request reaching the server, so the gap between two requests measured at the server is
+-- of the delay, at most $4 ms), and the margin is returned (`margin_ms`, NULL where there
+-- is no delay to keep): the worker sends only within that margin of asking
+-- (fetcher/politeness.py), so the gap between two requests measured at the server is
 -- never below the delay. The lease of $3 is given back. $6: the hosts' bucket.
 WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
 input AS (
@@ -117,7 +118,9 @@ moved AS (
     FROM decided d, clock c
     WHERE h.bucket = $6::int AND h.host = d.host
 )
-SELECT host, go FROM decided;
+SELECT host, go,
+       CASE WHEN go AND delay_ms > 0 THEN least(delay_ms / 10, $4::int) END AS margin_ms
+FROM decided;
 
 -- name: due_now
 -- Is any URL due now on a host that is not backing off? (`frontier fetch --until-idle`
@@ -140,10 +143,11 @@ WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 -- missing (min_delay_ms $2, the delay a submit would give it). next_allowed_at moves to
 -- now + the host's delay + a margin (a tenth of the delay, at most $3 ms, as in
 -- begin_requests) only if it has passed, the host is not backing off and nobody holds its
--- lease (a fetcher fetching its robots.txt). Returns `taken`; otherwise, from the row as
--- it stood, how long until the host may be free (`wait_s`) and why (`reason`: delay,
--- backoff or lease); the caller waits and asks again. $4: now (NULL: the database clock).
--- $5: the host's bucket.
+-- lease (a fetcher fetching its robots.txt). Returns `taken` and the margin kept
+-- (`margin_ms`, NULL where there is no delay: the requester sends only within it of
+-- asking); otherwise, from the row as it stood, how long until the host may be free
+-- (`wait_s`) and why (`reason`: delay, backoff or lease); the caller waits and asks again.
+-- $4: now (NULL: the database clock). $5: the host's bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 taken AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, next_allowed_at, created_at,
@@ -159,9 +163,9 @@ taken AS (
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
       AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
-    RETURNING h.host
+    RETURNING CASE WHEN h.delay_ms > 0 THEN least(h.delay_ms / 10, $3::int) END AS margin_ms
 )
-SELECT EXISTS (SELECT 1 FROM taken) AS taken,
+SELECT EXISTS (SELECT 1 FROM taken) AS taken, (SELECT margin_ms FROM taken) AS margin_ms,
        CASE WHEN h.backoff_until > c.now THEN 'backoff'
             WHEN h.lease_until > c.now THEN 'lease'
             ELSE 'delay' END AS reason,

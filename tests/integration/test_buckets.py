@@ -12,7 +12,7 @@ import pytest
 
 from frontier.buckets import bucket_of
 from frontier.db import Database
-from frontier.hosts import HostRepository
+from frontier.hosts import HostRepository, RequestStart
 from frontier.queue import (
     Candidate,
     Outcome,
@@ -116,7 +116,7 @@ async def test_host_statements_route_by_bucket(db: Database, manual: SourceRef) 
     assert leased == set(HOSTS)
     assert await hosts.take_leases(dict.fromkeys(HOSTS), "w2", 30, now=at(1)) == set()
     go = await hosts.begin_requests([(h, at(2)) for h in HOSTS], "w1", now=at(1))
-    assert go == dict.fromkeys(HOSTS, True)
+    assert go == dict.fromkeys(HOSTS, RequestStart(True, margin_ms=100))  # 1000 ms delay
     free = await db.fetchval("SELECT count(*) FROM host_state WHERE lease_owner IS NULL")
     assert free == len(HOSTS)
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from fetcher.page import Page
 from fetcher.politeness import first_request_at, margin_ms, slot_ends
 from fetcher.source_cache import UNKNOWN
-from frontier.hosts import HostContext
+from frontier.hosts import HostContext, send_by
 from frontier.queue import Claim
 from frontier.states import Origin, RobotsStatus
 
@@ -82,3 +82,9 @@ def test_a_host_without_delay_has_no_slot_unless_leased() -> None:
     ctx = {"a": context("a", 0, T0)}
     assert slot_ends(pages, ctx, lease_s=LEASE_S, leased=False) == []
     assert slot_ends(pages, ctx, lease_s=LEASE_S, leased=True) == [("a", T0)]
+
+
+def test_a_slot_must_be_used_within_its_margin_of_asking() -> None:
+    assert send_by(100.0, 30) == 100.03
+    assert send_by(100.0, 0) == 100.0  # a margin of 0 (a delay under 10 ms): at once
+    assert send_by(100.0, None) is None  # no delay to keep: no deadline
