@@ -38,9 +38,15 @@ from frontier.queue import OutcomeKind
 LATE = "started after its politeness slot; not sent"
 
 
+MIN_MARGIN_MS = 10  # a request must be able to start in it, round trip included
+
+
 def margin_ms(delay_ms: int, cap_ms: int) -> int:
-    """The margin kept on top of a host's delay: a tenth of it, at most `cap_ms`."""
-    return min(delay_ms // 10, cap_ms)
+    """The margin kept on top of a host's delay (hosts.sql computes the same): a tenth of
+    it, at least MIN_MARGIN_MS (a margin of 1 ms, on a 10 ms delay, would be missed by
+    nearly every request, which would then never be sent) and at most `cap_ms`; none
+    without a delay."""
+    return min(max(delay_ms // 10, MIN_MARGIN_MS), cap_ms) if delay_ms > 0 else 0
 
 
 def first_request_at(robots_answered: float, delay_ms: int, cap_ms: int) -> float:

@@ -83,10 +83,11 @@ RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
 -- inside the slot its claim reserved: before $2 (the claim's next_allowed_at), or while $3
 -- holds the host's lease, or on a host without delay; and never while the host backs off.
 -- Each host that may go has next_allowed_at moved to now + its delay + a margin (a tenth
--- of the delay, at most $4 ms), and the margin is returned (`margin_ms`, NULL where there
--- is no delay to keep): the worker sends only within that margin of asking
--- (fetcher/politeness.py), so the gap between two requests measured at the server is
--- never below the delay. The lease of $3 is given back. $6: the hosts' bucket.
+-- of the delay, at least 10 ms and at most $4 ms: fetcher/politeness.py `margin_ms`), and
+-- the margin is returned (`margin_ms`, NULL where there is no delay to keep): the worker
+-- sends only within that margin of asking, so the gap between two requests measured at
+-- the server is never below the delay. The lease of $3 is given back. $6: the hosts'
+-- bucket.
 WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
 input AS (
     SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(host, slot_end)
@@ -104,6 +105,7 @@ locked AS (
 ),
 decided AS (
     SELECT l.host, l.delay_ms,
+           least(greatest(l.delay_ms / 10, 10), $4::int) AS margin_ms,
            NOT l.backing_off AND (l.leased OR l.delay_ms = 0 OR c.now < l.slot_end) AS go
     FROM locked l, clock c
 ),
@@ -111,15 +113,14 @@ moved AS (
     UPDATE host_state h
     SET next_allowed_at = CASE WHEN d.go AND d.delay_ms > 0
                                THEN greatest(h.next_allowed_at, frontier_after(c.now,
-                                    (d.delay_ms + least(d.delay_ms / 10, $4::int)) / 1000.0))
+                                    (d.delay_ms + d.margin_ms) / 1000.0))
                                ELSE h.next_allowed_at END,
         lease_owner = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_owner END,
         lease_until = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_until END
     FROM decided d, clock c
     WHERE h.bucket = $6::int AND h.host = d.host
 )
-SELECT host, go,
-       CASE WHEN go AND delay_ms > 0 THEN least(delay_ms / 10, $4::int) END AS margin_ms
+SELECT host, go, CASE WHEN go AND delay_ms > 0 THEN margin_ms END AS margin_ms
 FROM decided;
 
 -- name: due_now
@@ -141,8 +142,8 @@ WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 -- A requester without a claim (the spider) is about to send one request to host $1: take
 -- the host's slot if it is due, in one statement. The host_state row is created if
 -- missing (min_delay_ms $2, the delay a submit would give it). next_allowed_at moves to
--- now + the host's delay + a margin (a tenth of the delay, at most $3 ms, as in
--- begin_requests) only if it has passed, the host is not backing off and nobody holds its
+-- now + the host's delay + a margin (as in begin_requests, at most $3 ms; none without a
+-- delay) only if it has passed, the host is not backing off and nobody holds its
 -- lease (a fetcher fetching its robots.txt). Returns `taken` and the margin kept
 -- (`margin_ms`, NULL where there is no delay: the requester sends only within it of
 -- asking); otherwise, from the row as it stood, how long until the host may be free
@@ -153,17 +154,20 @@ taken AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, next_allowed_at, created_at,
                                  updated_at)
     SELECT $1::text, $5::int, $2::int,
-           frontier_after(c.now, ($2::int + least($2::int / 10, $3::int)) / 1000.0),
+           frontier_after(c.now, ($2::int + CASE WHEN $2::int > 0 THEN
+               least(greatest($2::int / 10, 10), $3::int) ELSE 0 END) / 1000.0),
            c.now, c.now
     FROM clock c
     ON CONFLICT (host, bucket) DO UPDATE
     SET next_allowed_at = frontier_after(excluded.updated_at,
-            (h.delay_ms + least(h.delay_ms / 10, $3::int)) / 1000.0),
+            (h.delay_ms + CASE WHEN h.delay_ms > 0 THEN
+                least(greatest(h.delay_ms / 10, 10), $3::int) ELSE 0 END) / 1000.0),
         updated_at = excluded.updated_at
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
       AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
-    RETURNING CASE WHEN h.delay_ms > 0 THEN least(h.delay_ms / 10, $3::int) END AS margin_ms
+    RETURNING CASE WHEN h.delay_ms > 0 THEN least(greatest(h.delay_ms / 10, 10), $3::int)
+              END AS margin_ms
 )
 SELECT EXISTS (SELECT 1 FROM taken) AS taken, (SELECT margin_ms FROM taken) AS margin_ms,
        CASE WHEN h.backoff_until > c.now THEN 'backoff'

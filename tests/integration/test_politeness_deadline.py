@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from fetcher.politeness import LATE
+from fetcher.politeness import LATE, margin_ms
 from frontier.db import Database
 from frontier.hosts import HostRepository, RequestStart
 from frontier.safe_http import HttpLimits, Response, SafeClient, SlotPassed
@@ -22,6 +22,7 @@ from tests.fetch_harness import after, article, fetcher_for, frontier_row, submi
 from tests.local_site import LocalSite
 
 DELAY_MS = 500  # margin: a tenth, 50 ms
+CAP_MS = 100  # the fetchers' and the spider's cap on the margin
 
 
 class SlowAnswers:
@@ -101,3 +102,31 @@ async def test_the_first_page_request_keeps_the_delay_after_a_late_robots_reques
     [robots_request] = local_site.hits("/robots.txt")
     [page] = local_site.hits("/a")
     assert page.at - robots_request.at >= DELAY_MS / 1000
+
+
+async def test_the_statements_keep_the_margins_the_fetcher_computes(db: Database) -> None:
+    delays = [0, 1, 50, 300, 1000, 5000]
+    for delay in delays:
+        await db.execute(
+            "INSERT INTO host_state (host, min_delay_ms) VALUES ($1, $2)", f"h{delay}", delay
+        )
+    t0 = datetime(2026, 5, 1, tzinfo=UTC)
+    hosts = HostRepository(db)
+    starts = await hosts.begin_requests(
+        [(f"h{d}", t0 + timedelta(seconds=1)) for d in delays], "w1", margin_ms=CAP_MS, now=t0
+    )
+    rows = await db.fetch("SELECT host, next_allowed_at FROM host_state")
+    moved = {r["host"]: r["next_allowed_at"] for r in rows}
+    for delay in delays:
+        margin = margin_ms(delay, CAP_MS)
+        assert starts[f"h{delay}"] == RequestStart(True, margin or None), delay
+        if delay:
+            assert moved[f"h{delay}"] == t0 + timedelta(milliseconds=delay + margin), delay
+        later = t0 + timedelta(seconds=10)
+        slot = await hosts.take_slot(f"h{delay}", new_host_delay_ms=0, margin_ms=CAP_MS, now=later)
+        assert (slot.taken, slot.margin_ms) == (True, margin or None), delay
+    new = await hosts.take_slot("new.example", new_host_delay_ms=50, margin_ms=CAP_MS, now=t0)
+    assert new.margin_ms == margin_ms(50, CAP_MS)
+    assert await db.fetchval(
+        "SELECT next_allowed_at FROM host_state WHERE host = 'new.example'"
+    ) == t0 + timedelta(milliseconds=50 + margin_ms(50, CAP_MS))

@@ -54,9 +54,11 @@ def context(host: str, delay_ms: int, next_allowed_at: datetime) -> HostContext:
     )
 
 
-def test_the_margin_is_a_tenth_of_the_delay_capped() -> None:
+def test_the_margin_is_a_tenth_of_the_delay_floored_and_capped() -> None:
     assert margin_ms(1000, 250) == 100
     assert margin_ms(10_000, 250) == 250
+    assert margin_ms(50, 250) == 10  # enough to start a request in
+    assert margin_ms(1, 250) == 10
     assert margin_ms(0, 250) == 0
 
 
@@ -86,5 +88,4 @@ def test_a_host_without_delay_has_no_slot_unless_leased() -> None:
 
 def test_a_slot_must_be_used_within_its_margin_of_asking() -> None:
     assert send_by(100.0, 30) == 100.03
-    assert send_by(100.0, 0) == 100.0  # a margin of 0 (a delay under 10 ms): at once
     assert send_by(100.0, None) is None  # no delay to keep: no deadline
