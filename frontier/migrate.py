@@ -68,7 +68,10 @@ def _refused(dsn: str, action: str, exc: Exception) -> MigrationFailed:
 
 
 def _first_line(error: BaseException) -> str:
-    return str(error).strip().splitlines()[0]
+    """The error's first line, or its type's name when it says nothing (a driver's
+    `OSError()` from a dropped connection has no message)."""
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 def _run(dsn: str, action: str, revision: str) -> None:
