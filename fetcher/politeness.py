@@ -36,8 +36,6 @@ from frontier.hosts import HostContext, HostRepository, send_by
 from frontier.queue import OutcomeKind
 
 LATE = "started after its politeness slot; not sent"
-
-
 MIN_MARGIN_MS = 10  # a request must be able to start in it, round trip included
 
 
@@ -76,12 +74,7 @@ class Politeness:
     """Admits the pages of a batch whose slot has not passed; defers the others."""
 
     def __init__(
-        self,
-        hosts: HostRepository,
-        worker_id: str,
-        *,
-        lease_s: float,
-        margin_cap_ms: int,
+        self, hosts: HostRepository, worker_id: str, *, lease_s: float, margin_cap_ms: int
     ) -> None:
         self.hosts = hosts
         self.worker_id = worker_id

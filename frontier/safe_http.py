@@ -133,10 +133,7 @@ class _DeadlineRequest(aiohttp.ClientRequest):
         if send_by is not None:
             late_ms = (time.monotonic() - send_by) * 1000
             if late_ms > 0:
-                raise SlotPassed(
-                    f"could not start within its politeness slot ({late_ms:.0f} ms late): "
-                    f"not sent ({self.url})"
-                )
+                raise SlotPassed(f"{late_ms:.0f} ms past its politeness slot ({self.url})")
         return await super().send(conn)
 
 

@@ -67,7 +67,7 @@ async def test_the_client_sends_nothing_past_the_deadline(local_site: LocalSite)
     local_site.serve("/a", "fine")
     limits = HttpLimits("frontier-test/1.0", allow_private_networks=True)
     async with SafeClient(limits) as client:
-        with pytest.raises(SlotPassed, match="ms late"):
+        with pytest.raises(SlotPassed, match="ms past its politeness slot"):
             await client.get(local_site.url("/a"), send_by=time.monotonic() - 0.001)
         assert local_site.hits("/a") == []
         # The connection it had opened is not reused half-written: the next request is whole.
