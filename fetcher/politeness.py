@@ -17,8 +17,10 @@ after the statement ran, so a request that starts later than the margin (an answ
 up by a row lock or the commit, an event loop busy with the rest of the batch, a slow DNS
 answer or connect, a process the machine did not run for a while) could reach the server
 less than the delay before the next one; seen under load, 60-90 ms late on a 300 ms delay.
-So the gap between two requests to a host, as the server sees them, never falls below its
-delay, however late a worker starts or answers come.
+So the gap between two requests to a host, as the server sees them, does not fall below
+its delay, however late a worker starts or answers come; what is left is the process not
+being run between the check and the write itself (seen once, 63 ms, with the machine
+loaded past its cores: bench/RESULTS.md, 2026-11-27).
 
 After a host's robots.txt, the first page request waits out the delay from the moment the
 robots.txt answer was in (`first_request_at`): its request went out at some point before
