@@ -30,7 +30,7 @@ that, never after.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from fetcher.page import Page
@@ -76,12 +76,19 @@ class Politeness:
     """Admits the pages of a batch whose slot has not passed; defers the others."""
 
     def __init__(
-        self, hosts: HostRepository, worker_id: str, *, lease_s: float, margin_cap_ms: int
+        self,
+        hosts: HostRepository,
+        worker_id: str,
+        *,
+        lease_s: float,
+        margin_cap_ms: int,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.hosts = hosts
         self.worker_id = worker_id
         self.lease_s = lease_s
         self.margin_cap_ms = margin_cap_ms
+        self.clock = clock  # when a slot was asked for (the client reads time.monotonic)
 
     async def admit(
         self,
@@ -94,7 +101,7 @@ class Politeness:
         """The pages whose request may start now, each with the deadline its request must
         start by (`Page.send_by`); the late ones are deferred untried."""
         slots = slot_ends(pages, context, lease_s=self.lease_s, leased=leased)
-        asked = time.monotonic()
+        asked = self.clock()
         starts = await self.hosts.begin_requests(
             slots, self.worker_id, margin_ms=self.margin_cap_ms, now=now
         )

@@ -6,18 +6,19 @@ delay from the robots.txt answer, which comes after its request went out, howeve
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import pytest
+from aiohttp import web
 
 from fetcher.politeness import LATE, margin_ms
 from frontier.db import Database
 from frontier.hosts import HostRepository, RequestStart
-from frontier.safe_http import HttpLimits, Response, SafeClient, SlotPassed
+from frontier.safe_http import HttpLimits, SafeClient, SlotPassed
+from tests.conditions import wait_until
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 
@@ -25,38 +26,22 @@ DELAY_MS = 500  # margin: a tenth, 50 ms
 CAP_MS = 100  # the fetchers' and the spider's cap on the margin
 
 
-class SlowAnswers:
-    """A fetcher's `begin_requests` whose answers come `late_s` after they were asked (as
-    a row lock, the commit or a busy event loop make them)."""
-
-    def __init__(self, hosts: HostRepository, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.late_s = 0.0
-        self.ask = hosts.begin_requests
-        monkeypatch.setattr(hosts, "begin_requests", self.begin_requests)
-
-    async def begin_requests(
-        self, slots: Sequence[tuple[str, datetime]], owner: str, **options: Any
-    ) -> dict[str, RequestStart]:
-        answer = await self.ask(slots, owner, **options)
-        await asyncio.sleep(self.late_s)  # the time the answer takes, not a wait for it
-        return answer
-
-
 async def test_a_request_that_cannot_start_within_the_margin_is_not_sent(
-    db: Database, local_site: LocalSite, monkeypatch: pytest.MonkeyPatch
+    db: Database, local_site: LocalSite
 ) -> None:
     local_site.serve("/a", article("Alpha story"))
     await submit(db, local_site.url("/a"), delay_ms=DELAY_MS)
     async with fetcher_for(db, delay_ms=DELAY_MS) as fetcher:
-        answers = SlowAnswers(fetcher.hosts, monkeypatch)
-        answers.late_s = 0.06  # past the margin
+        politeness = fetcher.pipeline.politeness
+        # The slot's answer as if it came 60 ms after it was asked for: past the margin.
+        politeness.clock = lambda: time.monotonic() - 0.06
         assert (await fetcher.run_once()).claimed == 1
         assert local_site.hits("/robots.txt") and not local_site.hits("/a")
         row = await frontier_row(db, local_site.url("/a"))
         assert (row["status"], row["retry_count"]) == ("pending", 0)
         assert row["last_error"].startswith(LATE), row["last_error"]
 
-        answers.late_s = 0.0
+        politeness.clock = time.monotonic
         assert (await fetcher.run_once(now=after(5))).claimed == 1
     assert len(local_site.hits("/a")) == 1
     row = await frontier_row(db, local_site.url("/a"))
@@ -76,29 +61,53 @@ async def test_the_client_sends_nothing_past_the_deadline(local_site: LocalSite)
     assert len(local_site.hits("/a")) == 1
 
 
-class LateRobotsRequests:
-    """The fetcher's client as its robots.txt step sees it: each request leaves `lag_s`
-    after it was made (a busy event loop, a slow DNS answer)."""
+async def test_setting_up_a_new_connection_does_not_count_against_the_deadline(
+    local_site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local_site.serve("/a", "fine")
+    connect = aiohttp.TCPConnector._create_connection
+    deadline = time.monotonic() + 0.05
 
-    def __init__(self, client: SafeClient, lag_s: float) -> None:
-        self.client = client
-        self.lag_s = lag_s
+    async def slow_handshake(self: Any, *args: Any) -> Any:
+        # A far site's TCP and TLS handshakes, taking longer than the margin.
+        await wait_until(lambda: time.monotonic() > deadline, deadline_s=5, tick_s=0.01)
+        return await connect(self, *args)
 
-    async def get(self, url: str, **options: Any) -> Response:
-        await asyncio.sleep(self.lag_s)
-        return await self.client.get(url, **options)
+    monkeypatch.setattr(aiohttp.TCPConnector, "_create_connection", slow_handshake)
+    limits = HttpLimits("frontier-test/1.0", allow_private_networks=True)
+    async with SafeClient(limits) as client:
+        answer = await client.get(local_site.url("/a"), send_by=deadline)
+    assert answer.status == 200 and len(local_site.hits("/a")) == 1
 
 
-async def test_the_first_page_request_keeps_the_delay_after_a_late_robots_request(
+async def test_the_first_page_request_waits_the_delay_after_the_robots_request(
     db: Database, local_site: LocalSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
+    handled: list[float] = []
+
+    async def robots(_request: web.Request) -> web.StreamResponse:
+        handled.append(time.monotonic())  # the request has arrived by now
+        return web.Response(text="User-agent: *\nAllow: /\n", content_type="text/plain")
+
+    local_site.route("/robots.txt", robots)
     local_site.serve("/a", article("Alpha story"))
     await submit(db, local_site.url("/a"), delay_ms=DELAY_MS)
     async with fetcher_for(db, delay_ms=DELAY_MS) as fetcher:
-        robots = fetcher.pipeline.robots
-        monkeypatch.setattr(robots, "client", LateRobotsRequests(robots.client, lag_s=0.2))
+        step = fetcher.pipeline.robots
+        check = step.check
+        not_before: list[dict[str, float]] = []
+
+        async def recorded(*args: Any, **options: Any) -> dict[str, float]:
+            not_before.append(await check(*args, **options))
+            return not_before[-1]
+
+        monkeypatch.setattr(step, "check", recorded)
         await fetcher.run_once()
+    [robots_at] = handled
+    [(_, first_page_at)] = [item for found in not_before for item in found.items()]
+    # However late the robots.txt request left, the page waits the delay (and the margin)
+    # from a moment after it reached the host, not from when the fetcher set out to make it.
+    assert first_page_at >= robots_at + (DELAY_MS + margin_ms(DELAY_MS, CAP_MS)) / 1000
     [robots_request] = local_site.hits("/robots.txt")
     [page] = local_site.hits("/a")
     assert page.at - robots_request.at >= DELAY_MS / 1000
