@@ -14,8 +14,8 @@ the statement, and a request that cannot start within the margin of that moment 
 sent either (`Page.send_by`, checked by the client right before it writes the request:
 `frontier.safe_http.SlotPassed`). The next requester's turn comes the delay and the margin
 after the statement ran, so a request that starts later than the margin (an answer held
-up by a row lock or the commit, an event loop busy with the rest of the batch, a slow DNS
-answer or connect, a process the machine did not run for a while) could reach the server
+up by a row lock or the commit, an event loop busy with the rest of the batch, a process
+the machine did not run for a while; a new connection's setup does not count) could reach the server
 less than the delay before the next one; seen under load, 60-90 ms late on a 300 ms delay.
 So the gap between two requests to a host, as the server sees them, does not fall below
 its delay, however late a worker starts or answers come; what is left is the process not
