@@ -37,7 +37,6 @@ class FetcherConfig:
     robots_lease_s: float = 90.0  # a host's lease while its robots.txt is fetched
     sink_retry_s: float = 60.0
     sink_retry_max_s: float = 3600.0
-    politeness_margin_ms: int = 100
     shutdown_s: float = 30.0
     idle_poll_s: float = 1.0
     maintenance_every_s: float = 30.0

@@ -41,7 +41,6 @@ class Page:
     document: RawDocument | None = None
     canonical: str | None = None  # the trusted canonical identity, when not the page's own
     fetch_url: str | None = None  # the server's spelling, when it redirected to the same page
-    send_by: float | None = None  # monotonic deadline of its politeness slot (None: none)
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""

@@ -1,8 +1,9 @@
 """The batch pipeline: from claimed URLs to pages with an outcome and, for those fetched,
 a stored document.
 
-`fetch(claims)`: source settings (fetchprotection), the robots.txt step, the politeness
-check, the requests, the decision on each response and the extraction.
+`fetch(claims)`: source settings (fetchprotection), the robots.txt step, the requests (each
+host held by the claim, its requests paced and the host given back when the page's answer
+is in: `fetcher.politeness`), the decision on each response and the extraction.
 `store(pages)`: move a variant's document to its trusted canonical URL (or drop it when the
 canonical is stored), drop pages whose content is already indexed under another URL, write
 the rest to the sink (docs/duplicates.md); while the sink is down, the pages wait (`SinkBackoff`).
@@ -25,14 +26,15 @@ from fetcher.extract import Extracted
 from fetcher.extract_pool import Extraction, ExtractionCrashed, ExtractionPool, InProcessExtraction
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
-from fetcher.politeness import LATE, Politeness
+from fetcher.politeness import BatchHolds
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
-from frontier.hosts import HostContext, HostRepository
+from frontier.host_slots import Pace
+from frontier.hosts import HostRepository
 from frontier.queue import Claim, OutcomeKind
 from frontier.safe_http import (
     REDIRECT_STATUSES,
@@ -44,7 +46,6 @@ from frontier.safe_http import (
     Refused,
     Response,
     SafeClient,
-    SlotPassed,
     TooManyRedirects,
     redirect_chain,
 )
@@ -69,7 +70,7 @@ class BatchPipeline:
         sources: SourceCache,
         duplicates: DuplicateContent,
         robots: RobotsStep,
-        politeness: Politeness,
+        worker_id: str,
         sink_backoff: SinkBackoff,
         extraction: ExtractionPool | InProcessExtraction | None = None,
     ) -> None:
@@ -81,7 +82,7 @@ class BatchPipeline:
         self.sources = sources
         self.duplicates = duplicates
         self.robots = robots
-        self.politeness = politeness
+        self.worker_id = worker_id
         self.sink_backoff = sink_backoff
         # content_hash -> the URL this process stored it under, newest last. The database
         # check below sees only completed URLs; two batches in flight at once with the same
@@ -95,60 +96,42 @@ class BatchPipeline:
     # -- fetch ----------------------------------------------------------------------------
 
     async def fetch(self, claims: Sequence[Claim], *, now: datetime | None = None) -> list[Page]:
-        """A page per claim; each either has its outcome or was fetched."""
+        """A page per claim; each either has its outcome or was fetched. Every host the
+        batch held is given back by the time this returns."""
         hosts = sorted({c.host for c in claims})
         context = await self.hosts.context(hosts, now=now)
-        infos = await self.sources.get_many(c.source_id for c in claims)
-        pages = [
-            Page(c, infos.get(c.source_id, UNKNOWN) if c.source_id else UNKNOWN) for c in claims
-        ]
-        for page in pages:
-            if page.source.fetchprotection <= 0:
-                page.end(OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0")
-        waiting = [p for p in pages if p.outcome is None]
-        not_before = await self.robots.check(waiting, context, now=now)
-        to_fetch = [p for p in waiting if p.outcome is None]
-        fresh = [p for p in to_fetch if p.claim.host not in not_before]
-        after_robots = [p for p in to_fetch if p.claim.host in not_before]
-        await asyncio.gather(
-            self._fetch_group(fresh, context, leased=False, now=now),
-            self._fetch_group(
-                after_robots,
-                context,
-                leased=True,
-                wait_until=max((not_before[p.claim.host] for p in after_robots), default=0.0),
-                now=now,
-            ),
-        )
+        holds = BatchHolds(self.hosts, self.worker_id, context, now=now)
+        try:
+            infos = await self.sources.get_many(c.source_id for c in claims)
+            pages = [
+                Page(c, infos.get(c.source_id, UNKNOWN) if c.source_id else UNKNOWN) for c in claims
+            ]
+            for page in pages:
+                if page.source.fetchprotection <= 0:
+                    page.end(
+                        OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0"
+                    )
+            waiting = [p for p in pages if p.outcome is None]
+            await self.robots.check(waiting, context, holds, now=now)
+            await asyncio.gather(
+                *(self._fetch_page(p, holds, now) for p in waiting if p.outcome is None)
+            )
+        finally:
+            await asyncio.shield(holds.release_all())
         return pages
 
-    async def _fetch_group(
-        self,
-        pages: Sequence[Page],
-        context: Mapping[str, HostContext],
-        *,
-        leased: bool,
-        wait_until: float = 0.0,
-        now: datetime | None = None,
-    ) -> None:
-        if not pages:
-            return
-        pause = wait_until - time.monotonic()
-        if pause > 0:
-            await asyncio.sleep(pause)  # the robots.txt request counts against the delay
-        ready = await self.politeness.admit(pages, context, leased=leased, now=now)
-        await asyncio.gather(*(self._fetch_page(page, now) for page in ready))
-
-    async def _fetch_page(self, page: Page, now: datetime | None = None) -> None:
+    async def _fetch_page(self, page: Page, holds: BatchHolds, now: datetime | None) -> None:
         started = time.monotonic()
+        host = page.claim.host
         try:
-            response, elsewhere = await self._follow(page)
+            try:
+                response, elsewhere = await self._follow(page, holds.paces[host])
+            finally:
+                await asyncio.shield(holds.release(host))  # every answer is in
         except BodyTooLarge as exc:
             page.end(OutcomeKind.UNSUPPORTED_CONTENT, error=str(exc))
         except (BlockedAddress, PolicyBlocked) as exc:
             page.end(OutcomeKind.BLOCKED_BY_POLICY, error=str(exc))
-        except SlotPassed as exc:
-            page.end(OutcomeKind.DEFERRED, retry_after_s=0.0, error=f"{LATE}: {exc}")
         except Refused as exc:
             page.end(OutcomeKind.RETRY, error=str(exc))
         except (FetchFailed, HttpError) as exc:
@@ -162,14 +145,16 @@ class BatchPipeline:
                 await self._on_response(page, response.status, response.headers, response.body, now)
         page.elapsed_ms = ms_since(started)
 
-    async def _follow(self, page: Page) -> tuple[Response, str | None]:
+    async def _follow(self, page: Page, pace: Pace) -> tuple[Response, str | None]:
         """Request the claim's spelling, following the redirects and near-empty meta
         refreshes that stay on its identity inline (at most MAX_INLINE_HOPS in all), with
-        one cookie jar for the chain. Returns the last response and, when it sends the
-        page to another identity (which goes through the frontier), that target."""
+        one cookie jar for the chain. Each hop is a request of its own and waits the
+        host's delay after the previous answer (`pace`), holding the host meanwhile: going
+        back to the queue instead would lose the chain's cookies (a consent wall's) and
+        cost the hop a claim. Returns the last response and, when it sends the page to
+        another identity (which goes through the frontier), that target."""
         claim = page.claim
         url, etag, last_modified = claim.request_url, claim.etag, claim.last_modified
-        send_by = page.send_by  # the politeness slot is for the first request
         jar = ChainCookies()
         hops = 0
         chain: list[str] = []  # every URL requested, for the error of a loop
@@ -186,9 +171,8 @@ class BatchPipeline:
                 follow_if=same,
                 max_redirects=MAX_INLINE_HOPS - hops,
                 cookies=jar,
-                send_by=send_by,
+                pace=pace,
             )
-            send_by = None
             hops += len(response.history)
             chain += [u for _, u in response.history] + [response.url]
             if response.status in REDIRECT_STATUSES:

@@ -1,7 +1,7 @@
-"""The robots.txt step of a batch: fetch robots.txt for the hosts that need it (under a
-host lease, so one worker of all fetcher processes fetches it per host per TTL; see
-hosts.sql `take_leases`), store it, and decide which pages robots.txt lets through. What
-a robots.txt answer means is `fetcher.robots` (pure)."""
+"""The robots.txt step of a batch: fetch robots.txt for the hosts that need it (holding the
+host, so one worker of all fetcher processes fetches it per host per TTL; see hosts.sql
+`take_leases`), store it, and decide which pages robots.txt lets through. What a
+robots.txt answer means is `fetcher.robots` (pure)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from typing import NamedTuple
 
 from fetcher.config import FetcherConfig
 from fetcher.page import Page, ms_since
-from fetcher.politeness import first_request_at
+from fetcher.politeness import BatchHolds
 from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_token
 from frontier.fetch_log import FetchLogRepository, LogEntry
+from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.queue import OutcomeKind
 from frontier.safe_http import (
@@ -37,11 +38,10 @@ ROBOTS_CACHE_HOSTS = 10_000
 
 class RobotsFetch(NamedTuple):
     """One host's robots.txt request: what it says (None: not asked, the address is not
-    public), its fetch_log entry, and the monotonic time its answer was in."""
+    public) and its fetch_log entry."""
 
     record: RobotsRecord | None
     entry: LogEntry
-    answered: float
 
 
 class RobotsStep:
@@ -65,36 +65,31 @@ class RobotsStep:
         self,
         pages: Sequence[Page],
         context: dict[str, HostContext],
+        holds: BatchHolds,
         *,
         now: datetime | None = None,
-    ) -> dict[str, float]:
+    ) -> None:
         """Settle robots.txt for the hosts of `pages` (those without an outcome yet) and end
-        the pages it does not let through. `context` is updated with what was fetched.
-        Returns, per host whose robots.txt was fetched and that still has a page to fetch,
-        the monotonic time before which its first page request must not start; those
-        hosts' leases are still held (the caller's requests run under them)."""
+        the pages it does not let through. `context` is updated with what was fetched, and
+        `holds` learns of the hosts held for it and when their answer was in (the page
+        request waits the delay after it); the caller gives them back."""
         hosts = {p.claim.host for p in pages if context[p.claim.host].robots_needed()}
-        not_before = await self._settle(pages, context, hosts, now)
+        await self._settle(pages, context, holds, hosts, now)
         for page in pages:
             if page.outcome is None:
                 self._apply(page, context[page.claim.host])
-        # Leases taken for robots.txt on hosts that will get no page request now.
-        to_fetch = {p.claim.host for p in pages if p.outcome is None}
-        idle = {h for h in not_before if h not in to_fetch}
-        await self.hosts.release_leases(sorted(idle), self.worker_id)
-        return {h: t for h, t in not_before.items() if h not in idle}
 
     async def _settle(
         self,
         pages: Sequence[Page],
         context: dict[str, HostContext],
+        holds: BatchHolds,
         hosts: set[str],
         now: datetime | None,
-    ) -> dict[str, float]:
-        """Fetch robots.txt for `hosts` under a host lease; returns, per host fetched, the
-        monotonic time before which its first page request must not start."""
+    ) -> None:
+        """Fetch robots.txt for `hosts`, holding each (`take_leases`)."""
         if not hosts:
-            return {}
+            return
         leased = await self.hosts.take_leases(
             {host: context[host].robots_fetched_at for host in hosts},
             self.worker_id,
@@ -116,7 +111,7 @@ class RobotsStep:
                 )
         schemes = {p.claim.host: p.claim.url.split("://", 1)[0] for p in pages}
         order = sorted(leased)
-        results = await asyncio.gather(*(self._fetch(schemes[h], h) for h in order))
+        results = await asyncio.gather(*(self._fetch(schemes[h], h, holds.paces[h]) for h in order))
         fetched = dict(zip(order, results, strict=True))
         records = [r.record for r in fetched.values() if r.record is not None]
         blocked = {host for host, r in fetched.items() if r.record is None}
@@ -127,7 +122,6 @@ class RobotsStep:
             now=now,
         )
         await self.fetch_log.record([r.entry for r in fetched.values()])
-        not_before: dict[str, float] = {}
         for record in records:
             ctx = context[record.host]
             saved = stored.get(record.host)
@@ -141,11 +135,8 @@ class RobotsStep:
                 delay_ms=saved.delay_ms if saved else ctx.delay_ms,
                 now=db_now,
             )
-            not_before[record.host] = first_request_at(
-                fetched[record.host].answered,
-                context[record.host].delay_ms,
-                self.config.politeness_margin_ms,
-            )
+        for host in fetched:  # delay_ms: with its new Crawl-delay
+            holds.robots_fetched(host, context[host].delay_ms)
         for page in pages:
             if page.claim.host in blocked and page.outcome is None:
                 page.end(
@@ -153,11 +144,8 @@ class RobotsStep:
                     error=f"robots.txt refused: the host's address is not public: "
                     f"{PRIVATE_NETWORKS_HINT}",
                 )
-        for host in blocked:
-            not_before[host] = 0.0  # lease to give back; no page request follows
-        return not_before
 
-    async def _fetch(self, scheme: str, host: str) -> RobotsFetch:
+    async def _fetch(self, scheme: str, host: str, pace: Pace) -> RobotsFetch:
         url = f"{scheme}://{host}/robots.txt"
         started = time.monotonic()
         status: int | None = None
@@ -170,6 +158,7 @@ class RobotsStep:
                 follow_redirects=True,
                 max_body_bytes=ROBOTS_MAX_BYTES,
                 truncate=True,
+                pace=pace,
             )
             status, body = response.status, response.body
         except BlockedAddress as exc:
@@ -181,12 +170,11 @@ class RobotsStep:
                 error=str(exc),
                 elapsed_ms=ms_since(started),
             )
-            return RobotsFetch(None, entry, time.monotonic())
+            return RobotsFetch(None, entry)
         except TooManyRedirects as exc:
             status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
         except HttpError as exc:
             error = str(exc)
-        answered = time.monotonic()  # every request of it went out before this
         record = interpret(
             host,
             token=self.token,
@@ -212,7 +200,7 @@ class RobotsStep:
             error=record.error,
         )
         log.debug("robots host=%s status=%s http=%s", host, record.status, record.http_status)
-        return RobotsFetch(record, entry, answered)
+        return RobotsFetch(record, entry)
 
     def _rules_for(self, ctx: HostContext) -> RobotsRules:
         cached = self._rules.get(ctx.host)

@@ -28,7 +28,6 @@ from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
-from fetcher.politeness import Politeness
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import SourceCache
@@ -80,12 +79,7 @@ class Fetcher:
             sources=SourceCache(SourceRepository(db)),
             duplicates=DuplicateContent(db),
             robots=RobotsStep(self.hosts, client, self.fetch_log, config),
-            politeness=Politeness(
-                self.hosts,
-                self.worker_id,
-                lease_s=self.queue.policy.lease_seconds,
-                margin_cap_ms=config.politeness_margin_ms,
-            ),
+            worker_id=self.worker_id,
             sink_backoff=self.sink_backoff,
             extraction=extraction,
         )
@@ -102,7 +96,8 @@ class Fetcher:
     # -- one batch ------------------------------------------------------------------------
 
     async def claim(self, limit: int, *, now: datetime | None = None) -> list[Claim]:
-        """Lease up to `limit` URLs, at most one per host (`now`: the database's clock)."""
+        """Lease up to `limit` URLs, at most one per host, holding each host with a delay
+        until its answer is in (`now`: the database's clock)."""
         return await self.queue.claim(self.worker_id, limit, now=now)
 
     async def run_once(self, now: datetime | None = None, limit: int | None = None) -> FetchSummary:

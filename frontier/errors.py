@@ -28,8 +28,8 @@ under this root (one module each, named in brackets):
     │   │   ├── BodyTooLarge     over the body or decompression cap
     │   │   └── TooManyRedirects
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
-    ├── SlotPassed               (frontier.safe_http) a request that could not start
-    │                            within its politeness slot: not sent, deferred
+    ├── HostBackingOff           (frontier.host_slots) a host that backs off for longer
+    │                            than its requester waits: not requested
     ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
     │                            process each time it was extracted alone
     ├── SinkError                (frontier.sinks) storing documents

@@ -1,6 +1,8 @@
-"""Host state as the fetcher uses it: robots.txt state per host, the host lease held while
-one worker fetches a host's robots.txt, and the start of requests, which moves a host's
-`next_allowed_at` past each request as it really starts. SQL is in `frontier/sql/hosts.sql`.
+"""Host state as its requesters use it: robots.txt state per host, and the host's hold:
+whoever sends a host a request holds it until the answer is in, then releases it, and the
+next request waits the host's delay after that answer (frontier/sql/hosts.sql's header).
+A fetcher's claim takes the hold (queue.sql `claim`); `take_slot` is for a requester
+without a claim; `release_slots` gives holds back. SQL is in `frontier/sql/hosts.sql`.
 """
 
 from __future__ import annotations
@@ -105,9 +107,18 @@ class HostRepository:
             leased.update(r["host"] for r in records)
         return leased
 
-    async def release_leases(self, hosts: Sequence[str], owner: str) -> None:
-        for bucket, group in await self._by_bucket(sorted(hosts)):
-            await self._db.execute(SQL["release_leases"], group, owner, bucket)
+    async def release_slots(
+        self, hosts: Sequence[str], owner: str, *, now: datetime | None = None
+    ) -> int:
+        """The answers from `hosts` are in: give back `owner`'s hold of each; each host's
+        next request may start its delay after now (hosts.sql `release_slots`). Returns how
+        many holds were given back (hosts `owner` did not hold are left alone)."""
+        released = 0
+        for bucket, group in await self._by_bucket(sorted(set(hosts))):
+            record = await self._db.fetchrow(SQL["release_slots"], group, owner, bucket, now)
+            assert record is not None
+            released += record["released"]
+        return released
 
     async def _by_bucket(self, hosts: Sequence[str]) -> list[tuple[int, list[str]]]:
         """`hosts` split by bucket (frontier/buckets.py), each group in the given order."""
@@ -150,34 +161,6 @@ class HostRepository:
                 )
         return result
 
-    async def begin_requests(
-        self,
-        slots: Sequence[tuple[str, datetime]],
-        owner: str,
-        *,
-        margin_ms: int = 100,
-        now: datetime | None = None,
-    ) -> dict[str, RequestStart]:
-        """For (host, end of the slot its claim reserved) pairs: whether a request may go
-        now, and within what margin of asking. Those that may have the host's next slot
-        moved past now (see hosts.sql)."""
-        if not slots:
-            return {}
-        slot_ends = dict(sorted(slots))
-        go: dict[str, RequestStart] = {}
-        for bucket, hosts in await self._by_bucket(sorted(slot_ends)):
-            records = await self._db.fetch(
-                SQL["begin_requests"],
-                hosts,
-                [slot_ends[h] for h in hosts],
-                owner,
-                margin_ms,
-                now,
-                bucket,
-            )
-            go.update((r["host"], RequestStart(r["go"], r["margin_ms"])) for r in records)
-        return go
-
     async def due_now(self, *, now: datetime | None = None) -> bool:
         due: bool = await self._db.fetchval(SQL["due_now"], now)
         return due
@@ -190,55 +173,38 @@ class HostRepository:
     async def take_slot(
         self,
         host: str,
+        owner: str,
         *,
         new_host_delay_ms: int,
-        margin_ms: int,
+        lease_s: float,
         now: datetime | None = None,
     ) -> HostSlot:
-        """Take `host`'s request slot for a request about to start, if it is due (see
-        `take_slot` in hosts.sql); the row is created with `new_host_delay_ms` if missing."""
+        """Take `host`'s hold for one request `owner` is about to send, if the host is free
+        (see `take_slot` in hosts.sql); the row is created with `new_host_delay_ms` if
+        missing. A slot `held` must be given back with `release_slots` once the answer is
+        in; the lease ends it otherwise."""
         bucket = bucket_of(host, await self._db.buckets())
         record = await self._db.fetchrow(
-            SQL["take_slot"], host, new_host_delay_ms, margin_ms, now, bucket
+            SQL["take_slot"], host, new_host_delay_ms, owner, now, bucket, lease_s
         )
         assert record is not None
         if record["taken"]:
-            return HostSlot(True, margin_ms=record["margin_ms"])
+            return HostSlot(True, held=record["held"])
         return HostSlot(False, record["wait_s"], record["reason"])
 
 
 @dataclass(frozen=True, slots=True)
-class RequestStart:
-    """What `HostRepository.begin_requests` answered for a host: whether its request may
-    go, and the margin its slot keeps on top of the delay (None: no delay to keep). The
-    request must start within that margin of the moment the statement was sent, or the
-    next requester's turn may come less than the delay after it."""
-
-    go: bool
-    margin_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class HostSlot:
-    """What `HostRepository.take_slot` answered: the slot is taken (and must be used
-    within `margin_ms` of asking, as a `RequestStart`), or the host may be free in `wait_s`
-    seconds; `reason` says what it waits for: "delay", "backoff" or "lease"."""
+    """What `HostRepository.take_slot` answered: the slot is taken (`held`: the host is
+    held until `release_slots`; a host without a delay is not), or the host may be free in
+    `wait_s` seconds; `reason` says what it waits for: "delay", "backoff" or "held" (another
+    requester's request is in flight: `wait_s` is then when its lease would expire, and the
+    host is usually free much sooner)."""
 
     taken: bool
     wait_s: float = 0.0
     reason: str | None = None
-    margin_ms: int | None = None
+    held: bool = False
 
 
-def send_by(asked: float, margin_ms: int | None) -> float | None:
-    """The monotonic time by which a request must have started, when the statement that
-    took its slot was sent at `asked` and the slot keeps `margin_ms` on top of the delay
-    (None: no delay, no deadline). The slot moved the host's next turn to the delay and the
-    margin after the statement read its clock, which it did after `asked`: a request that
-    starts within the margin of `asked` starts at least the delay before that turn,
-    whatever the statement waited for (a row lock, the commit) and however late its answer
-    was read."""
-    return None if margin_ms is None else asked + margin_ms / 1000
-
-
-SLOT_DELAY, SLOT_BACKOFF, SLOT_LEASE = "delay", "backoff", "lease"  # HostSlot.reason
+SLOT_DELAY, SLOT_BACKOFF, SLOT_HELD = "delay", "backoff", "held"  # HostSlot.reason

@@ -76,6 +76,7 @@ class QueuePolicy:
     host_failure_threshold: int = 5  # consecutive failures before the whole host backs off
     forbidden_attempts: int = 2  # 401/403/451 answers before a URL is dead (forbidden)
     wall_threshold: int = 3  # answers in a row that are all 401/403: the host backs off
+    host_concurrency: int = 8  # URLs in flight at once on a host without a delay
 
     @classmethod
     def from_settings(cls, settings: Settings) -> QueuePolicy:
@@ -83,6 +84,7 @@ class QueuePolicy:
             default_delay_ms=settings.default_delay_ms,
             max_retries=settings.max_retries,
             lease_seconds=settings.lease_seconds,
+            host_concurrency=settings.host_concurrency,
         )
 
 
@@ -506,7 +508,9 @@ class QueueRepository:
         now: datetime | None = None,
     ) -> list[Claim]:
         """Lease up to `limit` URLs, at most one per host, each from a host whose delay has
-        passed; the host's next slot moves forward by its delay as it is claimed. One
+        passed and that nobody holds; a host with a delay is held by `worker_id` until it
+        releases it (`HostRepository.release_slots`), one without is claimable while it
+        has fewer than the policy's `host_concurrency` URLs in flight. One
         statement per bucket, in this repository's rotation (frontier/buckets.py), until
         `limit` are claimed or every bucket was asked once."""
         lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
@@ -519,7 +523,13 @@ class QueueRepository:
         claims: list[Claim] = []
         for bucket in self._rotation.order():
             records = await self._db.fetch(
-                SQL["claim"], worker_id, limit - len(claims), now, lease, bucket
+                SQL["claim"],
+                worker_id,
+                limit - len(claims),
+                now,
+                lease,
+                bucket,
+                self.policy.host_concurrency,
             )
             claims.extend(Claim.from_record(record) for record in records)
             if len(claims) >= limit:

@@ -18,11 +18,11 @@ Every request it makes is bounded and guarded:
   refused after DNS resolution (in the connector's resolver, so the checked address is the
   one connected to) and for IP literals in every URL, redirects included, unless
   `allow_private_networks` is set;
-- a deadline (`send_by`) for a request that holds a politeness slot: checked once its
-  connection is ready, as the request starts to write itself (`ClientRequest.send`, which
-  writes the headers with no turn of the event loop in between), so a wait for a free
-  connection and a busy event loop count (setting up a new connection does not); past it,
-  nothing is sent (`SlotPassed`).
+- politeness: given `HostSlots` (the poller's and a manual fire's client), every request
+  holds its host from before it is sent until its answer is in (frontier/host_slots.py);
+  a caller that holds the host already (a fetcher, through its claim) passes a `Pace`, and
+  each request of the call (the redirect hops) starts no sooner than the host's delay
+  after the previous answer.
 
 Errors (all `HttpError`, a `FrontierError`):
 
@@ -34,7 +34,7 @@ Errors (all `HttpError`, a `FrontierError`):
     │   └── TooManyRedirects over the redirect cap, or a redirect to a non-http URL
     └── FetchFailed      transient: timeout, DNS failure, connection error; retry later
 
-and `SlotPassed` (a `FrontierError`, not an `HttpError`: nothing was attempted).
+and `HostBackingOff` (frontier.host_slots, a `FrontierError`: nothing was attempted).
 """
 
 from __future__ import annotations
@@ -45,20 +45,20 @@ import resource
 import socket
 import time
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.client_proto import ResponseHandler
-from aiohttp.connector import Connection
 from multidict import CIMultiDictProxy
 
 from frontier.chain_cookies import ChainCookies
 from frontier.errors import FrontierError
 from frontier.settings import Settings
 from frontier.urls import InvalidURL, request_spelling
+
+if TYPE_CHECKING:
+    from frontier.host_slots import HostSlots, Pace
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -109,51 +109,6 @@ class TooManyRedirects(Refused):
 
 class FetchFailed(HttpError):
     """Transient: a timeout, DNS failure or connection error; worth retrying later."""
-
-
-class SlotPassed(FrontierError):
-    """The request could not start by its politeness deadline (`send_by`); nothing of it
-    was sent."""
-
-
-# The politeness deadline of the request this task is making (None: none). aiohttp has no
-# per-request hook right before the write but its trace signals, which cost every request
-# about 12 µs of CPU (a dozen signals sent, measured on 3,000 requests); reading a context
-# variable where the request writes itself costs nothing.
-_SEND_BY: ContextVar[float | None] = ContextVar("frontier_send_by", default=None)
-
-
-class _DeadlineConnector(aiohttp.TCPConnector):
-    """aiohttp's connector, whose new connections do not count against the deadline: DNS,
-    TCP and TLS are not a request to the host, and a far site's handshake (three round
-    trips) can take longer than the margin, which would defer its first request every
-    time a connection is not kept alive. The deadline moves on by the setup's duration."""
-
-    async def _create_connection(
-        self, req: aiohttp.ClientRequest, traces: Any, timeout: aiohttp.ClientTimeout
-    ) -> ResponseHandler:
-        started = time.monotonic()
-        try:
-            return await super()._create_connection(req, traces, timeout)
-        finally:
-            send_by = _SEND_BY.get()
-            if send_by is not None:
-                _SEND_BY.set(send_by + time.monotonic() - started)
-
-
-class _DeadlineRequest(aiohttp.ClientRequest):
-    """aiohttp's request, which does not start past its task's deadline (`_SEND_BY`).
-    `send` is called once the connection is ready and writes the headers before it first
-    yields to the event loop (aiohttp 3.11 to 3.14): nothing runs between the check and
-    the write. On the exception aiohttp closes the connection."""
-
-    async def send(self, conn: Connection) -> aiohttp.ClientResponse:
-        send_by = _SEND_BY.get()
-        if send_by is not None:
-            late_ms = (time.monotonic() - send_by) * 1000
-            if late_ms > 0:
-                raise SlotPassed(f"{late_ms:.0f} ms past its politeness slot ({self.url})")
-        return await super().send(conn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,14 +241,17 @@ class Response:
 class SafeClient:
     """One aiohttp session for a process; `close()` it when done."""
 
-    def __init__(self, limits: HttpLimits) -> None:
+    def __init__(self, limits: HttpLimits, slots: HostSlots | None = None) -> None:
+        """`slots`: hold each request's host while it is in flight (requesters without a
+        claim); None: the caller keeps to the hosts' pace itself (`get(pace=...)`)."""
         self.limits = limits
+        self.slots = slots
         self._allowed = tuple(ipaddress.ip_network(n) for n in limits.allowed_networks)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
-            connector = _DeadlineConnector(
+            connector = aiohttp.TCPConnector(
                 limit=self.limits.max_connections,
                 limit_per_host=self.limits.max_connections_per_host,
                 ttl_dns_cache=300,
@@ -312,7 +270,6 @@ class SafeClient:
                 timeout=timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 headers={"User-Agent": self.limits.user_agent},
-                request_class=_DeadlineRequest,
             )
         return self._session
 
@@ -354,7 +311,7 @@ class SafeClient:
         max_body_bytes: int | None = None,
         truncate: bool = False,
         timeout_s: float | None = None,
-        send_by: float | None = None,
+        pace: Pace | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -363,8 +320,8 @@ class SafeClient:
         caller shares across the requests of one fetch) or in a jar of this call. With
         `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
         `timeout_s` replaces the client's timeouts for each request of this call.
-        `send_by`: the `time.monotonic()` reading by which the first request must start
-        (its politeness slot's deadline), else `SlotPassed` and nothing is sent."""
+        `pace`: the host's pace, kept by a caller that holds the host: each request waits
+        its delay after the previous answer."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -380,10 +337,9 @@ class SafeClient:
             cookie = jar.header(url)
             if cookie is not None:
                 request_headers["Cookie"] = cookie
-            status, response_headers, body = await self._once(
-                url, request_headers, cap, truncate, timeout_s, send_by
+            status, response_headers, body = await self._polite(
+                url, request_headers, cap, truncate, timeout_s, pace
             )
-            send_by = None  # the slot was for the first request
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
                 jar.update(url, set_cookie)
@@ -410,6 +366,25 @@ class SafeClient:
             url = target
             etag = last_modified = None  # validators belong to the first URL
 
+    async def _polite(
+        self,
+        url: str,
+        headers: dict[str, str],
+        cap: int,
+        truncate: bool,
+        timeout_s: float | None,
+        pace: Pace | None,
+    ) -> tuple[int, CIMultiDictProxy[str], bytes]:
+        """One request, in its host's turn: after the pace's delay, or holding the host
+        (the client's slots), or as it is (neither: a caller with no host to spare)."""
+        if pace is not None:
+            async with pace.turn():
+                return await self._once(url, headers, cap, truncate, timeout_s)
+        if self.slots is not None:
+            async with self.slots.hold(url):
+                return await self._once(url, headers, cap, truncate, timeout_s)
+        return await self._once(url, headers, cap, truncate, timeout_s)
+
     async def _once(
         self,
         url: str,
@@ -417,7 +392,6 @@ class SafeClient:
         cap: int,
         truncate: bool = False,
         timeout_s: float | None = None,
-        send_by: float | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
         options: dict[str, Any] = {}
@@ -425,7 +399,6 @@ class SafeClient:
             options["timeout"] = aiohttp.ClientTimeout(
                 total=timeout_s, sock_connect=timeout_s, sock_read=timeout_s
             )
-        deadline = _SEND_BY.set(send_by)
         try:
             async with self._client().get(
                 url, headers=headers, allow_redirects=False, **options
@@ -441,8 +414,6 @@ class SafeClient:
             cause = _describe(exc)
             raise FetchFailed(f"{cause} ({url})") from None  # the cause first: a truncated
             # column or log line still shows it
-        finally:
-            _SEND_BY.reset(deadline)
 
     def _check_literal_address(self, url: str) -> None:
         if self.limits.allow_private_networks:

@@ -60,6 +60,13 @@ class Settings(BaseSettings):
         le=3_600_000,
         description="A host's delay when neither robots.txt nor the source sets one.",
     )
+    host_concurrency: int = Field(
+        default=8,
+        ge=1,
+        le=1000,
+        description="Requests in flight at once to a host without a delay (rate_limit_ms 0); "
+        "a host with a delay always has one.",
+    )
     max_retries: int = Field(
         default=5, ge=0, le=100, description="Failed attempts before a URL becomes dead."
     )

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from frontier.db import Database
+from frontier.host_slots import HostSlots
 from frontier.loops import stop_event
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
@@ -37,22 +38,25 @@ from poller.seeding import seed_defaults
 log = logging.getLogger(__name__)
 
 
-def poll_client(settings: Settings, policy: PollPolicy) -> SafeClient:
+def poll_client(settings: Settings, policy: PollPolicy, db: Database) -> SafeClient:
     """The poller's safe client: connections sized to its concurrency, bodies capped at
-    the largest sitemap it reads."""
+    the largest sitemap it reads, each request holding its host (frontier/host_slots.py)."""
     limits = HttpLimits.from_settings(
         settings,
         max_connections=max(100, policy.concurrency * 2),
         max_connections_per_host=policy.per_host,
         max_body_bytes=policy.max_sitemap_bytes,
     )
-    return SafeClient(limits)
+    slots = HostSlots.from_settings(
+        settings, db, "poller", request_timeout_s=limits.total_timeout_s
+    )
+    return SafeClient(limits, slots)
 
 
 async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     """Poll every source due now; one summary per source polled."""
     policy = PollPolicy.from_settings(settings)
-    async with poll_client(settings, policy) as client:
+    async with poll_client(settings, policy, db) as client:
         poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
         return await poller.run_once()
 
@@ -69,7 +73,7 @@ async def run_poller(
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
     policy = PollPolicy.from_settings(settings)
-    async with stop_event(stop) as stopping, poll_client(settings, policy) as client:
+    async with stop_event(stop) as stopping, poll_client(settings, policy, db) as client:
         poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
         await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
@@ -114,5 +118,5 @@ async def fire(
 async def fire_once(settings: Settings, db: Database, name: str, dry_run: bool) -> FireResult:
     """`frontier poll --source NAME`: `fire` by name, with a client of its own."""
     source = await SourceRepository(db).get(name)
-    async with poll_client(settings, PollPolicy.from_settings(settings)) as client:
+    async with poll_client(settings, PollPolicy.from_settings(settings), db) as client:
         return await fire(settings, db, source.id, dry_run=dry_run, client=client)

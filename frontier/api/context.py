@@ -54,9 +54,14 @@ class ApiContext:
     async def http_client(self) -> SafeClient:
         async with self.client_lock:
             if self.client is None:
+                from frontier.host_slots import HostSlots
                 from frontier.safe_http import HttpLimits, SafeClient
 
-                self.client = SafeClient(HttpLimits.from_settings(self.settings))
+                limits = HttpLimits.from_settings(self.settings)
+                slots = HostSlots.from_settings(
+                    self.settings, self.db, "api", request_timeout_s=limits.total_timeout_s
+                )
+                self.client = SafeClient(limits, slots)
                 self.owns_client = True
             return self.client
 

@@ -1,8 +1,13 @@
--- host_state as the fetcher sees it: robots.txt state, the per-host lease held while one
--- worker fetches a host's robots.txt, and the start of each request, which moves the host's
--- next_allowed_at forward from the moment the request really starts. The pending summary
--- columns (pending_count, pending_priority, pending_due_at) belong to queue.sql. Every
--- statement that locks or changes host_state rows names one bucket (queue.sql's header).
+-- host_state as its requesters see it: robots.txt state and the host's hold. Whoever
+-- sends a host a request holds it (its lease: lease_owner, lease_until) until the answer
+-- is in, and then releases it, moving next_allowed_at to the answer's time + the host's
+-- delay (`release_slots`): one request in flight per host, and the next never sooner than
+-- the delay after the previous answer, by the database's clock. A fetcher's claim takes
+-- the hold (queue.sql `claim`); a requester without a claim takes it with `take_slot`. A
+-- host without a delay is held only while its robots.txt is fetched (`take_leases`). The
+-- pending summary columns (pending_count, pending_priority, pending_due_at, in_flight)
+-- belong to queue.sql. Every statement that locks or changes host_state rows names one
+-- bucket (queue.sql's header).
 
 -- name: context
 -- What the fetcher needs of hosts $1 right after claiming URLs on them; `now` is the
@@ -21,12 +26,15 @@ WHERE h.host = ANY ($1::text[]);
 -- had when the caller decided it needs robots.txt. A host leased to another owner whose
 -- lease has not expired is skipped, and so is one whose robots.txt was stored since
 -- (robots_fetched_at moved: someone else just fetched it; the caller reads it instead of
--- fetching it again). Returns the hosts leased. $6: their bucket.
+-- fetching it again). A lease $2 holds already (its claim's) is kept, never shortened.
+-- Returns the hosts leased. $6: their bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 input AS (SELECT * FROM unnest($1::text[], $5::timestamptz[]) AS t(host, seen))
 UPDATE host_state h
 SET lease_owner = $2,
-    lease_until = frontier_after(c.now, $3::float8),
+    lease_until = CASE WHEN h.lease_owner = $2 AND h.lease_until > c.now
+                       THEN greatest(h.lease_until, frontier_after(c.now, $3::float8))
+                       ELSE frontier_after(c.now, $3::float8) END,
     updated_at = c.now
 FROM clock c, input i
 WHERE h.bucket = $6::int AND h.host = i.host
@@ -34,19 +42,36 @@ WHERE h.bucket = $6::int AND h.host = i.host
   AND (h.lease_owner IS NULL OR h.lease_owner = $2 OR h.lease_until <= c.now)
 RETURNING h.host;
 
--- name: release_leases
--- Give back the leases of hosts $1 (bucket $3) held by $2.
-UPDATE host_state
-SET lease_owner = NULL, lease_until = NULL
-WHERE bucket = $3::int AND host = ANY ($1::text[]) AND lease_owner = $2;
+-- name: release_slots
+-- The answers from hosts $1 (bucket $3) are in: $2 gives back its hold of each, and the
+-- host's next request may start its delay after now ($4, NULL: the database's clock),
+-- whoever sends it. The delay is the host's as it stands now (a Crawl-delay just read
+-- counts). Hosts $2 does not hold are left alone. Fetchers LISTEN on frontier_submitted:
+-- a host with pending work is claimable again from next_allowed_at on, and they are told
+-- when this commits.
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
+released AS (
+    UPDATE host_state h
+    SET next_allowed_at = greatest(h.next_allowed_at,
+                                   frontier_after(c.now, h.delay_ms / 1000.0)),
+        lease_owner = NULL,
+        lease_until = NULL,
+        updated_at = c.now
+    FROM clock c
+    WHERE h.bucket = $3::int AND h.host = ANY ($1::text[]) AND h.lease_owner = $2
+    RETURNING h.pending_due_at IS NOT NULL AS pending
+)
+SELECT count(*) AS released,
+       CASE WHEN bool_or(pending) THEN pg_notify('frontier_submitted', '') END AS notified
+FROM released;
 
 -- name: store_robots
 -- Store robots.txt outcomes ($1..$7 parallel arrays: host, robots_status, robots_txt,
 -- http status, error, crawl_delay_ms, Sitemap: lines joined by newlines). $8: TTL hours of
 -- a fetched robots.txt; $9: base seconds of the retry delay after a failed fetch (doubling
--- per consecutive failure, capped at a day); $10: now. The robots.txt request counts as a
--- request to the host, so next_allowed_at moves past it by the host's delay. $11: the
--- hosts' bucket.
+-- per consecutive failure, capped at a day); $10: now. The fetcher holds each host while
+-- it does this; its next request to the host waits the delay after the robots.txt answer,
+-- and `release_slots` counts the delay from the last answer. $11: the hosts' bucket.
 WITH clock AS (SELECT coalesce($10::timestamptz, now()) AS now),
 input AS (
     SELECT *
@@ -70,58 +95,10 @@ SET robots_status = i.status,
                            THEN frontier_after(c.now, least(86400.0,
                                     $9::float8 * power(2, least(h.robots_failures, 20))))
                       END,
-    next_allowed_at = greatest(h.next_allowed_at, frontier_after(
-                          c.now, greatest(coalesce(i.crawl_delay_ms, 0), h.delay_ms)
-                                  / 1000.0)),
     updated_at = c.now
 FROM input i, clock c
 WHERE h.bucket = $11::int AND h.host = i.host
 RETURNING h.host, h.robots_retry_at, h.delay_ms, c.now;
-
--- name: begin_requests
--- Worker $3 is about to send one request to each host of $1. A request may go out only
--- inside the slot its claim reserved: before $2 (the claim's next_allowed_at), or while $3
--- holds the host's lease, or on a host without delay; and never while the host backs off.
--- Each host that may go has next_allowed_at moved to now + its delay + a margin (a tenth
--- of the delay, at least 10 ms and at most $4 ms: fetcher/politeness.py `margin_ms`), and
--- the margin is returned (`margin_ms`, NULL where there is no delay to keep): the worker
--- sends only within that margin of asking, so the gap between two requests measured at
--- the server is never below the delay. The lease of $3 is given back. $6: the hosts'
--- bucket.
-WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
-input AS (
-    SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(host, slot_end)
-),
-locked AS (
-    SELECT h.host, i.slot_end, h.delay_ms,
-           (h.lease_owner = $3 AND h.lease_until > c.now) AS leased,
-           coalesce(h.backoff_until, '-infinity') > c.now AS backing_off
-    FROM host_state h
-    JOIN input i USING (host)
-    CROSS JOIN clock c
-    WHERE h.bucket = $6::int
-    ORDER BY h.host
-    FOR UPDATE OF h
-),
-decided AS (
-    SELECT l.host, l.delay_ms,
-           least(greatest(l.delay_ms / 10, 10), $4::int) AS margin_ms,
-           NOT l.backing_off AND (l.leased OR l.delay_ms = 0 OR c.now < l.slot_end) AS go
-    FROM locked l, clock c
-),
-moved AS (
-    UPDATE host_state h
-    SET next_allowed_at = CASE WHEN d.go AND d.delay_ms > 0
-                               THEN greatest(h.next_allowed_at, frontier_after(c.now,
-                                    (d.delay_ms + d.margin_ms) / 1000.0))
-                               ELSE h.next_allowed_at END,
-        lease_owner = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_owner END,
-        lease_until = CASE WHEN h.lease_owner = $3 THEN NULL ELSE h.lease_until END
-    FROM decided d, clock c
-    WHERE h.bucket = $6::int AND h.host = d.host
-)
-SELECT host, go, CASE WHEN go AND delay_ms > 0 THEN margin_ms END AS margin_ms
-FROM decided;
 
 -- name: due_now
 -- Is any URL due now on a host that is not backing off? (`frontier fetch --until-idle`
@@ -139,39 +116,37 @@ SELECT host, robots_sitemaps FROM host_state
 WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 
 -- name: take_slot
--- A requester without a claim (the spider) is about to send one request to host $1: take
--- the host's slot if it is due, in one statement. The host_state row is created if
--- missing (min_delay_ms $2, the delay a submit would give it). next_allowed_at moves to
--- now + the host's delay + a margin (as in begin_requests, at most $3 ms; none without a
--- delay) only if it has passed, the host is not backing off and nobody holds its
--- lease (a fetcher fetching its robots.txt). Returns `taken` and the margin kept
--- (`margin_ms`, NULL where there is no delay: the requester sends only within it of
--- asking); otherwise, from the row as it stood, how long until the host may be free
--- (`wait_s`) and why (`reason`: delay, backoff or lease); the caller waits and asks again.
--- $4: now (NULL: the database clock). $5: the host's bucket.
+-- A requester without a claim (the spider, the poller, a manual fire) $3 is about to send
+-- one request to host $1: take the host's hold, in one statement, if nobody holds it, its
+-- delay has passed and it is not backing off. The row is created if missing (min_delay_ms
+-- $2, the delay a submit would give it). The hold is a lease of $6 seconds (a requester
+-- that dies holds the host no longer), given back by `release_slots` when the answer is
+-- in. A host without a delay is not held (requests to it may overlap), except a new one:
+-- its delay is not known until its robots.txt is. Returns `taken` and whether the host is
+-- now `held` by $3; otherwise, from the row as it stood, how long until the host may be
+-- free (`wait_s`: for a hold, until its lease would expire) and why (`reason`: delay,
+-- backoff or held). $4: now (NULL: the database clock). $5: the host's bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 taken AS (
-    INSERT INTO host_state AS h (host, bucket, min_delay_ms, next_allowed_at, created_at,
-                                 updated_at)
-    SELECT $1::text, $5::int, $2::int,
-           frontier_after(c.now, ($2::int + CASE WHEN $2::int > 0 THEN
-               least(greatest($2::int / 10, 10), $3::int) ELSE 0 END) / 1000.0),
+    INSERT INTO host_state AS h (host, bucket, min_delay_ms, lease_owner, lease_until,
+                                 created_at, updated_at)
+    SELECT $1::text, $5::int, $2::int, $3::text, frontier_after(c.now, $6::float8),
            c.now, c.now
     FROM clock c
     ON CONFLICT (host, bucket) DO UPDATE
-    SET next_allowed_at = frontier_after(excluded.updated_at,
-            (h.delay_ms + CASE WHEN h.delay_ms > 0 THEN
-                least(greatest(h.delay_ms / 10, 10), $3::int) ELSE 0 END) / 1000.0),
+    SET lease_owner = CASE WHEN h.delay_ms > 0 THEN excluded.lease_owner
+                           ELSE h.lease_owner END,
+        lease_until = CASE WHEN h.delay_ms > 0 THEN excluded.lease_until
+                           ELSE h.lease_until END,
         updated_at = excluded.updated_at
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
       AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
-    RETURNING CASE WHEN h.delay_ms > 0 THEN least(greatest(h.delay_ms / 10, 10), $3::int)
-              END AS margin_ms
+    RETURNING h.lease_owner IS NOT DISTINCT FROM $3::text AS held
 )
-SELECT EXISTS (SELECT 1 FROM taken) AS taken, (SELECT margin_ms FROM taken) AS margin_ms,
+SELECT EXISTS (SELECT 1 FROM taken) AS taken, coalesce((SELECT held FROM taken), false) AS held,
        CASE WHEN h.backoff_until > c.now THEN 'backoff'
-            WHEN h.lease_until > c.now THEN 'lease'
+            WHEN h.lease_until > c.now THEN 'held'
             ELSE 'delay' END AS reason,
        extract(epoch FROM greatest(h.next_allowed_at, h.backoff_until, h.lease_until, c.now)
                           - c.now)::float8 AS wait_s

@@ -128,14 +128,17 @@ FROM hosts;
 
 -- name: claim
 -- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's
--- best due URL, lease it for $4 seconds, and move the host's next_allowed_at forward by its
--- delay now, at claim time. Then recompute each locked host's pending summary. All in
+-- best due URL and lease it for $4 seconds. A host with a delay is held by $1 for as long
+-- (its lease: not claimable, nor requested by anyone else, until $1 releases it when the
+-- answer is in, hosts.sql `release_slots`); a host without one is claimable while it has
+-- fewer than $6 URLs in flight. Then recompute each locked host's pending summary. All in
 -- bucket $5.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (
     SELECT host, delay_ms
     FROM host_state
     WHERE bucket = $5::int AND ready_at <= (SELECT now FROM clock)
+      AND (delay_ms > 0 OR in_flight < $6::int)
     ORDER BY pending_priority DESC, ready_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -193,9 +196,10 @@ summary AS (
 ),
 hosts AS (
     UPDATE host_state h
-    SET next_allowed_at = CASE WHEN s.got
-                               THEN frontier_after(c.now, s.delay_ms / 1000.0)
-                               ELSE h.next_allowed_at END,
+    SET lease_owner = CASE WHEN s.got AND s.delay_ms > 0 THEN $1 ELSE h.lease_owner END,
+        lease_until = CASE WHEN s.got AND s.delay_ms > 0 THEN frontier_after(c.now, $4::float8)
+                           ELSE h.lease_until END,
+        in_flight = h.in_flight + s.got::int,
         pending_count = greatest(h.pending_count - s.got::int, 0),
         pending_priority = s.priority,
         pending_due_at = s.due_at,
@@ -290,6 +294,7 @@ updated AS (
 ),
 per_host AS (
     SELECT host,
+           count(*) AS ended,
            count(*) FILTER (WHERE status = 'pending') AS requeued,
            max(priority) FILTER (WHERE status = 'pending') AS priority,
            min(next_fetch_at) FILTER (WHERE status = 'pending') AS due_at,
@@ -308,7 +313,16 @@ per_host AS (
 ),
 hosts AS (
     UPDATE host_state h
-    SET pending_count = h.pending_count + p.requeued,
+    SET in_flight = greatest(h.in_flight - p.ended, 0),
+        -- A hold $1 still has (its answer's release did not happen: a stop, a failure)
+        -- ends here, as release_slots (hosts.sql) would end it.
+        next_allowed_at = CASE WHEN h.lease_owner = $1
+                               THEN greatest(h.next_allowed_at,
+                                             frontier_after(c.now, h.delay_ms / 1000.0))
+                               ELSE h.next_allowed_at END,
+        lease_owner = CASE WHEN h.lease_owner = $1 THEN NULL ELSE h.lease_owner END,
+        lease_until = CASE WHEN h.lease_owner = $1 THEN NULL ELSE h.lease_until END,
+        pending_count = h.pending_count + p.requeued,
         pending_priority = greatest(h.pending_priority, p.priority),
         pending_due_at = least(h.pending_due_at, p.due_at),
         last_fetch_at = CASE WHEN p.answered + p.failures > 0 THEN c.now
@@ -387,14 +401,17 @@ returned AS (
     RETURNING u.host, u.status, u.priority, u.next_fetch_at
 ),
 per_host AS (
-    SELECT host, count(*) AS requeued, max(priority) AS priority, min(next_fetch_at) AS due_at
+    SELECT host, count(*) AS ended,
+           count(*) FILTER (WHERE status = 'pending') AS requeued,
+           max(priority) FILTER (WHERE status = 'pending') AS priority,
+           min(next_fetch_at) FILTER (WHERE status = 'pending') AS due_at
     FROM returned
-    WHERE status = 'pending'
     GROUP BY host
 ),
 hosts AS (
     UPDATE host_state h
-    SET pending_count = h.pending_count + p.requeued,
+    SET in_flight = greatest(h.in_flight - p.ended, 0),
+        pending_count = h.pending_count + p.requeued,
         pending_priority = greatest(h.pending_priority, p.priority),
         pending_due_at = least(h.pending_due_at, p.due_at)
     FROM per_host p
@@ -405,8 +422,9 @@ SELECT count(*) FILTER (WHERE status = 'pending') AS returned,
 FROM returned;
 
 -- name: reap_host_leases
--- Free host leases (held while a worker fetches a host's robots.txt) that expired, in
--- bucket $2.
+-- Free host leases that expired (the hold of a requester that died, or of a fetcher that
+-- fetched robots.txt and stopped), in bucket $2. An expired lease no longer keeps the host
+-- from being claimed (ready_at); this only tidies the columns.
 WITH clock AS (SELECT coalesce($1::timestamptz, now()) AS now)
 UPDATE host_state h
 SET lease_owner = NULL, lease_until = NULL

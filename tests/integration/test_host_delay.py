@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS, host_delay_ms, slowdown_after
+from frontier.hosts import HostRepository
 from frontier.queue import Candidate, Outcome, OutcomeKind, QueuePolicy, QueueRepository
 from frontier.source_schema import SourcePatch
 from frontier.sources import SourceRepository
@@ -87,7 +88,10 @@ async def test_changing_a_sources_rate_limit_applies_to_its_hosts(db: Database) 
     await queue.submit([Candidate(u, own.ref, Origin.MANUAL) for u in urls], now=T0)
 
     async def claims(seconds: float) -> int:
-        return len(await queue.claim("w1", 5, now=at(seconds)))
+        """Claims at `seconds`, each answered at once (its hold given back)."""
+        claimed = await queue.claim("w1", 5, now=at(seconds))
+        await HostRepository(db).release_slots([c.host for c in claimed], "w1", now=at(seconds))
+        return len(claimed)
 
     assert (await claims(0), await claims(0)) == (1, 1)  # no delay: ready again at once
     await sources.update(own.id, SourcePatch(rate_limit_ms=5000))

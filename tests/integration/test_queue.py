@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from frontier.db import Database
+from frontier.hosts import HostRepository
 from frontier.queue import (
     MAX_REDIRECT_HOPS,
     Candidate,
@@ -156,10 +157,16 @@ async def test_claim_takes_one_url_per_host_and_honours_the_delay(
     first = await queue.claim("w1", 10, now=at(0))
     assert sorted(c.host for c in first) == ["a.example", "b.example"]
     assert all(c.lease_until == at(60) for c in first)
-    assert (await host(db, "a.example"))["next_allowed_at"] == at(1)
+    # The claim holds the host until its answer is in, however long that takes.
+    held = await host(db, "a.example")
+    assert (held["lease_owner"], held["lease_until"]) == ("w1", at(60))
+    assert await queue.claim("w2", 10, now=at(30)) == []
 
-    assert await queue.claim("w2", 10, now=at(0.999)) == []
-    second = await queue.claim("w2", 10, now=at(1))
+    # The answer came at 2 s: the host's next request waits its delay after it.
+    assert await HostRepository(db).release_slots(["a.example", "b.example"], "w1", now=at(2))
+    assert (await host(db, "a.example"))["next_allowed_at"] == at(3)
+    assert await queue.claim("w2", 10, now=at(2.999)) == []
+    second = await queue.claim("w2", 10, now=at(3))
     assert [c.url for c in second] == ["http://a.example/2"]
     assert await queue.claim("w2", 10, now=at(5)) == []  # nothing left pending
     assert (await host(db, "a.example"))["ready_at"] is None

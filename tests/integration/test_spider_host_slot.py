@@ -1,6 +1,6 @@
-"""The spider takes the fetchers' host slot (`HostRepository.take_slot`, issue 14 item 8):
-the statement on a pinned clock, then a real crawl against a host that is backing off or
-leased to a fetcher."""
+"""Requesters without a claim hold a host as the fetchers' claims do (`HostRepository.
+take_slot` and `release_slots`, issue 31): the statements on a pinned clock, then a real
+crawl against a host that is backing off or held by a fetcher."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from frontier.db import Database
-from frontier.hosts import SLOT_BACKOFF, SLOT_DELAY, SLOT_LEASE, HostRepository, HostSlot
+from frontier.hosts import SLOT_BACKOFF, SLOT_DELAY, SLOT_HELD, HostRepository, HostSlot
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
@@ -19,12 +19,17 @@ from tests.local_site import LocalSite
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 HOST = "news.example"
+LEASE_S = 60.0
 
 
-async def take(db: Database, at: datetime, *, delay_ms: int = 300) -> HostSlot:
+async def take(db: Database, at: datetime, owner: str = "spider-1") -> HostSlot:
     return await HostRepository(db).take_slot(
-        HOST, new_host_delay_ms=delay_ms, margin_ms=100, now=at
+        HOST, owner, new_host_delay_ms=300, lease_s=LEASE_S, now=at
     )
+
+
+async def release(db: Database, at: datetime, owner: str = "spider-1") -> int:
+    return await HostRepository(db).release_slots([HOST], owner, now=at)
 
 
 async def next_allowed(db: Database) -> datetime:
@@ -34,27 +39,44 @@ async def next_allowed(db: Database) -> datetime:
     return value
 
 
-async def test_a_slot_is_taken_only_when_due_and_creates_the_host_row(db: Database) -> None:
-    assert await take(db, T0) == HostSlot(True, margin_ms=30)  # used within 30 ms of asking
-    row = await db.fetchrow("SELECT min_delay_ms FROM host_state WHERE host = $1", HOST)
-    assert row["min_delay_ms"] == 300  # as a submit would create it
-    # The delay plus the fetchers' margin (a tenth of the delay, at most 100 ms).
-    assert await next_allowed(db) == T0 + timedelta(milliseconds=330)
+async def test_a_host_is_held_until_its_answer_and_waits_the_delay_after_it(
+    db: Database,
+) -> None:
+    assert await take(db, T0) == HostSlot(True, held=True)
+    row = await db.fetchrow(
+        "SELECT min_delay_ms, lease_owner FROM host_state WHERE host = $1", HOST
+    )
+    assert (row["min_delay_ms"], row["lease_owner"]) == (300, "spider-1")  # as a submit would
 
-    early = await take(db, T0 + timedelta(milliseconds=100))
+    # While the request is in flight nobody else may send one, however long it takes.
+    busy = await take(db, T0 + timedelta(seconds=5), owner="poller-1")
+    assert (busy.taken, busy.reason) == (False, SLOT_HELD)
+    assert busy.wait_s == pytest.approx(LEASE_S - 5)  # at most until the lease expires
+    assert await release(db, T0 + timedelta(seconds=5), owner="poller-1") == 0  # not its hold
+
+    # The answer came at T0 + 7 s: the next request waits the delay after it.
+    assert await release(db, T0 + timedelta(seconds=7)) == 1
+    assert await next_allowed(db) == T0 + timedelta(seconds=7, milliseconds=300)
+    early = await take(db, T0 + timedelta(seconds=7, milliseconds=100), owner="poller-1")
     assert (early.taken, early.reason) == (False, SLOT_DELAY)
-    assert early.wait_s == pytest.approx(0.230)
-    assert await next_allowed(db) == T0 + timedelta(milliseconds=330)  # unchanged
+    assert early.wait_s == pytest.approx(0.2)
+    assert (await take(db, T0 + timedelta(seconds=7, milliseconds=300), owner="poller-1")).held
 
-    assert (await take(db, T0 + timedelta(milliseconds=330))).taken
     # robots.txt's Crawl-delay, once a fetcher stored it, is the host's delay.
     await db.execute("UPDATE host_state SET crawl_delay_ms = 2000 WHERE host = $1", HOST)
-    assert (await take(db, T0 + timedelta(seconds=1))).taken
-    assert await next_allowed(db) == T0 + timedelta(seconds=3, milliseconds=100)
+    assert await release(db, T0 + timedelta(seconds=8), owner="poller-1") == 1
+    assert await next_allowed(db) == T0 + timedelta(seconds=10)
 
 
-async def test_a_host_backing_off_or_leased_to_a_fetcher_is_not_free(db: Database) -> None:
+async def test_a_host_without_a_delay_is_not_held(db: Database) -> None:
+    await db.execute("INSERT INTO host_state (host, min_delay_ms) VALUES ($1, 0)", HOST)
+    assert await take(db, T0) == HostSlot(True, held=False)
+    assert await take(db, T0, owner="spider-2") == HostSlot(True, held=False)  # at once
+
+
+async def test_a_host_backing_off_or_held_by_a_fetcher_is_not_free(db: Database) -> None:
     assert (await take(db, T0)).taken
+    assert await release(db, T0) == 1
     await db.execute(
         "UPDATE host_state SET backoff_until = $2, lease_owner = 'fetcher-1', lease_until = $3 "
         "WHERE host = $1",
@@ -67,12 +89,12 @@ async def test_a_host_backing_off_or_leased_to_a_fetcher_is_not_free(db: Databas
     assert backing_off.wait_s == pytest.approx(595)
 
     await db.execute("UPDATE host_state SET backoff_until = NULL WHERE host = $1", HOST)
-    leased = await take(db, T0 + timedelta(seconds=5))
-    assert (leased.taken, leased.reason) == (False, SLOT_LEASE)
-    assert leased.wait_s == pytest.approx(55)
-    assert await next_allowed(db) == T0 + timedelta(milliseconds=330)  # nothing taken
+    held = await take(db, T0 + timedelta(seconds=5))
+    assert (held.taken, held.reason) == (False, SLOT_HELD)
+    assert held.wait_s == pytest.approx(55)
 
-    assert (await take(db, T0 + timedelta(minutes=1))).taken  # the lease expired
+    # A holder that died: its lease expires, and the host is free again.
+    assert (await take(db, T0 + timedelta(minutes=1))).held
 
 
 async def add_source(db: Database, site: LocalSite) -> None:
@@ -88,7 +110,7 @@ async def add_source(db: Database, site: LocalSite) -> None:
 
 
 @pytest.mark.parametrize("holder", ["backoff", "lease"])
-async def test_the_spider_waits_for_a_short_backoff_or_a_fetchers_lease(
+async def test_the_spider_waits_for_a_short_backoff_or_a_fetchers_hold(
     db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite, holder: str
 ) -> None:
     await add_source(db, local_site)

@@ -1,0 +1,153 @@
+"""Holding a host for one request, for requesters without a claim: the spider (through its
+download handler), the poller and a manual fire (through their `SafeClient`). A fetcher's
+claim holds its host already (queue.sql `claim`).
+
+`HostSlots.hold(url)` waits until the URL's host is free (nobody holds it, its delay has
+passed since the previous answer, it is not backing off), holds it while the caller sends
+its request and reads the answer, then gives it back (hosts.sql `take_slot`,
+`release_slots`). So every requester together keeps one request in flight per host, and
+the next starts no sooner than the host's delay after the previous answer, whatever the
+load: there is no deadline to keep and nothing to race.
+
+While another requester holds the host, the wait looks again every `HELD_POLL_S` (a hold
+usually ends long before its lease would); a wait for the delay or a backoff sleeps until
+it ends. A host backing off for longer than the caller's patience is not requested
+(`HostBackingOff`). While the database is unavailable a slot is asked for again with
+backoff for up to `DB_PATIENCE_S`; no request goes out without its slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from frontier.db import Database
+from frontier.errors import FrontierError
+from frontier.hosts import SLOT_BACKOFF, SLOT_HELD, HostRepository
+from frontier.settings import Settings
+from frontier.urls import normalize_url, url_host
+
+HELD_POLL_S = 0.1  # another requester's request is in flight: look again this often
+DB_PATIENCE_S = 120.0
+BACKOFF_PATIENCE_S = 60.0  # a host backing off for longer is not requested
+
+
+class HostBackingOff(FrontierError):
+    """The host backs off (after 429/503 or repeated failures) for longer than the
+    requester waits."""
+
+
+def slot_host(url: str) -> str:
+    """The host_state key of a URL (host, plus a non-default port), as the frontier's.
+    Raises `frontier.urls.InvalidURL` for a URL the frontier would refuse."""
+    return url_host(normalize_url(url))
+
+
+def requester_id(kind: str) -> str:
+    """kind:host:pid:random, unique per requester process (its holds are keyed by it)."""
+    return f"{kind}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass
+class HostSlots:
+    """Takes and gives back host holds for `owner` (a requester's unique id). A hold is
+    a lease of `lease_s`: longer than any request may take (its timeout), so that only a
+    requester that died holding a host leaves it held, and then for no longer than that."""
+
+    db: Database
+    owner: str
+    new_host_delay_ms: int
+    lease_s: float
+    backoff_patience_s: float = BACKOFF_PATIENCE_S
+    held_back: Counter[str] = field(default_factory=Counter)  # waits, by reason
+    waited_s: float = 0.0  # time spent waiting for hosts, in all
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, db: Database, kind: str, *, request_timeout_s: float
+    ) -> HostSlots:
+        """Holds for a requester of `kind` (poller, api) whose requests take at most
+        `request_timeout_s` each; a new host gets the default delay until its robots.txt
+        is read."""
+        return cls(
+            db,
+            requester_id(kind),
+            new_host_delay_ms=settings.default_delay_ms,
+            lease_s=max(60.0, 2 * request_timeout_s),
+        )
+
+    @asynccontextmanager
+    async def hold(self, url: str) -> AsyncIterator[None]:
+        """Hold `url`'s host while the body of the `with` sends one request and reads its
+        answer (a failed request included); give the host back afterwards."""
+        host = slot_host(url)
+        held = await self.take(host)
+        try:
+            yield
+        finally:
+            if held:
+                await asyncio.shield(self.release(host))
+
+    async def take(self, host: str) -> bool:
+        """Wait for `host` and take it; returns whether it is held (a host without a delay
+        is not) and must be given back with `release`."""
+        hosts = HostRepository(self.db)
+        started = time.monotonic()
+        while True:
+            slot = await self.db.outage.ride_out(
+                lambda: hosts.take_slot(
+                    host,
+                    self.owner,
+                    new_host_delay_ms=self.new_host_delay_ms,
+                    lease_s=self.lease_s,
+                ),
+                DB_PATIENCE_S,
+            )
+            if slot.taken:
+                self.waited_s += time.monotonic() - started
+                return slot.held
+            reason = slot.reason or "delay"
+            self.held_back[reason] += 1
+            if reason == SLOT_BACKOFF and slot.wait_s > self.backoff_patience_s:
+                raise HostBackingOff(
+                    f"{host} backs off for {slot.wait_s:.0f} s more (after 429/503 or "
+                    "repeated failures): not requested"
+                )
+            pause = min(slot.wait_s, HELD_POLL_S) if reason == SLOT_HELD else slot.wait_s
+            await asyncio.sleep(max(pause, 0.001))
+
+    async def release(self, host: str) -> None:
+        await self.db.outage.ride_out(
+            lambda: HostRepository(self.db).release_slots([host], self.owner), DB_PATIENCE_S
+        )
+
+
+class Pace:
+    """The requests that one holder of a host sends it in a row (a fetcher's robots.txt,
+    its page and the page's redirect hops): each starts no sooner than `delay_s` after the
+    previous answer was in, by this process's clock. Holding the host keeps every other
+    requester away meanwhile; the pace keeps the holder's own requests apart."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.answered: float | None = None  # time.monotonic() when the last answer was in
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Wait out the delay since the previous answer; the body of the `with` sends one
+        request and reads its answer (or fails), which is then the previous answer."""
+        if self.answered is not None:
+            pause = self.answered + self.delay_s - time.monotonic()
+            if pause > 0:
+                await asyncio.sleep(pause)
+        try:
+            yield
+        finally:
+            self.answered = time.monotonic()
