@@ -154,7 +154,7 @@ class InProcessExtraction:
 
     def __init__(self, job: Job = extract_page, *, timeout_s: float = TIMEOUT_S) -> None:
         self._job = job
-        self._timeout_s = timeout_s
+        self.timeout_s = timeout_s
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
         self._last: asyncio.Future[Extraction] | None = None  # the page handed over last
 
@@ -165,9 +165,9 @@ class InProcessExtraction:
         if previous is not None and not previous.done():
             await asyncio.wait([previous])  # its turn: the one thread is done with the last
         try:  # shielded: a page cancelled or late stays this thread's until parsed
-            return await asyncio.wait_for(asyncio.shield(page), self._timeout_s)
+            return await asyncio.wait_for(asyncio.shield(page), self.timeout_s)
         except TimeoutError:
-            raise over_time(self._timeout_s) from None
+            raise over_time(self.timeout_s) from None
 
     def close(self) -> None:
         self._thread.shutdown(wait=False)
@@ -202,8 +202,8 @@ class ExtractionPool:
         self.processes = processes
         self._job = job
         self._environment = _worker_environment(preload)
-        self._timeout_s = timeout_s
-        self._memory_mb = memory_mb
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
         self._workers: list[_Worker] = []  # started with the first page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
         self._alone: _Worker | None = None  # for pages in flight on a worker that died
@@ -261,7 +261,7 @@ class ExtractionPool:
 
     def _start(self, on_exit: Callable[[_Worker], None], on_answer: Callable[[], None]) -> _Worker:
         self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
-        worker = _Worker(self._environment, self._timeout_s, self._memory_mb, on_exit, on_answer)
+        worker = _Worker(self._environment, self.timeout_s, self.memory_mb, on_exit, on_answer)
         self._started.append(worker.process)
         return worker
 
