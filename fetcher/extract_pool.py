@@ -31,7 +31,7 @@ alone `CRASHES_ALLOWED` times raises `ExtractionCrashed` (the pipeline ends it `
 with that reason). The pages on the other workers go on. No page is lost, and none loops
 forever.
 
-Every page has a time and a memory limit (docs/fetching.md, "Limits"). Time: the fetch
+Every page has a time and a memory limit (docs/fetching.md, "Extraction: every core"). Time: the fetch
 process watches the page each worker is parsing (from the moment the worker took it, once
 warmed up) and kills the worker at `timeout_s`; a worker parses on one thread, one page at
 a time, so this bounds the page's CPU time too. Memory: a worker's address space is capped
@@ -150,7 +150,7 @@ class InProcessExtraction:
     `ExtractionOverLimit`, so its claim ends rather than outlive its lease. A thread cannot
     be stopped: the parse goes on until it is done, the pages behind it wait for it, and
     neither its CPU nor its memory is bounded. Pages from sites not trusted belong in the
-    pool (docs/fetching.md, "Limits")."""
+    pool (docs/fetching.md, "Extraction: every core")."""
 
     def __init__(self, job: Job = extract_page, *, timeout_s: float = TIMEOUT_S) -> None:
         self._job = job
