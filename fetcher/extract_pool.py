@@ -31,17 +31,18 @@ alone `CRASHES_ALLOWED` times raises `ExtractionCrashed` (the pipeline ends it `
 with that reason). The pages on the other workers go on. No page is lost, and none loops
 forever.
 
-Every page has a time and a memory limit (docs/fetching.md, "Extraction: every core"). Time: the fetch
-process watches the page each worker is parsing (from the moment the worker took it, once
-warmed up) and kills the worker at `timeout_s`; a worker parses on one thread, one page at
-a time, so this bounds the page's CPU time too. Memory: a worker's address space is capped
-at `memory_mb` (`RLIMIT_AS`, set once as it starts), and a page during which it came
-within an eighth of the cap is over it, even where the parser caught the `MemoryError`
-itself and returned what it had (trafilatura and `fetcher.extract` catch `Exception`);
-the worker answers and exits. Either way the page raises `ExtractionOverLimit` (the
-pipeline ends it `failed` with that reason) and is not tried again: it is the page the
-worker was parsing, and the same bytes cost the same again; the worker is replaced, and
-the pages queued behind the page on it are extracted again alone, as after a crash.
+Every page has a time and a memory limit (docs/fetching.md, "Extraction: every core").
+Time: the fetch process watches the page each worker is parsing (from the moment the
+worker took it, once warmed up) and kills the worker at `timeout_s`; a worker parses on
+one thread, one page at a time, so this bounds the page's CPU time too. Memory: a
+worker's address space is capped at `memory_mb` (`RLIMIT_AS`, set once as it starts),
+and a page during which it came within an eighth of the cap is over it, even where the
+parser caught the `MemoryError` itself and returned what it had (trafilatura and
+`fetcher.extract` catch `Exception`); the worker answers and exits. Either way the page
+raises `ExtractionOverLimit` (the pipeline ends it `failed` with that reason) and is not
+tried again: it is the page the worker was parsing, and the same bytes cost the same
+again; the worker is replaced, and the pages queued behind the page on it are extracted
+again alone, as after a crash.
 """
 
 from __future__ import annotations
