@@ -371,7 +371,7 @@ class _Worker(asyncio.Protocol):
         self._ready = False  # warmed up: the time of the page at the head counts
         self._head_since = 0.0  # when the worker took the page at the head of the queue
         self._clock: asyncio.TimerHandle | None = None
-        self._over_time = False  # killed for the page at the head
+        self._killed_for: asyncio.Future[bytearray] | None = None  # the page over the time
         self.alive = True
         self.pages_lost = 0  # in flight when it died
         ours, theirs = socket.socketpair()
@@ -455,7 +455,7 @@ class _Worker(asyncio.Protocol):
             self.process.pid,
             self._timeout_s,
         )
-        self._over_time = True
+        self._killed_for = self._waiting[0]  # not the next, if its answer is already here
         self.process.kill()  # its pipe ends: connection_lost
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -466,10 +466,10 @@ class _Worker(asyncio.Protocol):
             self._clock.cancel()
         waiting, self._waiting = self._waiting, deque()
         self.pages_lost = len(waiting)
-        for n, waiter in enumerate(waiting):
+        for waiter in waiting:
             self._on_answer()
             if not waiter.done():  # the page parsed when it was killed is over the limit
-                over = n == 0 and self._over_time
+                over = waiter is self._killed_for
                 waiter.set_exception(over_time(self._timeout_s) if over else _WorkerDied())
         self._on_exit(self)
 
