@@ -44,6 +44,8 @@ class FetcherConfig:
     extract: bool = True  # False only for benchmarks: store pages without extraction
     extract_processes: int = 0  # extraction worker processes; 0: a thread of this process
     extract_preload: str | None = None  # the workers' allocator (fetcher.allocators)
+    extract_timeout_s: float = 30.0  # a page's extraction time limit
+    extract_memory_mb: int = 1024  # an extraction worker's address space limit
 
     @property
     def claim_batch(self) -> int:
@@ -66,6 +68,8 @@ class FetcherConfig:
                 usable_cores() if settings.extract_processes is None else settings.extract_processes
             ),
             "extract_preload": preload_for(settings.extract_allocator),
+            "extract_timeout_s": settings.extract_timeout_s,
+            "extract_memory_mb": settings.extract_memory_mb,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -30,6 +30,19 @@ worker of its own: an innocent page passes there, and a page that kills the proc
 alone `CRASHES_ALLOWED` times raises `ExtractionCrashed` (the pipeline ends it `failed`
 with that reason). The pages on the other workers go on. No page is lost, and none loops
 forever.
+
+Every page has a time and a memory limit (docs/fetching.md, "Extraction: every core").
+Time: the fetch process watches the page each worker is parsing (from the moment the
+worker took it, once warmed up) and kills the worker at `timeout_s`; a worker parses on
+one thread, one page at a time, so this bounds the page's CPU time too. Memory: a
+worker's address space is capped at `memory_mb` (`RLIMIT_AS`, set once as it starts),
+and a page during which it came within an eighth of the cap is over it, even where the
+parser caught the `MemoryError` itself and returned what it had (trafilatura and
+`fetcher.extract` catch `Exception`); the worker answers and exits. Either way the page
+raises `ExtractionOverLimit` (the pipeline ends it `failed` with that reason) and is not
+tried again: it is the page the worker was parsing, and the same bytes cost the same
+again; the worker is replaced, and the pages queued behind the page on it are extracted
+again alone, as after a crash.
 """
 
 from __future__ import annotations
@@ -39,6 +52,7 @@ import contextlib
 import logging
 import os
 import pickle
+import resource
 import signal
 import socket
 import struct
@@ -68,7 +82,10 @@ PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still
 # between pages; more would only hold bodies in memory.
 PAGES_PER_WORKER = 2
 CLOSE_WAIT_S = 10.0  # how long `close()` lets workers finish their page before killing them
+TIMEOUT_S = 30.0  # a page's extraction time limit (FRONTIER_EXTRACT_TIMEOUT_S)
+MEMORY_MB = 1024  # a worker's address space limit (FRONTIER_EXTRACT_MEMORY_MB)
 FRAME = struct.Struct(">Q")  # a frame: the length of the pickle that follows
+READY = FRAME.pack(0)  # an empty frame: what a worker sends once warmed up
 WARM_UP_HTML = (
     "<html lang='en'><head><title>warm-up</title></head><body><article><h1>Warm-up</h1>"
     "<p>The extraction worker parses one page when it starts, so that the first real page "
@@ -78,6 +95,14 @@ WARM_UP_HTML = (
 
 class ExtractionCrashed(FrontierError):
     """A page killed the process extracting it each time it was tried alone."""
+
+
+class ExtractionOverLimit(FrontierError):
+    """A page's extraction went over its time or memory limit, and was stopped."""
+
+
+def over_time(timeout_s: float) -> ExtractionOverLimit:
+    return ExtractionOverLimit(f"over the {timeout_s:g} s time limit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +145,30 @@ class InProcessExtraction:
     thread per page in flight, up to six here): parsing holds the GIL, so more threads
     parse no faster, and each page's hand-over of the GIL between them and the event
     loop cost 22% more CPU per page in all (bench/RESULTS.md, "Extraction at the speed of
-    the fetch"). Pages wait their turn in the executor's queue."""
+    the fetch"). Pages wait their turn in the executor's queue.
 
-    def __init__(self, job: Job = extract_page) -> None:
+    Its only bound is time: a page not parsed within `timeout_s` of its turn raises
+    `ExtractionOverLimit`, so its claim ends rather than outlive its lease. A thread cannot
+    be stopped: the parse goes on until it is done, the pages behind it wait for it, and
+    neither its CPU nor its memory is bounded. Pages from sites not trusted belong in the
+    pool (docs/fetching.md, "Extraction: every core")."""
+
+    def __init__(self, job: Job = extract_page, *, timeout_s: float = TIMEOUT_S) -> None:
         self._job = job
+        self.timeout_s = timeout_s
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
+        self._last: asyncio.Future[Extraction] | None = None  # the page handed over last
 
     async def extract(self, *args: Any) -> Extraction:
-        return await asyncio.get_running_loop().run_in_executor(self._thread, self._job, *args)
+        loop = asyncio.get_running_loop()
+        previous = self._last
+        self._last = page = loop.run_in_executor(self._thread, self._job, *args)
+        if previous is not None and not previous.done():
+            await asyncio.wait([previous])  # its turn: the one thread is done with the last
+        try:  # shielded: a page cancelled or late stays this thread's until parsed
+            return await asyncio.wait_for(asyncio.shield(page), self.timeout_s)
+        except TimeoutError:
+            raise over_time(self.timeout_s) from None
 
     def close(self) -> None:
         self._thread.shutdown(wait=False)
@@ -146,15 +187,24 @@ class ExtractionPool:
     event loop; 17-27% more pages a second on uvloop."""
 
     def __init__(
-        self, processes: int, *, job: Job = extract_page, preload: str | None = None
+        self,
+        processes: int,
+        *,
+        job: Job = extract_page,
+        preload: str | None = None,
+        timeout_s: float = TIMEOUT_S,
+        memory_mb: int = MEMORY_MB,
     ) -> None:
         """`preload`: the memory allocator the workers run on (a shared library, given to
-        them as `LD_PRELOAD`; `fetcher.allocators`), or None for the C library's."""
+        them as `LD_PRELOAD`; `fetcher.allocators`), or None for the C library's.
+        `timeout_s` and `memory_mb`: the limits of each page (the module's docstring)."""
         if processes < 1:
             raise ValueError("an extraction pool needs at least one process")
         self.processes = processes
         self._job = job
         self._environment = _worker_environment(preload)
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
         self._workers: list[_Worker] = []  # started with the first page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
         self._alone: _Worker | None = None  # for pages in flight on a worker that died
@@ -178,7 +228,8 @@ class ExtractionPool:
         return sum(w.in_flight for w in self._workers)
 
     async def extract(self, *args: Any) -> Extraction:
-        """Run the job on `args` in a worker; raises what the job raises, or
+        """Run the job on `args` in a worker; raises what the job raises,
+        `ExtractionOverLimit` for a page over its time or memory limit, or
         `ExtractionCrashed` for a page that kills the workers."""
         if not self._workers and not self._closed:
             self._loop = asyncio.get_running_loop()
@@ -211,7 +262,7 @@ class ExtractionPool:
 
     def _start(self, on_exit: Callable[[_Worker], None], on_answer: Callable[[], None]) -> _Worker:
         self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
-        worker = _Worker(self._environment, on_exit, on_answer)
+        worker = _Worker(self._environment, self.timeout_s, self.memory_mb, on_exit, on_answer)
         self._started.append(worker.process)
         return worker
 
@@ -295,11 +346,18 @@ class _Worker(asyncio.Protocol):
     """One worker process and the fetch process's end of its socket pair, as an asyncio
     protocol: frames written by the event loop (its transport buffers what the pipe does
     not take at once), answers read in the order the pages went. The pipe's end, when the
-    worker dies, is `connection_lost`."""
+    worker dies, is `connection_lost`.
+
+    The page at the head of the queue is the one the worker parses: from the moment the
+    worker is ready (it says so with an empty frame once warmed up) or answered the page
+    before, it has `timeout_s`, then the worker is killed. One timer a worker, not one a
+    page: when it fires for a page answered since, it is set again for the page now parsed."""
 
     def __init__(
         self,
         environment: Mapping[str, str],
+        timeout_s: float,
+        memory_mb: int,
         on_exit: Callable[[_Worker], None],
         on_answer: Callable[[], None],
     ) -> None:
@@ -309,13 +367,18 @@ class _Worker(asyncio.Protocol):
         self._received = bytearray()
         self._transport: asyncio.Transport | None = None
         self._unsent: list[bytes] = []  # frames sent before the transport is connected
+        self._timeout_s = timeout_s
+        self._ready = False  # warmed up: the time of the page at the head counts
+        self._head_since = 0.0  # when the worker took the page at the head of the queue
+        self._clock: asyncio.TimerHandle | None = None
+        self._killed_for: asyncio.Future[bytearray] | None = None  # the page over the time
         self.alive = True
         self.pages_lost = 0  # in flight when it died
         ours, theirs = socket.socketpair()
         with theirs:  # the worker's own: when it dies, the pipe ends
             try:
                 self.process = subprocess.Popen(
-                    _worker_command(theirs.fileno()),
+                    _worker_command(theirs.fileno(), memory_mb),
                     env=environment,
                     stdin=subprocess.DEVNULL,
                     pass_fds=(theirs.fileno(),),
@@ -337,6 +400,8 @@ class _Worker(asyncio.Protocol):
         `_WorkerDied`."""
         answer = asyncio.get_running_loop().create_future()
         self._waiting.append(answer)
+        if len(self._waiting) == 1:
+            self._next_page()
         if self._transport is None:
             self._unsent.append(frame)
         else:
@@ -357,21 +422,55 @@ class _Worker(asyncio.Protocol):
                 return
             answer = self._received[FRAME.size : end]
             del self._received[:end]
+            if not self._ready:  # the first frame: warmed up
+                self._ready = True
+                self._next_page()
+                continue
             waiter = self._waiting.popleft()
+            self._next_page()
             self._on_answer()
             if not waiter.cancelled():  # a cancelled page's answer is read and dropped
                 waiter.set_result(answer)
+
+    def _next_page(self) -> None:
+        """The worker takes the page at the head of the queue (if any) now."""
+        if not self._ready or not self._waiting:
+            return
+        loop = asyncio.get_running_loop()
+        self._head_since = loop.time()
+        if self._clock is None:
+            self._clock = loop.call_at(self._head_since + self._timeout_s, self._check_time)
+
+    def _check_time(self) -> None:
+        self._clock = None
+        if not self.alive or not self._waiting:
+            return
+        due = self._head_since + self._timeout_s
+        loop = asyncio.get_running_loop()
+        if loop.time() < due:  # the page it was set for was answered: the next one's time
+            self._clock = loop.call_at(due, self._check_time)
+            return
+        log.warning(
+            "extraction worker process %s: a page over the %g s time limit, killed",
+            self.process.pid,
+            self._timeout_s,
+        )
+        self._killed_for = self._waiting[0]  # not the next, if its answer is already here
+        self.process.kill()  # its pipe ends: connection_lost
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.alive:
             return  # lost as its connection failed, then told by the transport too
         self.alive = False
+        if self._clock is not None:
+            self._clock.cancel()
         waiting, self._waiting = self._waiting, deque()
         self.pages_lost = len(waiting)
         for waiter in waiting:
             self._on_answer()
-            if not waiter.done():
-                waiter.set_exception(_WorkerDied())
+            if not waiter.done():  # the page parsed when it was killed is over the limit
+                over = waiter is self._killed_for
+                waiter.set_exception(over_time(self._timeout_s) if over else _WorkerDied())
         self._on_exit(self)
 
     def _connect_failed(self, connecting: asyncio.Task[Any]) -> None:
@@ -446,34 +545,54 @@ def _worker_environment(preload: str | None) -> dict[str, str]:
 # `spawn` gives its children: a job pickled by reference imports there what it imported
 # here), serving the socket it inherits. Not `spawn` itself, which cannot give a child an
 # environment of its own (the allocator to preload is the workers', not the fetch
-# process's). Arguments: the socket's descriptor, the fetch process, then the path.
+# process's). Arguments: the socket's descriptor, the fetch process, the memory limit
+# (MiB), then the path.
 _WORKER_CODE = (
-    "import sys; sys.path[:] = sys.argv[3:]; "
+    "import sys; sys.path[:] = sys.argv[4:]; "
     "from fetcher.extract_pool import serve_inherited; "
-    "serve_inherited(int(sys.argv[1]), int(sys.argv[2]))"
+    "serve_inherited(*map(int, sys.argv[1:4]))"
 )
 
 
-def _worker_command(pipe: int) -> list[str]:
-    return [sys.executable, "-c", _WORKER_CODE, str(pipe), str(os.getpid()), *sys.path]
+def _worker_command(pipe: int, memory_mb: int) -> list[str]:
+    return [
+        sys.executable,
+        "-c",
+        _WORKER_CODE,
+        str(pipe),
+        str(os.getpid()),
+        str(memory_mb),
+        *sys.path,
+    ]
 
 
 # -- in the worker process -----------------------------------------------------------------
 
 
-def serve_inherited(pipe: int, parent: int) -> None:
+def serve_inherited(pipe: int, parent: int, memory_mb: int) -> None:
     """A worker process's entry point (`_worker_command`)."""
-    _serve(socket.socket(fileno=pipe), parent)
+    _serve(socket.socket(fileno=pipe), parent, memory_mb)
 
 
-def _serve(pipe: socket.socket, parent: int) -> None:
-    """A worker's life: warm up, then answer each frame read from the pipe with one
-    frame, until the fetch process hangs up (or is gone)."""
+def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
+    """A worker's life: cap its memory, warm up, say it is ready, then answer each frame
+    read from the pipe with one frame, until the fetch process hangs up (or is gone), or a
+    page goes over the memory limit: then its answer says so, and the worker exits."""
+    limit = memory_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _warm_up(parent)
+    peak = _address_space_peak()
+    # Made now: a worker out of memory may not be able to make it.
+    over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))
     pipe.setblocking(True)
     with pipe:
+        pipe.sendall(READY)
         while (request := _receive(pipe)) is not None:
             answer = _run(request)
+            if answer is None or peak() > limit - limit // 8:
+                with contextlib.suppress(OSError):
+                    pipe.sendall(_frame(over))
+                return
             try:
                 pipe.sendall(_frame(answer))
             except OSError:
@@ -500,19 +619,39 @@ def _read_exactly(pipe: socket.socket, size: int) -> bytearray | None:
     return data
 
 
-def _run(request: bytearray) -> bytes:
+def _run(request: bytearray) -> bytes | None:
     """The pickled answer to one frame: (True, the job's result, None), or (False, the
-    exception it raised, where)."""
+    exception it raised, where); None when it ran out of memory."""
     outcome: tuple[bool, Any, str | None]
     try:
         job, args = pickle.loads(request)
         outcome = (True, job(*args), None)
+    except MemoryError:  # not kept: its traceback holds the page's trees
+        return None
     except BaseException as exc:  # whatever the job raises is the caller's, as with an executor
         outcome = (False, exc, traceback.format_exc())
     try:
         return pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        return None
     except Exception as exc:  # a result or an exception that does not pickle
         return pickle.dumps((False, exc, traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
+
+
+def _address_space_peak() -> Callable[[], int]:
+    """The largest the process's address space has been, in bytes (`VmPeak`, read from
+    /proc: a few microseconds), or 0 where there is no /proc."""
+    try:
+        status = os.open("/proc/self/status", os.O_RDONLY)
+    except OSError:
+        return lambda: 0
+
+    def peak() -> int:
+        text = os.pread(status, 4096, 0)
+        start = text.index(b"VmPeak:") + 7
+        return int(text[start : text.index(b"kB", start)]) * 1024
+
+    return peak
 
 
 def _warm_up(parent: int) -> None:

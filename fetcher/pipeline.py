@@ -23,7 +23,13 @@ from datetime import datetime
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide
 from fetcher.extract import Extracted
-from fetcher.extract_pool import Extraction, ExtractionCrashed, ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import (
+    Extraction,
+    ExtractionCrashed,
+    ExtractionOverLimit,
+    ExtractionPool,
+    InProcessExtraction,
+)
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
@@ -223,6 +229,10 @@ class BatchPipeline:
             except ExtractionCrashed as exc:  # a page that kills the parser's process
                 log.error("extraction crashed for %s: %s", claim.url, exc)
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
+                return
+            except ExtractionOverLimit as exc:  # a page costlier than its limits: stopped
+                log.warning("extraction stopped for %s: %s", claim.url, exc)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
                 return
             except Exception as exc:  # extraction must never lose the claim
                 log.exception("extraction failed for %s", claim.url)

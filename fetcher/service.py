@@ -34,8 +34,13 @@ def extraction_for(config: FetcherConfig) -> ExtractionPool | InProcessExtractio
     """Where the process extracts articles: its pool of worker processes, or a thread of
     its own when `extract_processes` is 0 (or extraction is off). Close it when done."""
     if config.extract and config.extract_processes:
-        return ExtractionPool(config.extract_processes, preload=config.extract_preload)
-    return InProcessExtraction()
+        return ExtractionPool(
+            config.extract_processes,
+            preload=config.extract_preload,
+            timeout_s=config.extract_timeout_s,
+            memory_mb=config.extract_memory_mb,
+        )
+    return InProcessExtraction(timeout_s=config.extract_timeout_s)
 
 
 async def run_fetcher(

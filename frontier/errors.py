@@ -32,6 +32,8 @@ under this root (one module each, named in brackets):
     │                            than its requester waits: not requested
     ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
     │                            process each time it was extracted alone
+    ├── ExtractionOverLimit      (fetcher.extract_pool) a page over its extraction time
+    │                            or memory limit, stopped
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   └── DocumentRejected     permanent: the sink refused these documents

@@ -149,6 +149,20 @@ class Settings(BaseSettings):
         "when the system has it, e.g. Debian's libtcmalloc-minimal4, else the C library's), "
         "system (the C library's), or the absolute path of an allocator's shared library.",
     )
+    extract_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds one page's extraction may take (wall clock, so CPU too); a page "
+        "over it ends failed. Keep it well under FRONTIER_LEASE_SECONDS.",
+    )
+    extract_memory_mb: int = Field(
+        default=1024,
+        ge=512,
+        le=1_048_576,
+        description="Address space of one extraction worker process, in MiB; a page that "
+        "takes it within an eighth of this ends failed, and its worker is replaced.",
+    )
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
     )

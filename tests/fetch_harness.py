@@ -34,6 +34,7 @@ async def fetcher_for(
     timeout_s: float = 10.0,
     extraction: ExtractionPool | InProcessExtraction | None = None,
     allow_private_networks: bool = True,
+    max_body_bytes: int = 1_000_000,
     **config: Any,
 ) -> AsyncIterator[Fetcher]:
     limits = HttpLimits(
@@ -41,7 +42,7 @@ async def fetcher_for(
         allow_private_networks=allow_private_networks,
         total_timeout_s=timeout_s,
         read_timeout_s=timeout_s,
-        max_body_bytes=1_000_000,
+        max_body_bytes=max_body_bytes,
     )
     policy = QueuePolicy(default_delay_ms=delay_ms, max_retries=max_retries, lease_seconds=60)
     values: dict[str, Any] = {"user_agent": UA, "worker_id": "w-test", "concurrency": 10}

@@ -1,6 +1,7 @@
 """Extraction in worker processes (issue 15, item 3): pages are parsed in the pool's
 processes, not the fetch process; a worker killed with a page loses nothing; a page that
-kills its worker every time ends `failed` with the reason; 0 processes extracts in-process.
+kills its worker every time ends `failed` with the reason, and so does a page over the
+time or memory limit (issue 35, item 2); 0 processes extracts in-process.
 Real local sites (one host per loopback address: a batch claims one URL per host), the
 real queue and the PostgreSQL sink."""
 
@@ -14,13 +15,19 @@ import pickle
 import signal
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from fetcher.allocators import preload_for
 from fetcher.config import FetcherConfig, usable_cores
-from fetcher.extract_pool import Extraction, ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import (
+    Extraction,
+    ExtractionOverLimit,
+    ExtractionPool,
+    InProcessExtraction,
+)
 from fetcher.service import extraction_for
 from frontier.db import Database
 from frontier.settings import Settings, SettingsError
@@ -127,6 +134,63 @@ async def test_a_page_that_kills_its_worker_every_time_fails_with_the_reason(
     assert poison["status"] == "failed"
     assert "extraction crashed: the page killed the extraction process" in poison["last_error"]
     assert len(await stored_titles(db)) == len(urls)  # the pages in flight with it survive
+
+
+def line_breaks(mib: int) -> bytes:
+    """A page of nothing but `<br>` tags: seconds and hundreds of MiB a MiB to extract
+    (issue 35: 1 MiB 17 s, 3 MiB 73 s and 825 MiB, unbounded)."""
+    return b"<br>" * (mib * 2**18)
+
+
+@pytest.mark.parametrize(
+    ("limits", "mib", "reason"),
+    [
+        ({"timeout_s": 2, "memory_mb": 4096}, 2, "over the 2 s time limit"),
+        ({"memory_mb": 512}, 3, "over the 512 MiB memory limit"),
+    ],
+    ids=["time", "memory"],
+)
+async def test_a_page_over_a_limit_fails_with_the_reason_and_its_batch_is_stored(
+    db: Database, limits: dict[str, int], mib: int, reason: str
+) -> None:
+    pool = ExtractionPool(1, job=pool_jobs.tagged, **limits)
+    try:
+        async with sites(["/a"]) as urls, running_site("127.0.0.30") as bad:
+            bad.serve("/br", line_breaks(mib))
+            await submit(db, bad.url("/br"), *urls)
+            fetching = fetcher_for(db, extraction=pool, concurrency=HOSTS, max_body_bytes=2**22)
+            async with fetching as fetcher:
+                while (await fetcher.run_once()).claimed:
+                    pass
+            hostile = await frontier_row(db, bad.url("/br"))
+            assert len(bad.hits("/br")) == 1  # failed, not fetched again
+        after = await pool.extract(*page("/after"))
+        workers = pool.worker_pids()
+    finally:
+        pool.close()
+    assert hostile["status"] == "failed"
+    assert hostile["last_error"] == f"extraction failed: {reason}"
+    assert len(await stored_titles(db)) == len(urls)  # the pages of its batch
+    assert pool.replaced == 1  # the worker over the limit, once
+    assert pool_jobs.pid_in(str(after.extracted.title)) in workers
+
+
+async def test_in_process_a_page_over_the_time_limit_fails_and_the_next_has_its_own(
+    markers: Path, gate: pool_jobs.Gate
+) -> None:
+    extraction = InProcessExtraction(job=pool_jobs.gated, timeout_s=1)
+    try:
+        held = asyncio.ensure_future(extraction.extract(*page("/held")))
+        behind = asyncio.ensure_future(extraction.extract(*page("/behind")))
+        with pytest.raises(ExtractionOverLimit, match=r"^over the 1 s time limit$"):
+            await held
+        # A thread cannot be stopped: the page behind waits for the parse to end...
+        assert not behind.done() and pool_jobs.started(markers) == {os.getpid(): {"held"}}
+        gate.open()
+        # ... and its time counts from its turn, not from the wait.
+        assert untagged(await behind) == "Page /behind"
+    finally:
+        extraction.close()
 
 
 def page(path: str) -> tuple[bytes, str, str, None, None]:
@@ -312,6 +376,26 @@ async def test_zero_processes_extracts_in_the_fetch_process(db: Database) -> Non
         await run_all(db, InProcessExtraction(job=pool_jobs.tagged))
     titles = await stored_titles(db)
     assert len(titles) == HOSTS and {pool_jobs.pid_in(t) for t in titles} == {os.getpid()}
+
+
+def test_the_limits_are_settings_handed_to_the_pool() -> None:
+    config = FetcherConfig.from_settings(Settings.load(_env_file=None))
+    assert (config.extract_timeout_s, config.extract_memory_mb) == (30, 1024)
+    settings = Settings.load(extract_timeout_s=5, extract_memory_mb=2048, _env_file=None)
+    config = FetcherConfig.from_settings(settings, extract_processes=1)
+    assert (config.extract_timeout_s, config.extract_memory_mb) == (5, 2048)
+    pool = extraction_for(config)
+    try:
+        assert isinstance(pool, ExtractionPool)
+        assert (pool.timeout_s, pool.memory_mb) == (5, 2048)
+    finally:
+        pool.close()
+    in_process = extraction_for(replace(config, extract_processes=0))
+    assert isinstance(in_process, InProcessExtraction) and in_process.timeout_s == 5
+    with pytest.raises(SettingsError, match="FRONTIER_EXTRACT_MEMORY_MB"):
+        Settings.load(extract_memory_mb=100, _env_file=None)  # a worker needs more to start
+    with pytest.raises(SettingsError, match="FRONTIER_EXTRACT_TIMEOUT_S"):
+        Settings.load(extract_timeout_s=0, _env_file=None)
 
 
 def test_the_default_is_one_process_per_usable_core() -> None:

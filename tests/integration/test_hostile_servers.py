@@ -1,6 +1,7 @@
 """Hostile servers against the fetcher and the poller (issue 9, "Hostile servers"): real
 local sites that dribble a body and never finish it, loop redirects, serve a robots.txt of
-binary garbage or an HTML error page, a sitemap index naming itself, a gzip bomb sitemap.
+binary garbage or an HTML error page, a sitemap index naming itself, a gzip bomb sitemap,
+a page costlier to extract than the extraction limit.
 
 Scenarios already covered elsewhere are not repeated here: a server that never sends
 headers (test_fetch_outcomes, test_safe_http), redirect loops and gzip bombs at the HTTP
@@ -28,7 +29,8 @@ from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.sitemap_parse import MAX_BYTES
 from tests.fetch_harness import article, fetcher_for, frontier_row, host_row, submit
-from tests.local_site import Handler, LocalSite
+from tests.local_site import Handler, LocalSite, running_site
+from tests.processes import frontier_env, frontier_output
 
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 TICK_S = 0.05  # how often a dribbling server sends its next byte
@@ -277,3 +279,25 @@ async def test_nul_bytes_and_wrong_charsets_in_pages_and_feeds_are_read(
     assert summaries[0].ok is True and local_site.url("/from-feed") in urls
     meta = await db.fetchval("SELECT discovery_meta FROM url_frontier WHERE origin = 'feed'")
     assert meta["title"] == "Ab"
+
+
+async def test_a_page_over_the_extraction_time_limit_fails_once_and_the_others_are_stored(
+    db: Database, fresh_dsn: str
+) -> None:
+    """2 MiB of nothing but `<br>` tags, tens of seconds to extract (issue 35), through a
+    real `frontier fetch` with a 2 s limit: the page fails with the reason, is requested
+    once, and the page of another site beside it is stored."""
+    async with running_site("127.0.0.41") as bad, running_site("127.0.0.42") as good:
+        bad.serve("/br", b"<br>" * 2**19)
+        good.serve("/a", article("Beside it"))
+        await submit(db, bad.url("/br"), good.url("/a"))
+        env = frontier_env(fresh_dsn, FRONTIER_EXTRACT_TIMEOUT_S="2")
+        code, _out, err = await frontier_output(
+            "fetch", "--until-idle", "--extract-processes", "1", env=env
+        )
+        assert len(bad.hits("/br")) == 1
+    assert code == 0, err
+    hostile = await frontier_row(db, bad.url("/br"))
+    assert hostile["status"] == "failed"
+    assert hostile["last_error"] == "extraction failed: over the 2 s time limit"
+    assert (await frontier_row(db, good.url("/a")))["status"] == "fetched"
