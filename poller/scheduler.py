@@ -26,6 +26,7 @@ from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
 from frontier.loops import run_every
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
@@ -53,11 +54,15 @@ class Poller:
         *,
         owner: str | None = None,
         kinds: KindRegistry | None = None,
+        parser: ParsePool | None = None,
     ) -> None:
+        """`parser`: where feeds and sitemaps are parsed (default: a pool of its own, under
+        `policy.parse`)."""
         self.db = db
         self.kinds = kinds if kinds is not None else load_kinds()  # the installed kinds
         self.client = client
         self.policy = policy or PollPolicy()
+        self.parser = parser or ParsePool(self.policy.parse)
         self.owner = owner or worker_id()
         self.states = FeedStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
@@ -119,6 +124,7 @@ class Poller:
                 feed=feed_due,
                 sitemap=sitemap_due,
                 kinds=self.kinds,
+                parser=self.parser,
             )
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")

@@ -22,6 +22,7 @@ from uuid import UUID
 
 from frontier.db import Database
 from frontier.loops import stop_event
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
@@ -52,8 +53,15 @@ def poll_client(settings: Settings, policy: PollPolicy) -> SafeClient:
 async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     """Poll every source due now; one summary per source polled."""
     policy = PollPolicy.from_settings(settings)
-    async with poll_client(settings, policy) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
+    async with poll_client(settings, policy) as client, ParsePool(policy.parse) as parser:
+        poller = Poller(
+            db,
+            client,
+            policy,
+            QueuePolicy.from_settings(settings),
+            kinds=load_kinds(),
+            parser=parser,
+        )
         return await poller.run_once()
 
 
@@ -69,8 +77,19 @@ async def run_poller(
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
     policy = PollPolicy.from_settings(settings)
-    async with stop_event(stop) as stopping, poll_client(settings, policy) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
+    async with (
+        stop_event(stop) as stopping,
+        poll_client(settings, policy) as client,
+        ParsePool(policy.parse) as parser,
+    ):
+        poller = Poller(
+            db,
+            client,
+            policy,
+            QueuePolicy.from_settings(settings),
+            kinds=load_kinds(),
+            parser=parser,
+        )
         await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
 
@@ -106,9 +125,10 @@ async def fire(
     fire is rate limited per source: `FireRateLimited` (a `RetryLater`) if it comes too
     soon or a poll holds the source."""
     policy = PollPolicy.from_settings(settings)
-    return await fire_source(
-        db, client, source_id, dry_run=dry_run, policy=policy, kinds=load_kinds()
-    )
+    async with ParsePool(policy.parse) as parser:
+        return await fire_source(
+            db, client, source_id, dry_run=dry_run, policy=policy, kinds=load_kinds(), parser=parser
+        )
 
 
 async def fire_once(settings: Settings, db: Database, name: str, dry_run: bool) -> FireResult:
