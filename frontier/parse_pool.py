@@ -182,10 +182,10 @@ class ParsePool:
         )
 
     def close(self) -> None:
-        """Kill the jobs still running and let the pool's threads end."""
+        """Kill the jobs still running and wait for their processes to be reaped."""
         for handle in list(self._running):
             handle.kill()
-        self._threads.shutdown(wait=False, cancel_futures=True)
+        self._threads.shutdown(wait=True, cancel_futures=True)
 
 
 # -- in the child --------------------------------------------------------------------------

@@ -13,6 +13,7 @@ then waits with a capped exponential backoff instead of its tick until the datab
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -101,7 +102,8 @@ class Poller:
             if running:  # cancelled: give the leases back
                 for task in running:
                     task.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
+                ended = await asyncio.gather(*running, return_exceptions=True)
+                done_unwritten.extend(p for p in ended if isinstance(p, Polled))
             if done_unwritten:
                 summaries.extend(await asyncio.shield(self._write(done_unwritten)))
         return summaries
@@ -171,11 +173,25 @@ class Poller:
         """Tick every `policy.tick_s` seconds until `stop` is set, through the project's one
         loop (`frontier.loops.run_every`: it backs off while the database is unavailable).
         `on_polled` gets each tick's summaries, `on_failed` a tick that failed otherwise
-        (defaults: the log)."""
+        (defaults: the log). Once `stop` is set, the tick's polls in flight are cancelled
+        (their leases given back, nothing charged to their sources, their parses killed):
+        stopping never waits for a slow server or a hostile document."""
         report = on_polled or _log_polled
 
         async def tick() -> None:
-            summaries = await self.run_once()
+            polls = asyncio.ensure_future(self.run_once())
+            stopping = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({polls, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+                if not polls.done():
+                    polls.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await polls
+            if polls.cancelled():
+                return
+            summaries = polls.result()
             for summary in summaries:
                 summary.log()
             report(summaries)

@@ -16,8 +16,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from uuid import UUID
 
 from frontier.db import Database
@@ -52,17 +53,17 @@ def poll_client(settings: Settings, policy: PollPolicy) -> SafeClient:
 
 async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     """Poll every source due now; one summary per source polled."""
+    async with _poller(settings, db) as poller:
+        return await poller.run_once()
+
+
+@contextlib.asynccontextmanager
+async def _poller(settings: Settings, db: Database) -> AsyncIterator[Poller]:
+    """A `Poller` with its safe client and its parse pool, both closed at the end."""
     policy = PollPolicy.from_settings(settings)
     async with poll_client(settings, policy) as client, ParsePool(policy.parse) as parser:
-        poller = Poller(
-            db,
-            client,
-            policy,
-            QueuePolicy.from_settings(settings),
-            kinds=load_kinds(),
-            parser=parser,
-        )
-        return await poller.run_once()
+        queue_policy = QueuePolicy.from_settings(settings)
+        yield Poller(db, client, policy, queue_policy, kinds=load_kinds(), parser=parser)
 
 
 async def run_poller(
@@ -76,20 +77,7 @@ async def run_poller(
     """Poll what is due every tick until `stop` is set. Given a `stop`, the caller owns
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
-    policy = PollPolicy.from_settings(settings)
-    async with (
-        stop_event(stop) as stopping,
-        poll_client(settings, policy) as client,
-        ParsePool(policy.parse) as parser,
-    ):
-        poller = Poller(
-            db,
-            client,
-            policy,
-            QueuePolicy.from_settings(settings),
-            kinds=load_kinds(),
-            parser=parser,
-        )
+    async with stop_event(stop) as stopping, _poller(settings, db) as poller:
         await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
 
