@@ -1,5 +1,6 @@
-"""Benchmark the API under abuse (issue 19): a 2 GiB body to every write endpoint, with and
-without a token, and 10,000 idle half-open connections.
+"""Benchmark the API under abuse (issues 19 and 35): a 2 GiB body to every write endpoint,
+with and without a token, 10,000 idle half-open connections, and hostile feeds and sitemaps
+polled by the server itself.
 
 Run ``python -m bench.api_abuse [--quick] [--runs N]`` (``--quick``: a 256 MiB body and
 2,000 connections). Each run starts `frontier serve` as a child process on a fresh
@@ -10,10 +11,15 @@ database of a throwaway embedded server (see `bench.server`), then:
    for the answer between chunks, and times the answer; the server's peak RSS (VmHWM) is
    read at the end of the run;
 2. opens N connections that send half a request head and stop, asks /healthz through
-   them all, then counts how many the server closed at its header deadline.
+   them all, then counts how many the server closed at its header deadline;
+3. serves hostile documents on loopback (`bench.hostile_documents`: a sitemap index naming
+   two gzip sitemaps that inflate to 50 MiB of empty elements each, and a 2 MiB feed that
+   is not well-formed), fires a source for each through the API (the server parses them)
+   and asks /healthz every 0.1 s until both fires have answered: the slowest answer.
 
 The last line of standard output is one JSON object with the medians over the runs.
-Targets: every answer under 1 s, peak RSS under 300 MB, /healthz answering.
+Targets: every answer under 1 s, peak RSS under 300 MB, /healthz answering, and within
+1 s at every check while the hostile documents are parsed.
 """
 
 from __future__ import annotations
@@ -26,14 +32,18 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench.api_import import free_port, vm_hwm_mib, wait_ready
+from bench.hostile_documents import empty_elements_sitemap, malformed_feed, sitemap_index
 from bench.server import emit_result, log, median, running_server
 from frontier.safe_http import raise_open_file_limit
 
@@ -137,11 +147,94 @@ def half_open(port: int, count: int, base: str) -> dict[str, Any]:
     }
 
 
+def hostile_site() -> ThreadingHTTPServer:
+    """A loopback server of hostile documents, in a thread of its own."""
+    documents: dict[str, bytes] = {
+        "/big-1.xml.gz": empty_elements_sitemap(50 << 20),
+        "/big-2.xml.gz": empty_elements_sitemap(50 << 20),
+        "/feed.xml": malformed_feed(2 << 20),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = documents.get(self.path, b"")
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    documents["/index.xml"] = sitemap_index(
+        origin + "/big-1.xml.gz", origin + "/big-2.xml.gz"
+    ).encode()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def hostile_polls(base: str) -> dict[str, Any]:
+    """Fire a hostile sitemap source and a hostile feed source; meanwhile, ask /healthz
+    every 0.1 s. Returns the slowest /healthz answer and what the fires answered."""
+    site = hostile_site()
+    origin = f"http://127.0.0.1:{site.server_address[1]}"
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    sources = {
+        "hostile-sitemap": {"sitemap_url": origin + "/index.xml"},
+        "hostile-feed": {"feed_url": origin + "/feed.xml"},
+    }
+    ids = [
+        httpx.post(base + "/api/v1/sources", json={"name": name, **urls}, headers=auth).json()["id"]
+        for name, urls in sources.items()
+    ]
+    checks: list[float] = []
+    try:
+        with ThreadPoolExecutor(len(ids)) as threads:
+            fires = [
+                threads.submit(
+                    httpx.post, f"{base}/api/v1/sources/{i}/fire", headers=auth, timeout=600
+                )
+                for i in ids
+            ]
+            started = time.perf_counter()
+            while not all(f.done() for f in fires):
+                asked = time.perf_counter()
+                try:
+                    httpx.get(base + "/healthz", timeout=600)
+                except httpx.HTTPError:
+                    checks.append(float("inf"))
+                else:
+                    checks.append(time.perf_counter() - asked)
+                time.sleep(0.1)
+            answers = [f.result() for f in fires]
+    finally:
+        site.shutdown()
+    return {
+        "healthz_checks": len(checks),
+        "healthz_max_s": round(max(checks, default=0.0), 3),
+        "polls_s": round(time.perf_counter() - started, 1),
+        "fires": [
+            {
+                "status": a.status_code,
+                "outcome": a.json().get("outcome"),
+                "error": a.json().get("error"),
+            }
+            for a in answers
+        ],
+    }
+
+
 def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_API_TOKEN=TOKEN)
+    env.update(
+        FRONTIER_DATABASE_URL=dsn,
+        FRONTIER_API_TOKEN=TOKEN,
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",  # the hostile documents are on loopback
+    )
     errors = workdir / "serve.log"
     with errors.open("wb") as stderr:
         process = subprocess.Popen(
@@ -185,6 +278,8 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
         idle = half_open(port, connections, base)
         log(f"half-open: {idle}")
         peak = max(peak, vm_hwm_mib(process.pid))
+        hostile = hostile_polls(base)
+        log(f"hostile polls: {hostile}")
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -194,6 +289,7 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
         "baseline_rss_mib": baseline,
         "peak_rss_mib": peak,
         "idle": idle,
+        "hostile": hostile,
         "tracebacks": tracebacks,
     }
 
@@ -238,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
             "closed_at_deadline": round(
                 median([run["idle"]["closed_at_deadline"] for run in runs])
             ),
+            "hostile_healthz_max_s": round(
+                median([run["hostile"]["healthz_max_s"] for run in runs]), 3
+            ),
+            "hostile_polls_s": round(median([run["hostile"]["polls_s"] for run in runs]), 1),
             "server_tracebacks": sum(run["tracebacks"] for run in runs),
         }
     )

@@ -113,6 +113,42 @@ class Settings(BaseSettings):
     sitemap_window_hours: float = Field(
         default=48.0, gt=0, le=87_600, description="Sitemap URLs modified longer ago are skipped."
     )
+    poll_max_inflated_mb: int = Field(
+        default=200,
+        ge=1,
+        le=100_000,
+        description="Sitemap MiB one poll reads, after gzip is undone, over all its files.",
+    )
+    poll_max_elements: int = Field(
+        default=5_000_000,
+        ge=1000,
+        description="XML elements one sitemap poll reads, over all its files.",
+    )
+    poll_max_urls: int = Field(
+        default=250_000, ge=1, description="Sitemap URLs one poll reads, over all its files."
+    )
+    parse_timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Wall-clock seconds one feed, sitemap or robots.txt parse may take "
+        "(its process is then killed and the poll fails).",
+    )
+    parse_cpu_s: int = Field(
+        default=20, ge=1, le=3600, description="CPU seconds one parse may use (RLIMIT_CPU)."
+    )
+    parse_memory_mb: int = Field(
+        default=1024,
+        ge=128,
+        le=1_048_576,
+        description="Address space of one parse's process, in MiB (RLIMIT_AS).",
+    )
+    parse_processes: int | None = Field(
+        default=None,
+        ge=1,
+        le=256,
+        description="Parses run at once per process. Unset: the number of cores.",
+    )
     seed_default_sources: bool = Field(
         default=True,
         description="Seed the packaged default sources when `frontier up` starts "

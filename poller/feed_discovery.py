@@ -1,6 +1,7 @@
 """Feed auto-discovery for a source that has a `base_url` but no `feed_url`: first the
 page's `<link rel="alternate">` RSS, Atom and JSON Feed links, then the common paths.
-A candidate counts only once it has been fetched and parsed as a feed."""
+A candidate counts only once it has been fetched and parsed as a feed (the page and the
+candidates are parsed in a parse process, `frontier.parse_pool`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
 
+from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http import HttpError, SafeClient
 from poller.entries import absolute
 from poller.errors import FeedRefused
@@ -49,7 +51,9 @@ def alternate_links(page: bytes, base: str) -> list[str]:
     return found
 
 
-async def discover_feed(client: SafeClient, base_url: str, fetchprotection: int = 2) -> str | None:
+async def discover_feed(
+    client: SafeClient, parser: ParsePool, base_url: str, fetchprotection: int = 2
+) -> str | None:
     """The first working feed URL for the site at `base_url`, or None."""
     candidates: list[str] = []
     try:
@@ -57,7 +61,9 @@ async def discover_feed(client: SafeClient, base_url: str, fetchprotection: int 
             base_url, fetchprotection=fetchprotection, max_body_bytes=MAX_PAGE_BYTES
         )
         if page.status == 200:
-            candidates.extend(alternate_links(page.body, page.url))
+            candidates.extend(await parser.run(alternate_links, page.body, page.url))
+    except ParseLimitExceeded as exc:
+        log.info("feed discovery: %s unusable: %s", base_url, exc)
     except HttpError as exc:
         log.info("feed discovery: %s unreachable: %s", base_url, exc)
     root = urljoin(base_url, "/")
@@ -67,8 +73,8 @@ async def discover_feed(client: SafeClient, base_url: str, fetchprotection: int 
             response = await client.get(candidate, fetchprotection=fetchprotection)
             if response.status != 200:
                 continue
-            parse_feed(response.body, response.headers, response.url)
-        except (HttpError, FeedRefused):
+            await parser.run(parse_feed, response.body, dict(response.headers), response.url)
+        except (HttpError, FeedRefused, ParseLimitExceeded):
             continue
         return response.url
     return None

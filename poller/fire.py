@@ -18,6 +18,7 @@ from uuid import UUID
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, load_kinds
@@ -66,6 +67,7 @@ async def fire_source(
     policy: PollPolicy | None = None,
     queue: QueueRepository | None = None,
     kinds: KindRegistry | None = None,
+    parser: ParsePool | None = None,
 ) -> FireResult:
     """Poll source `source_id` now; `UnknownSource` if there is none, `FireRateLimited`
     (or its `SourceBusy`) if a real fire came too soon or a poll holds the source."""
@@ -102,6 +104,7 @@ async def fire_source(
         feed=feed,
         sitemap=not feed,
         kinds=kinds if kinds is not None else load_kinds(),
+        parser=parser or ParsePool(policy.parse),
         dry_run=dry_run,
     )
     if not dry_run:

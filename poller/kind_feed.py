@@ -34,5 +34,7 @@ class FeedKind:
         response = await request.get(request.url, conditional=True, headers={"Accept": ACCEPT})
         if not request.readable(response):
             return KindResult(response)
-        parsed = parse_feed(response.body, response.headers, response.url)
+        parsed = await request.parse(
+            parse_feed, response.body, dict(response.headers), response.url
+        )
         return KindResult(response, parsed.entries, parsed.items_seen, parsed.ttl)

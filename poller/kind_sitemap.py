@@ -1,6 +1,7 @@
 """The `sitemap` source kind: a source polled as a sitemap (urlset, index or text), each
 `<loc>` an entry (Google News title and publication date, image, `lastmod`). Indexes are
-followed breadth first, at most `max_files` documents per poll, never one twice. (A feed
+followed breadth first, at most `max_files` documents per poll, never one twice, within
+the poll's budget (`PollPolicy.poll_budget`), each parsed in a parse process. (A feed
 source's `sitemap_url` is still polled beside its feed on the sitemap interval, by
 `poller.sitemaps`, with its own window and cursor.)"""
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from pydantic import Field
 
+from frontier.parse_pool import ParseLimitExceeded
 from frontier.safe_http import HttpError
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
@@ -18,7 +20,7 @@ from frontier.urls import InvalidURL, normalize_url
 from poller.entries import FeedEntry
 from poller.errors import FeedRefused
 from poller.kinds import KindRequest, KindResult
-from poller.sitemap_parse import SitemapUrl, parse_sitemap
+from poller.sitemap_parse import SitemapUrl, parse_sitemap, per_file
 
 
 class SitemapOptions(PollOptions):
@@ -44,15 +46,19 @@ class SitemapKind:
             return KindResult(top)
         queue, seen, entries = [top], {normalize_url(request.url)}, dict[str, FeedEntry]()
         items = files = 0
-        while queue:
+        budget = request.budget
+        while queue and not budget.spent:
             response = queue.pop(0)
             files += 1
             try:
-                sitemap = parse_sitemap(response.body)
-            except FeedRefused:
+                sitemap = await request.parse(
+                    parse_sitemap, response.body, budget.within(per_file())
+                )
+            except (FeedRefused, ParseLimitExceeded):
                 if response is top:
                     raise
                 continue
+            budget = budget.after(sitemap)
             for item in sitemap.urls:
                 if sitemap.kind != "index":
                     items += 1

@@ -11,7 +11,9 @@
 `poll` makes its requests through `request.get` (the shared safe client with the
 source's fetchprotection, timeout, host header and the in-poll retries), reads the
 source's main document only when `request.readable(response)` (a 2xx whose validators
-are not the stored ones), and returns the entries with that document's response; the
+are not the stored ones), parses what it fetched through `request.parse(job, ...)` (in a
+process of the poller's parse pool, under its time, CPU and memory limits: never on the
+event loop), and returns the entries with that document's response; the
 poller decides what the response means (304, 404, 410, 429...), filters the entries,
 submits them and moves the source's schedule. docs/sources.md "Source kinds" has an
 example.
@@ -22,15 +24,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from frontier.parse_pool import ParsePool
 from frontier.safe_http import FetchFailed, Response, SafeClient
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
 from poller.entries import FeedEntry
+from poller.sitemap_parse import Budget, per_file
 
 Sleep = Callable[[float], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +53,12 @@ class KindRequest:
     source: Source
     options: Any  # the kind's config model, validated
     client: SafeClient
+    parser: ParsePool
     url: str | None  # what `target` named (for a feed: or what discovery found)
     etag: str | None = None  # the stored validators (None on a dry run)
     last_modified: str | None = None
     max_body_bytes: int | None = None
+    budget: Budget = field(default_factory=per_file)  # what a poll may read, in all
     retry: Retry = field(default_factory=Retry)
     answered: list[Response] = field(default_factory=list)  # every response `get` returned
 
@@ -102,6 +109,11 @@ class KindRequest:
                     return response
             await self.retry.sleep(self.retry.backoff_s * attempt)
             attempt += 1
+
+    async def parse(self, job: Callable[..., T], *args: Any) -> T:
+        """`job(*args)` (a module-level function) in a parse process; raises what it
+        raises, or `ParseLimitExceeded`."""
+        return await self.parser.run(job, *args)
 
     def unchanged(self, response: Response) -> bool:
         """A 304, or a 200 with the ETag or Last-Modified stored (a server that ignores

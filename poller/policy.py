@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from frontier.parse_pool import ParseLimits
 from frontier.settings import Settings
 from poller.kinds import Retry
+from poller.sitemap_parse import Budget
 
 FIRE_RATE_LIMIT_S = 60.0  # a source may be fired for real once a minute
 
@@ -24,6 +26,11 @@ class PollPolicy:
     max_sitemap_bytes: int = 50 * 1024 * 1024
     max_sitemap_depth: int = 3  # index -> index -> index -> urlset
     max_sitemap_files: int = 50  # documents read per sitemap poll
+    # What one sitemap poll reads over all its files (each file: `sitemap_parse.Budget()`)
+    max_poll_inflated_bytes: int = 200 * 1024 * 1024
+    max_poll_elements: int = 5_000_000
+    max_poll_urls: int = 250_000
+    parse: ParseLimits = field(default_factory=ParseLimits)  # each parse's process
     error_log_threshold: int = 10  # consecutive errors before logging at error level
     fire_rate_limit_s: float = FIRE_RATE_LIMIT_S
     retry: Retry = field(default_factory=Retry)  # in-poll retries (tests: no backoff)
@@ -40,4 +47,12 @@ class PollPolicy:
             lease_s=float(settings.lease_seconds),
             sitemap_interval_s=settings.sitemap_interval_minutes * 60.0,
             sitemap_window_s=settings.sitemap_window_hours * 3600.0,
+            max_poll_inflated_bytes=settings.poll_max_inflated_mb * 1024 * 1024,
+            max_poll_elements=settings.poll_max_elements,
+            max_poll_urls=settings.poll_max_urls,
+            parse=ParseLimits.from_settings(settings),
         )
+
+    def poll_budget(self) -> Budget:
+        """What one sitemap poll may read, over all its files."""
+        return Budget(self.max_poll_inflated_bytes, self.max_poll_elements, self.max_poll_urls)

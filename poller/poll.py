@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
+from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked, SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
@@ -88,6 +89,7 @@ async def poll_feed(
     *,
     now: datetime,
     kinds: KindRegistry,
+    parser: ParsePool,
     conditional: bool = True,
 ) -> FeedOutcome:
     started = time.monotonic()
@@ -112,7 +114,9 @@ async def poll_feed(
             seconds=policy.discovery_retry_s
         )
         found = (
-            None if recent else await discover_feed(client, source.base_url, source.fetchprotection)
+            None
+            if recent
+            else await discover_feed(client, parser, source.base_url, source.fetchprotection)
         )
         if found is None:
             if not recent:
@@ -132,10 +136,12 @@ async def poll_feed(
         source,
         options,
         client,
+        parser,
         feed_url,
         etag=state.last_etag if conditional else None,
         last_modified=state.last_modified if conditional else None,
         max_body_bytes=policy.max_feed_bytes,
+        budget=policy.poll_budget(),
         retry=policy.retry,
     )
     try:
@@ -144,7 +150,7 @@ async def poll_feed(
         outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
     except HttpError as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except FeedRefused as exc:
+    except (FeedRefused, ParseLimitExceeded) as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable feed: {exc}"
         if request.answered and outcome.http_status is None:
             outcome.http_status = request.answered[0].status

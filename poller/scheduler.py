@@ -13,6 +13,7 @@ then waits with a capped exponential backoff instead of its tick until the datab
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -26,6 +27,7 @@ from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
 from frontier.loops import run_every
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
@@ -53,11 +55,15 @@ class Poller:
         *,
         owner: str | None = None,
         kinds: KindRegistry | None = None,
+        parser: ParsePool | None = None,
     ) -> None:
+        """`parser`: where feeds and sitemaps are parsed (default: a pool of its own, under
+        `policy.parse`)."""
         self.db = db
         self.kinds = kinds if kinds is not None else load_kinds()  # the installed kinds
         self.client = client
         self.policy = policy or PollPolicy()
+        self.parser = parser or ParsePool(self.policy.parse)
         self.owner = owner or worker_id()
         self.states = FeedStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
@@ -96,7 +102,8 @@ class Poller:
             if running:  # cancelled: give the leases back
                 for task in running:
                     task.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
+                ended = await asyncio.gather(*running, return_exceptions=True)
+                done_unwritten.extend(p for p in ended if isinstance(p, Polled))
             if done_unwritten:
                 summaries.extend(await asyncio.shield(self._write(done_unwritten)))
         return summaries
@@ -119,6 +126,7 @@ class Poller:
                 feed=feed_due,
                 sitemap=sitemap_due,
                 kinds=self.kinds,
+                parser=self.parser,
             )
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")
@@ -165,11 +173,25 @@ class Poller:
         """Tick every `policy.tick_s` seconds until `stop` is set, through the project's one
         loop (`frontier.loops.run_every`: it backs off while the database is unavailable).
         `on_polled` gets each tick's summaries, `on_failed` a tick that failed otherwise
-        (defaults: the log)."""
+        (defaults: the log). Once `stop` is set, the tick's polls in flight are cancelled
+        (their leases given back, nothing charged to their sources, their parses killed):
+        stopping never waits for a slow server or a hostile document."""
         report = on_polled or _log_polled
 
         async def tick() -> None:
-            summaries = await self.run_once()
+            polls = asyncio.ensure_future(self.run_once())
+            stopping = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({polls, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+                if not polls.done():
+                    polls.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await polls
+            if polls.cancelled():
+                return
+            summaries = polls.result()
             for summary in summaries:
                 summary.log()
             report(summaries)

@@ -16,13 +16,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from uuid import UUID
 
 from frontier.db import Database
 from frontier.host_slots import HostSlots
 from frontier.loops import stop_event
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
@@ -55,10 +57,17 @@ def poll_client(settings: Settings, policy: PollPolicy, db: Database) -> SafeCli
 
 async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     """Poll every source due now; one summary per source polled."""
-    policy = PollPolicy.from_settings(settings)
-    async with poll_client(settings, policy, db) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
+    async with _poller(settings, db) as poller:
         return await poller.run_once()
+
+
+@contextlib.asynccontextmanager
+async def _poller(settings: Settings, db: Database) -> AsyncIterator[Poller]:
+    """A `Poller` with its safe client and its parse pool, both closed at the end."""
+    policy = PollPolicy.from_settings(settings)
+    async with poll_client(settings, policy, db) as client, ParsePool(policy.parse) as parser:
+        queue_policy = QueuePolicy.from_settings(settings)
+        yield Poller(db, client, policy, queue_policy, kinds=load_kinds(), parser=parser)
 
 
 async def run_poller(
@@ -72,9 +81,7 @@ async def run_poller(
     """Poll what is due every tick until `stop` is set. Given a `stop`, the caller owns
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
-    policy = PollPolicy.from_settings(settings)
-    async with stop_event(stop) as stopping, poll_client(settings, policy, db) as client:
-        poller = Poller(db, client, policy, QueuePolicy.from_settings(settings), kinds=load_kinds())
+    async with stop_event(stop) as stopping, _poller(settings, db) as poller:
         await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
 
 
@@ -110,9 +117,10 @@ async def fire(
     fire is rate limited per source: `FireRateLimited` (a `RetryLater`) if it comes too
     soon or a poll holds the source."""
     policy = PollPolicy.from_settings(settings)
-    return await fire_source(
-        db, client, source_id, dry_run=dry_run, policy=policy, kinds=load_kinds()
-    )
+    async with ParsePool(policy.parse) as parser:
+        return await fire_source(
+            db, client, source_id, dry_run=dry_run, policy=policy, kinds=load_kinds(), parser=parser
+        )
 
 
 async def fire_once(settings: Settings, db: Database, name: str, dry_run: bool) -> FireResult:

@@ -3,8 +3,11 @@
 
 The XML is streamed with lxml's iterparse (no entity resolution, no DTD, no network; a
 document declaring entities is refused first), each element cleared once read, and it
-stops cleanly past `MAX_URLS` URLs or `MAX_BYTES` bytes. Elements are matched by local
-name, so sitemaps with a wrong or missing namespace still read.
+stops cleanly past its budget (`Budget`; `per_file()`: `MAX_URLS` URLs, `MAX_BYTES` bytes
+once inflated, `MAX_ELEMENTS` elements), keeping what it read and naming the limit. A poll
+gives each file what is left of its own budget, so the caps hold per file and per poll.
+Elements are matched by local name, so sitemaps with a wrong or missing namespace still
+read. It runs in a parse process (`frontier.parse_pool`), never on the event loop.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from poller.xml_safety import refuse_entity_declarations, safe_iterparse
 
 MAX_URLS = 50_000
 MAX_BYTES = 50 * 1024 * 1024
+# A urlset of MAX_URLS URLs with the news and image extensions has about 12 elements a
+# URL; past this, a file is mostly something else (issue 35: 50 MiB of empty elements
+# took 69.5 s to read).
+MAX_ELEMENTS = 1_000_000
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -48,11 +55,62 @@ class SitemapUrl:
         return meta
 
 
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one file may read; a poll passes what is left of its own (`per_poll`)."""
+
+    bytes: int  # once inflated
+    elements: int
+    urls: int
+    per_poll: bool = False  # the poll's budget is smaller than a file's
+
+    def of(self, what: str) -> str:
+        """The limit named, for the poll's error."""
+        size = {
+            "bytes": f"{self.bytes // (1024 * 1024)} MiB inflated",
+            "elements": f"{self.elements} elements",
+            "urls": f"{self.urls} URLs",
+        }[what]
+        return f"{size} {'left in the poll' if self.per_poll else 'per file'}"
+
+    def after(self, sitemap: Sitemap) -> Budget:
+        """What is left once `sitemap` was read."""
+        return Budget(
+            max(0, self.bytes - sitemap.inflated_bytes),
+            max(0, self.elements - sitemap.elements),
+            max(0, self.urls - len(sitemap.urls)),
+        )
+
+    def within(self, per_file: Budget) -> Budget:
+        """This budget capped at `per_file`, marked per-poll where the poll's is smaller."""
+        smaller = (
+            self.bytes < per_file.bytes
+            or self.elements < per_file.elements
+            or self.urls < per_file.urls
+        )
+        return Budget(
+            min(self.bytes, per_file.bytes),
+            min(self.elements, per_file.elements),
+            min(self.urls, per_file.urls),
+            per_poll=smaller,
+        )
+
+    @property
+    def spent(self) -> bool:
+        return not (self.bytes and self.elements and self.urls)
+
+
 @dataclass(slots=True)
 class Sitemap:
     kind: str  # "urlset", "index" or "text"
     urls: list[SitemapUrl] = field(default_factory=list)  # pages, or child sitemaps
-    truncated: bool = False  # stopped at MAX_URLS or MAX_BYTES
+    limit: str | None = None  # the budget it stopped at, named
+    inflated_bytes: int = 0
+    elements: int = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self.limit is not None
 
 
 def inflate(body: bytes, limit: int = MAX_BYTES) -> tuple[bytes, bool]:
@@ -70,11 +128,18 @@ def inflate(body: bytes, limit: int = MAX_BYTES) -> tuple[bytes, bool]:
     return data, truncated
 
 
-def parse_sitemap(body: bytes) -> Sitemap:
-    """Parse one sitemap document (gzipped or not); `SitemapRefused` if unusable."""
-    data, truncated = inflate(body)
-    if len(data) > MAX_BYTES:
-        data, truncated = data[:MAX_BYTES], True
+def per_file() -> Budget:
+    """What one file may read, whatever is left of its poll's budget."""
+    return Budget(MAX_BYTES, MAX_ELEMENTS, MAX_URLS)
+
+
+def parse_sitemap(body: bytes, budget: Budget | None = None) -> Sitemap:
+    """Parse one sitemap document (gzipped or not) within `budget` (default: `per_file()`);
+    `SitemapRefused` if unusable."""
+    budget = budget or per_file()
+    data, truncated = inflate(body, budget.bytes)
+    if len(data) > budget.bytes:
+        data, truncated = data[: budget.bytes], True
     stripped = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if not stripped:
         raise SitemapRefused("empty sitemap")
@@ -83,20 +148,22 @@ def parse_sitemap(body: bytes) -> Sitemap:
             refuse_entity_declarations(data, "sitemap")
         except FeedRefused as exc:
             raise SitemapRefused(str(exc)) from None
-        sitemap = _parse_xml(data)
+        sitemap = _parse_xml(data, budget)
     else:
-        sitemap = _parse_text(stripped)
-    sitemap.truncated = sitemap.truncated or truncated
+        sitemap = _parse_text(stripped, budget)
+    sitemap.inflated_bytes = len(data)
+    if truncated and sitemap.limit is None:
+        sitemap.limit = budget.of("bytes")
     return sitemap
 
 
-def _parse_text(data: bytes) -> Sitemap:
+def _parse_text(data: bytes, budget: Budget) -> Sitemap:
     sitemap = Sitemap("text")
     for raw in data.decode("utf-8", "replace").splitlines():
         line = raw.strip().lstrip("\ufeff")
         if line.startswith(("http://", "https://")):
-            if len(sitemap.urls) >= MAX_URLS:
-                sitemap.truncated = True
+            if len(sitemap.urls) >= budget.urls:
+                sitemap.limit = budget.of("urls")
                 break
             sitemap.urls.append(SitemapUrl(line))
     if not sitemap.urls and data.lstrip()[:1] not in (b"h", b"H"):
@@ -110,7 +177,7 @@ def _local(tag: object) -> str:
     return tag.rsplit("}", 1)[-1].lower()
 
 
-def _parse_xml(data: bytes) -> Sitemap:
+def _parse_xml(data: bytes, budget: Budget) -> Sitemap:
     kind: str | None = None
     sitemap = Sitemap("urlset")
     fields: dict[str, Any] = {}
@@ -129,6 +196,10 @@ def _parse_xml(data: bytes) -> Sitemap:
                 continue
             if event != "end":
                 continue
+            sitemap.elements += 1
+            if sitemap.elements > budget.elements:
+                sitemap.limit = budget.of("elements")
+                break
             text = (element.text or "").strip()
             if name == "loc" and _local(element.getparent().tag) in ("url", "sitemap"):
                 fields["loc"] = text
@@ -147,8 +218,8 @@ def _parse_xml(data: bytes) -> Sitemap:
                     sitemap.urls.append(SitemapUrl(image_urls=tuple(images), **fields))
                 fields, images = {}, []
                 element.clear()
-                if len(sitemap.urls) >= MAX_URLS:
-                    sitemap.truncated = True
+                if len(sitemap.urls) >= budget.urls:
+                    sitemap.limit = budget.of("urls")
                     break
     except SitemapRefused:
         raise

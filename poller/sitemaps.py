@@ -7,7 +7,10 @@ child of an index and every robots.txt `Sitemap:` line is a URL from outside: it
 through `frontier.urls.normalize_url` (its identity, for the never-twice check; the
 request keeps the site's trailing slash, as redirects do in `SafeClient`) and the safe
 client; one that is invalid, refused or unreachable is skipped, logged and named in the
-poll's error, and the rest of the index is still read. Only URLs
+poll's error, and the rest of the index is still read. Each document (and the robots.txt)
+is parsed in a parse process (`frontier.parse_pool`, under its time, CPU and memory
+limits), within what is left of the poll's budget (`PollPolicy.poll_budget`: inflated
+bytes, elements, URLs); a poll whose budget is spent reads no more files. Only URLs
 modified within the window (or since the last successful poll, if that is longer ago)
 are kept; URLs without a date are kept. Like `poll_feed`, nothing is written here.
 """
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from urllib.parse import urljoin
 
+from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http import (
     BlockedAddress,
     HttpError,
@@ -36,7 +40,7 @@ from poller.errors import FeedRefused
 from poller.feed_state import FeedState
 from poller.policy import PollPolicy
 from poller.responses import Verdict, decide
-from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
+from poller.sitemap_parse import SitemapUrl, parse_sitemap, per_file, sitemaps_in_robots
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +81,13 @@ def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
 
 
 async def poll_sitemaps(
-    client: SafeClient, source: Source, state: FeedState, policy: PollPolicy, *, now: datetime
+    client: SafeClient,
+    source: Source,
+    state: FeedState,
+    policy: PollPolicy,
+    *,
+    now: datetime,
+    parser: ParsePool,
 ) -> SitemapOutcome:
     started = time.monotonic()
     later = now + timedelta(seconds=policy.sitemap_interval_s)
@@ -88,7 +98,7 @@ async def poll_sitemaps(
         return SitemapOutcome(source, replace(state, sitemap_next_poll_at=later), None, None)
     outcome = SitemapOutcome(source, state, None, LogOutcome.FAILED)
     try:
-        locations = await _locations(client, source, state, site or "")
+        locations = await _locations(client, parser, source, state, site or "")
         if not locations:
             outcome.outcome = None
             outcome.state = replace(
@@ -96,12 +106,12 @@ async def poll_sitemaps(
             )
             return outcome
         outcome.url = locations[0]
-        await _read(client, outcome, locations, policy, now=now)
+        await _read(client, parser, outcome, locations, policy, now=now)
     except (BlockedAddress, PolicyBlocked) as exc:
         outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
     except HttpError as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except FeedRefused as exc:
+    except (FeedRefused, ParseLimitExceeded) as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable sitemap: {exc}"
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
@@ -125,7 +135,9 @@ async def poll_sitemaps(
     return outcome
 
 
-async def _locations(client: SafeClient, source: Source, state: FeedState, site: str) -> list[str]:
+async def _locations(
+    client: SafeClient, parser: ParsePool, source: Source, state: FeedState, site: str
+) -> list[str]:
     if source.sitemap_url:
         return [source.sitemap_url]
     if state.sitemap_location:
@@ -136,9 +148,12 @@ async def _locations(client: SafeClient, source: Source, state: FeedState, site:
             robots_url, fetchprotection=source.fetchprotection, max_body_bytes=512 * 1024
         )
         if robots.status == 200:
-            found = _requestable(source, sitemaps_in_robots(robots.body.decode("utf-8", "replace")))
+            text = robots.body.decode("utf-8", "replace")
+            found = _requestable(source, await parser.run(sitemaps_in_robots, text))
             if found:
                 return found
+    except ParseLimitExceeded as exc:
+        log.info("source %s: robots.txt unusable: %s", source.name, exc)
     except HttpError as exc:
         log.info("source %s: robots.txt unreachable: %s", source.name, exc)
     for path in WELL_KNOWN:
@@ -146,15 +161,16 @@ async def _locations(client: SafeClient, source: Source, state: FeedState, site:
         try:
             response = await client.get(candidate, fetchprotection=source.fetchprotection)
             if response.status == 200:
-                parse_sitemap(response.body)
+                await parser.run(parse_sitemap, response.body)
                 return [response.url]
-        except (HttpError, FeedRefused):
+        except (HttpError, FeedRefused, ParseLimitExceeded):
             continue
     return []
 
 
 async def _read(
     client: SafeClient,
+    parser: ParsePool,
     outcome: SitemapOutcome,
     locations: list[str],
     policy: PollPolicy,
@@ -169,7 +185,15 @@ async def _read(
     urls: dict[str, SitemapUrl] = {}
     etag = last_modified = None
     files = 0
+    budget = policy.poll_budget()
     while queue and files < policy.max_sitemap_files:
+        if budget.spent:
+            whole = policy.poll_budget()
+            problems.append(
+                f"stopped at the poll's budget ({whole.bytes // (1024 * 1024)} MiB inflated, "
+                f"{whole.elements} elements, {whole.urls} URLs): {len(queue)} files not read"
+            )
+            break
         url, depth = queue.pop(0)
         identity = _identity(url)
         if identity in visited:
@@ -203,14 +227,15 @@ async def _read(
             problems.append(f"HTTP {response.status} ({url})")
             continue
         try:
-            sitemap = parse_sitemap(response.body)
-        except FeedRefused as exc:
+            sitemap = await parser.run(parse_sitemap, response.body, budget.within(per_file()))
+        except (FeedRefused, ParseLimitExceeded) as exc:
             if top:
                 raise
             problems.append(f"{exc} ({url})")
             continue
-        if sitemap.truncated:
-            problems.append(f"stopped at the size or URL limit ({url})")
+        budget = budget.after(sitemap)
+        if sitemap.limit:
+            problems.append(f"stopped at the size or URL limit: {sitemap.limit} ({url})")
         if sitemap.kind == "index":
             if depth >= policy.max_sitemap_depth:
                 problems.append(f"index nested deeper than {policy.max_sitemap_depth} ({url})")

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from frontier.fetch_log import LogEntry
+from frontier.parse_pool import ParsePool
 from frontier.queue import Candidate, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import KindRegistry
@@ -72,16 +73,26 @@ async def poll_source(
     feed: bool,
     sitemap: bool,
     kinds: KindRegistry,
+    parser: ParsePool,
     dry_run: bool = False,
 ) -> Polled:
     polled = Polled(source, state)
     if feed:
         polled.feed = await poll_feed(
-            client, source, polled.state, policy, now=now, kinds=kinds, conditional=not dry_run
+            client,
+            source,
+            polled.state,
+            policy,
+            now=now,
+            kinds=kinds,
+            parser=parser,
+            conditional=not dry_run,
         )
         polled.state = polled.feed.state
     if sitemap:
-        polled.sitemap = await poll_sitemaps(client, source, polled.state, policy, now=now)
+        polled.sitemap = await poll_sitemaps(
+            client, source, polled.state, policy, now=now, parser=parser
+        )
         polled.state = polled.sitemap.state
     if dry_run:
         return polled
