@@ -79,6 +79,7 @@ class Fetcher:
             hosts=self.hosts,
             sources=SourceCache(SourceRepository(db)),
             duplicates=DuplicateContent(db),
+            queue=self.queue,
             robots=RobotsStep(self.hosts, client, self.fetch_log, config),
             politeness=Politeness(
                 self.hosts,

@@ -34,15 +34,16 @@ async def test_a_sharing_link_fetched_first_is_stored_as_the_permalink(
 ) -> None:
     permalink = local_site.url("/2026/05/ferry-timetable/")
     page = zoo.wordpress_post(TITLE, permalink)
-    zoo.serve_post(local_site, ["/2026/05/ferry-timetable/?share=twitter"], page)
+    zoo.serve_post(
+        local_site, ["/2026/05/ferry-timetable/?share=twitter", "/2026/05/ferry-timetable/"], page
+    )
     await submit(db, local_site.url("/2026/05/ferry-timetable/?share=twitter"))
     await drain(db)
     identity = normalize_url(permalink)
     [doc] = await documents(db)
     assert (doc["url"], doc["url_hash"]) == (identity, url_hash(identity))
-    assert doc["final_url"] == normalize_url(
-        local_site.url("/2026/05/ferry-timetable?share=twitter")
-    )
+    # The permalink was fetched itself (the variant submitted it) and names itself.
+    assert doc["final_url"] is None
     assert TITLE in str(doc["title"])
     assert zoo.STORY in str(doc["body"])
     variant = await frontier_row(db, local_site.url("/2026/05/ferry-timetable/?share=twitter"))
@@ -50,11 +51,11 @@ async def test_a_sharing_link_fetched_first_is_stored_as_the_permalink(
     assert variant["final_url"] == identity
     canonical = await frontier_row(db, permalink)
     assert (canonical["status"], canonical["content_hash"]) == ("fetched", doc["content_hash"])
-    # The feed lists the permalink afterwards: known and fetched, never requested.
+    assert local_site.hits("/2026/05/ferry-timetable") != []
+    # The feed lists the permalink afterwards: known and fetched, not requested again.
     await submit(db, permalink)
     await drain(db)
-    assert local_site.hits("/2026/05/ferry-timetable/") == []
-    assert len([r for r in local_site.requests if r.path != "/robots.txt"]) == 1
+    assert len([r for r in local_site.requests if r.path != "/robots.txt"]) == 2
     assert len(await documents(db)) == 1
 
 
@@ -86,7 +87,7 @@ async def test_amp_views_of_a_stored_post_are_duplicates_of_it(
     assert len([r for r in local_site.requests if r.path != "/robots.txt"]) == 3
 
 
-async def test_a_pending_canonical_is_not_fetched_after_its_variant_stored_it(
+async def test_a_pending_canonical_is_fetched_once_and_takes_the_article_from_its_variant(
     db: Database, local_site: LocalSite
 ) -> None:
     canonical = local_site.url("/news/ferry-timetable-approved")
@@ -105,7 +106,9 @@ async def test_a_pending_canonical_is_not_fetched_after_its_variant_stored_it(
     [doc] = await documents(db)
     assert doc["url"] == normalize_url(canonical)
     assert (await frontier_row(db, canonical))["status"] == "fetched"
-    assert local_site.hits("/news/ferry-timetable-approved") == []
+    row = await frontier_row(db, variant)
+    assert (row["status"], row["final_url"]) == ("dead", normalize_url(canonical))
+    assert len(local_site.hits("/news/ferry-timetable-approved")) == 1
     assert (await host_row(db, url_host(normalize_url(canonical))))["pending_count"] == 0
 
 
@@ -115,7 +118,11 @@ async def test_two_variants_in_one_batch_store_one_document(
     permalink = local_site.url("/2026/05/ferry-timetable/")
     zoo.serve_post(
         local_site,
-        ["/2026/05/ferry-timetable?ref=homepage", "/2026/05/ferry-timetable?share=facebook"],
+        [
+            "/2026/05/ferry-timetable?ref=homepage",
+            "/2026/05/ferry-timetable?share=facebook",
+            "/2026/05/ferry-timetable/",
+        ],
         zoo.wordpress_post(TITLE, permalink),
     )
     await submit(
@@ -127,11 +134,13 @@ async def test_two_variants_in_one_batch_store_one_document(
         claims = await fetcher.claim(1) + await fetcher.claim(1, now=after(1))
         assert len(claims) == 2
         await fetcher.process(claims)
+    assert len(await documents(db)) == 1  # under one variant until its canonical is fetched
+    await drain(db)
     [doc] = await documents(db)
     assert doc["url"] == normalize_url(permalink)
-    rows = await db.fetch("SELECT status, dead_reason, final_url FROM url_frontier ORDER BY url")
+    rows = await db.fetch("SELECT status, dead_reason FROM url_frontier ORDER BY url")
     assert sorted(tuple(r) for r in rows) == sorted(
-        [("fetched", None, None)] + [("dead", "duplicate_content", normalize_url(permalink))] * 2
+        [("fetched", None)] + [("dead", "duplicate_content")] * 2
     )
 
 
@@ -140,12 +149,16 @@ async def test_two_processes_storing_variants_of_one_canonical_store_one_documen
 ) -> None:
     permalink = local_site.url("/2026/05/ferry-timetable/")
     paths = ["/2026/05/ferry-timetable?ref=a", "/2026/05/ferry-timetable?ref=b"]
-    zoo.serve_post(local_site, paths, zoo.wordpress_post(TITLE, permalink))
+    zoo.serve_post(
+        local_site, [*paths, "/2026/05/ferry-timetable/"], zoo.wordpress_post(TITLE, permalink)
+    )
     await submit(db, *(local_site.url(p) for p in paths))
     async with fetcher_for(db, worker_id="one") as one, fetcher_for(db, worker_id="two") as two:
         claims_one = await one.claim(1)
         claims_two = await two.claim(1, now=after(1))
         await asyncio.gather(one.process(claims_one), two.process(claims_two))
+    assert len(await documents(db)) == 1
+    await drain(db)
     [doc] = await documents(db)
     assert doc["url"] == normalize_url(permalink)
     assert (await frontier_row(db, permalink))["status"] == "fetched"
@@ -199,7 +212,7 @@ async def test_a_canonical_that_is_dead_is_not_trusted(db: Database, local_site:
     assert (await frontier_row(db, local_site.url("/node/7")))["status"] == "fetched"
 
 
-async def test_a_variant_whose_write_failed_stores_its_canonical_when_retried(
+async def test_a_variant_whose_write_failed_is_stored_when_retried(
     db: Database, local_site: LocalSite
 ) -> None:
     from frontier.sinks import RawDocument, SinkUnavailable
@@ -216,7 +229,9 @@ async def test_a_variant_whose_write_failed_stores_its_canonical_when_retried(
 
     permalink = local_site.url("/2026/05/ferry-timetable/")
     zoo.serve_post(
-        local_site, ["/2026/05/ferry-timetable?ref=a"], zoo.wordpress_post(TITLE, permalink)
+        local_site,
+        ["/2026/05/ferry-timetable?ref=a", "/2026/05/ferry-timetable/"],
+        zoo.wordpress_post(TITLE, permalink),
     )
     await submit(db, local_site.url("/2026/05/ferry-timetable/?ref=a"))
     async with fetcher_for(db, sink=DownOnce(db)) as fetcher:
@@ -224,6 +239,9 @@ async def test_a_variant_whose_write_failed_stores_its_canonical_when_retried(
         assert await documents(db) == []
         assert (await frontier_row(db, permalink + "?ref=a"))["status"] == "pending"
         await fetcher.run_once(now=after(3600))  # the same process, past the sink backoff
+        [doc] = await documents(db)
+        assert doc["url"] == normalize_url(permalink + "?ref=a")  # its canonical not fetched
+        await fetcher.run_once(now=after(3601))
     [doc] = await documents(db)
     assert doc["url"] == normalize_url(permalink)
     assert (await frontier_row(db, permalink))["status"] == "fetched"
