@@ -40,6 +40,13 @@ def canonical_identity(page_url: str, href: str | None) -> str | None:
     `href` (resolved against the page) is trusted and differs from the page's own; else
     None. `page_url` is a normalised frontier identity; a page stored with its trailing
     slash (a source that keeps them) has its canonical normalised the same way."""
+    target = canonical_claim(page_url, href)
+    return None if target == page_url else target
+
+
+def canonical_claim(page_url: str, href: str | None) -> str | None:
+    """The trusted canonical identity the page names, itself included; None when it
+    names none that can be trusted."""
     if not href or not href.strip():
         return None
     href = href.strip()
@@ -50,7 +57,9 @@ def canonical_identity(page_url: str, href: str | None) -> str | None:
         target = normalize_url(href, page_url, keep_trailing_slash=keep_slash)
     except InvalidURL:
         return None
-    if target == page_url or not same_site(page_url, target) or _is_root(target):
+    if target == page_url:
+        return target
+    if not same_site(page_url, target) or _is_root(target):
         return None
     return target
 
@@ -69,6 +78,13 @@ def same_site(first: str, second: str) -> bool:
         return False
     domain = registrable_domain(name_a)
     return domain is not None and domain == registrable_domain(name_b)
+
+
+def site_of(host: str) -> str:
+    """A host's site: its registrable domain, or the host itself (an IP literal, a
+    public suffix), without the port."""
+    name = host.rpartition(":")[0] if _has_port(host) else host
+    return registrable_domain(name) or name
 
 
 @lru_cache(maxsize=4096)

@@ -69,7 +69,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, cast
 
-from fetcher.canonical import canonical_identity
+from fetcher.canonical import canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
 from frontier.errors import FrontierError
@@ -114,6 +114,7 @@ class Extraction:
     content_hash: str | None
     word_count: int
     pid: int  # the process that extracted it
+    names_itself: bool = False  # the page's canonical link names the page itself
 
 
 Job = Callable[..., Extraction]
@@ -130,12 +131,14 @@ def extract_page(
     under when the page names a trusted canonical other than itself (`fetcher.canonical`)."""
     html, _encoding = decode_html(body, content_type)
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
+    claim = canonical_claim(url, canonical_href(html))
     return Extraction(
         extracted,
-        canonical_identity(url, canonical_href(html)),
+        None if claim == url else claim,
         extracted.content_hash,
         extracted.word_count,
         os.getpid(),
+        names_itself=claim == url,
     )
 
 

@@ -40,6 +40,7 @@ class Page:
     elapsed_ms: int | None = None
     document: RawDocument | None = None
     canonical: str | None = None  # the trusted canonical identity, when not the page's own
+    names_itself: bool = False  # its canonical link names the page itself
     fetch_url: str | None = None  # the server's spelling, when it redirected to the same page
 
     def end(self, kind: OutcomeKind, **values: object) -> None:

@@ -4,9 +4,10 @@ a stored document.
 `fetch(claims)`: source settings (fetchprotection), the robots.txt step, the requests (each
 host held by the claim, its requests paced and the host given back when the page's answer
 is in: `fetcher.politeness`), the decision on each response and the extraction.
-`store(pages)`: move a variant's document to its trusted canonical URL (or drop it when the
-canonical is stored), drop pages whose content is already indexed under another URL, write
-the rest to the sink (docs/duplicates.md); while the sink is down, the pages wait (`SinkBackoff`).
+`store(pages)`: reserve each document's keys (its canonical, its content hash) in
+`document_keys`, drop the pages whose article another URL holds, write the rest to the sink
+and remove the documents they replace (docs/duplicates.md); while the sink is down, the
+pages wait (`SinkBackoff`).
 Completing the claims and logging them is the worker's (`fetcher.worker`).
 """
 
@@ -15,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from fetcher.canonical import site_of
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide
 from fetcher.extract import Extracted
@@ -41,7 +42,7 @@ from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.host_slots import Pace
 from frontier.hosts import HostRepository
-from frontier.queue import Claim, OutcomeKind
+from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
 from frontier.safe_http import (
     REDIRECT_STATUSES,
     BlockedAddress,
@@ -56,11 +57,10 @@ from frontier.safe_http import (
     redirect_chain,
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
-from frontier.sinks.duplicates import DuplicateContent
-from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash, url_host
+from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
+from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 
 log = logging.getLogger(__name__)
-RECENT_CONTENT = 100_000  # content hashes this process remembers storing (about 15 MB)
 NOT_EXTRACTED = Extraction(Extracted(), None, None, 0, 0)  # extraction off (benchmarks)
 MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all, per fetch
 
@@ -75,6 +75,7 @@ class BatchPipeline:
         hosts: HostRepository,
         sources: SourceCache,
         duplicates: DuplicateContent,
+        queue: QueueRepository,
         robots: RobotsStep,
         worker_id: str,
         sink_backoff: SinkBackoff,
@@ -87,17 +88,10 @@ class BatchPipeline:
         self.hosts = hosts
         self.sources = sources
         self.duplicates = duplicates
+        self.queue = queue
         self.robots = robots
         self.worker_id = worker_id
         self.sink_backoff = sink_backoff
-        # content_hash -> the URL this process stored it under, newest last. The database
-        # check below sees only completed URLs; two batches in flight at once with the same
-        # body would both pass it. Bounded: older ones are completed and found there.
-        self._recent: OrderedDict[str, str] = OrderedDict()
-        # The same for canonical identities this process stored a variant's document
-        # under (canonical url_hash -> the variant's URL): another variant in flight is
-        # a duplicate of it.
-        self._recent_canonicals: OrderedDict[str, str] = OrderedDict()
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -239,6 +233,7 @@ class BatchPipeline:
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
                 return
             page.canonical = extraction.canonical
+            page.names_itself = extraction.names_itself
         else:
             extraction = NOT_EXTRACTED
         extracted = extraction.extracted
@@ -275,115 +270,116 @@ class BatchPipeline:
 
     async def store(self, pages: list[Page]) -> None:
         """Store the documents of the pages fetched; safe to repeat (the sink is
-        idempotent). Raises DatabaseUnavailable when the database is down."""
+        idempotent, a key held is refreshed). Raises DatabaseUnavailable when the database
+        is down. docs/duplicates.md: each document first reserves its keys (the canonical
+        its page names, then its content hash); a page that loses one is a duplicate
+        linked to the holder; one that takes a key over replaces the holder's document."""
         _drop_unchanged(pages)
-        stored = [p for p in pages if p.document is not None]
-        await self._by_canonical(stored)
-        await self._drop_duplicates([p for p in stored if p.document is not None])
-        stored = [p for p in stored if p.document is not None]
+        candidates = [p for p in pages if p.document is not None]
+        taken = await self._reserve(candidates, KeyKind.CANONICAL)
+        taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
+        # A variant that lost its text to another URL holds its canonical for nothing.
+        await self.duplicates.release(
+            [
+                (url_hash(p.canonical), KeyKind.CANONICAL, p.claim.url_hash)
+                for p in candidates
+                if p.document is None and p.canonical is not None
+            ]
+        )
+        stored = [p for p in candidates if p.document is not None]
         if stored:
             await self._write(stored)
-        moved = [
-            p.document
-            for p in stored
-            if p.document is not None
-            and p.document.url_hash != p.claim.url_hash
-            and p.outcome is not None
-            and p.outcome.kind is OutcomeKind.DUPLICATE_CONTENT
-        ]
-        if moved:
-            await self.duplicates.record_canonicals(moved)
+        written = [p for p in stored if _kind(p) is OutcomeKind.FETCHED]
+        refused = [p for p in stored if _kind(p) is OutcomeKind.FAILED]
+        await self.duplicates.release([key for p in refused for key in _keys(p)])
+        await self._relink(written, taken)
+        # A revisit whose new text another URL holds: its earlier document goes.
+        gone = [p for p in candidates if p.claim.is_revisit and _kind(p) is _DUPLICATE]
+        if gone:
+            await self.sink.delete([p.claim.url_hash for p in gone])
+        await self.duplicates.forget_stale_content(
+            [
+                (p.claim.url_hash, p.outcome.content_hash)
+                for p in written + gone
+                if p.outcome is not None and p.outcome.content_hash
+            ]
+        )
+        await self._submit_canonicals(written)
 
-    async def _by_canonical(self, pages: list[Page]) -> None:
-        """One article, one document (docs/duplicates.md): a page naming a
-        trusted canonical other than itself is a variant. When the canonical is already
-        fetched (or stored by this batch or a recent one of this process), the variant is
-        `duplicate_content` with `final_url` the canonical and nothing is written; else
-        its document is stored under the canonical's identity, the canonical is recorded
-        as fetched after the write (so it is not fetched again), and the variant ends
-        `duplicate_content` pointing at it. A canonical that is `dead` or `failed` is not
-        trusted. Two processes storing variants of one canonical at once write the same
-        document id: the sink keeps one."""
-        variants = [
-            p
-            for p in pages
-            if p.canonical is not None
-            and p.document is not None
-            and p.document.url_hash == p.claim.url_hash  # not moved by an earlier try
+    async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
+        """Reserve each page's key of this kind; a page that does not hold it after is a
+        duplicate of the holder. Returns the keys taken over, each with the url_hash of
+        the page now holding it."""
+        asks = [r for r in (self._reservation(p, kind) for p in pages) if r is not None]
+        decision = await self.duplicates.reserve([r for r, _ in asks])
+        for reservation, page in asks:
+            holder = decision.holders.get((reservation.key, kind))
+            if holder is None or holder.url_hash == page.claim.url_hash:
+                continue
+            _duplicate(page, holder.url, canonical=kind is KeyKind.CANONICAL)
+        batch = {p.claim.url_hash for p in pages}
+        holding = {(r.key, r.kind): r.url_hash for r, p in asks if p.document is not None}
+        return [
+            (t, holding[(t.key, t.kind)])
+            for t in decision.taken_over
+            if (t.key, t.kind) in holding and t.url_hash not in batch
         ]
-        if not variants:
+
+    def _reservation(self, page: Page, kind: KeyKind) -> tuple[Reservation, Page] | None:
+        document = page.document
+        assert document is not None
+        claimed = page.claim.url if page.names_itself else page.canonical
+        if kind is KeyKind.CANONICAL:
+            if claimed is None:
+                return None
+            key = url_hash(claimed)
+        elif document.content_hash is None:
+            return None
+        else:
+            key = document.content_hash
+        reservation = Reservation(
+            key=key,
+            kind=kind,
+            url_hash=page.claim.url_hash,
+            url=page.claim.url,
+            host=page.claim.host,
+            canonical_claimed=claimed,
+            own_host=site_of(page.claim.host) in page.source.sites,
+            published_at=document.published_at,
+        )
+        return reservation, page
+
+    async def _relink(self, written: list[Page], taken: list[tuple[TakenOver, str]]) -> None:
+        """The documents written took keys over from other URLs: those URLs' documents
+        go, and their records link to the new holder."""
+        holders = {p.claim.url_hash: p.claim.url for p in written}
+        done = [(t, h) for t, h in taken if h in holders]
+        if not done:
             return
-        keys = {url_hash(p.canonical): p.canonical for p in variants if p.canonical}
-        statuses = await self.duplicates.statuses(list(keys))
-        # Identities this batch stores under their own URL: a variant of one of them
-        # must not write a second document with the same id in the same write.
-        taken = {p.claim.url_hash for p in pages if p.canonical is None}
-        for page in variants:
-            assert page.canonical is not None and page.document is not None
-            key = url_hash(page.canonical)
-            if statuses.get(key) in ("dead", "failed"):
-                # A canonical that answers with an error (or redirects elsewhere) is not
-                # the article's URL: the page keeps its own (Google ignores such too).
-                page.canonical = None
-                taken.add(page.claim.url_hash)
-                continue
-            earlier = self._recent_canonicals.get(key)
-            if (
-                statuses.get(key) == "fetched"
-                or key in taken
-                or (earlier is not None and earlier != page.claim.url)
-            ):
-                _duplicate(page, page.canonical, final_url=page.canonical)
-                continue
-            taken.add(key)
-            # By the variant that stores it: that one fetched again (its write failed and
-            # it was retried) stores it again.
-            self._recent_canonicals[key] = page.claim.url
-            self._recent_canonicals.move_to_end(key)
-            page.document = replace(
-                page.document,
-                url=page.canonical,
-                url_hash=key,
-                host=url_host(page.canonical),
-                final_url=page.claim.url,
-            )
-            assert page.outcome is not None
-            page.outcome = replace(
-                page.outcome,
-                kind=OutcomeKind.DUPLICATE_CONTENT,
-                final_url=page.canonical,
-                error=f"stored as its canonical {page.canonical}",
-            )
-        while len(self._recent_canonicals) > RECENT_CONTENT:
-            self._recent_canonicals.popitem(last=False)
+        previous = sorted({t.url_hash for t, _ in done})
+        await self.sink.delete(previous)
+        await self.queue.relink_duplicates(
+            [Relink(t.url_hash, t.host, holders[h]) for t, h in done]
+        )
+        await self.duplicates.forget(previous)
+        await self.duplicates.relinked([(t.key, t.kind, h) for t, h in done])
 
-    async def _drop_duplicates(self, pages: list[Page]) -> None:
-        seen: dict[str, str] = {}
-        pairs = []
-        for page in pages:
-            assert page.document is not None
-            digest = page.document.content_hash
-            if digest is None:
-                continue
-            if digest in seen:
-                _duplicate(page, seen[digest])
-                continue
-            earlier = self._recent.get(digest)
-            if earlier is not None and earlier != page.document.url:
-                _duplicate(page, earlier)  # stored by a batch still in flight, or just done
-                continue
-            seen[digest] = page.document.url
-            pairs.append((page.document.url_hash, digest))
-        # Claimed before the first await, so a concurrent batch sees them.
-        for digest, url in seen.items():
-            self._recent[digest] = url
-            self._recent.move_to_end(digest)
-        while len(self._recent) > RECENT_CONTENT:
-            self._recent.popitem(last=False)
-        originals = await self.duplicates.indexed_elsewhere(pairs)
-        for page in pages:
-            if page.document is not None and page.document.url_hash in originals:
-                _duplicate(page, originals[page.document.url_hash])
+    async def _submit_canonicals(self, written: list[Page]) -> None:
+        """A variant stored under its own URL names a canonical not fetched yet: it goes
+        into the frontier, so that its own fetch verifies it (docs/duplicates.md)."""
+        candidates = [
+            Candidate(
+                url=p.canonical,
+                source=SourceRef(p.claim.source_id),
+                origin=p.claim.origin,
+                parent_url=p.claim.url,
+                depth=p.claim.depth,
+            )
+            for p in written
+            if p.canonical is not None
+        ]
+        if candidates:
+            await self.queue.submit(candidates)
 
     async def _write(self, pages: list[Page]) -> None:
         documents = [p.document for p in pages if p.document is not None]
@@ -450,12 +446,33 @@ def _drop_unchanged(pages: list[Page]) -> None:
             page.document = None
 
 
-def _duplicate(page: Page, original: str, *, final_url: str | None = None) -> None:
+_DUPLICATE = OutcomeKind.DUPLICATE_CONTENT
+
+
+def _kind(page: Page) -> OutcomeKind | None:
+    return page.outcome.kind if page.outcome is not None else None
+
+
+def _keys(page: Page) -> list[tuple[str, KeyKind, str]]:
+    """The keys a page whose document was refused had reserved."""
+    keys = []
+    claimed = page.claim.url if page.names_itself else page.canonical
+    if claimed is not None:
+        keys.append((url_hash(claimed), KeyKind.CANONICAL, page.claim.url_hash))
+    if page.outcome is not None and page.outcome.content_hash:
+        keys.append((page.outcome.content_hash, KeyKind.CONTENT, page.claim.url_hash))
+    return keys
+
+
+def _duplicate(page: Page, holder: str, *, canonical: bool = False) -> None:
+    """The page's article is stored under `holder`: no document, linked to it."""
     assert page.outcome is not None
     page.outcome = replace(
         page.outcome,
         kind=OutcomeKind.DUPLICATE_CONTENT,
-        error=f"same content as {original}",
-        final_url=final_url or page.outcome.final_url,
+        error=f"its canonical {holder} holds the article"
+        if canonical
+        else f"same content as {holder}",
+        final_url=holder,
     )
     page.document = None

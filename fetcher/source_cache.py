@@ -1,6 +1,6 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule), cached
-per process for five minutes so a source edit reaches every fetcher within that time."""
+schedule, the sites it publishes from), cached per process for five minutes so a source
+edit reaches every fetcher within that time."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
+from fetcher.canonical import site_of
 from frontier.sources import SourceRepository, UnknownSource
+from frontier.urls import InvalidURL, normalize_url, url_host
 
 CACHE_SECONDS = 300.0
 
@@ -22,6 +24,7 @@ class SourceInfo:
     fetchprotection: int = 2
     selectors: dict[str, Any] | None = None
     revisit: tuple[int, ...] | None = None  # seconds between revisits (frontier.revisits)
+    sites: frozenset[str] = frozenset()  # registrable domains of its feed, sitemap, base URL
 
 
 UNKNOWN = SourceInfo(None)
@@ -59,4 +62,17 @@ class SourceCache:
             return UNKNOWN  # deleted meanwhile: fetch with the defaults
         selectors = source.selectors if isinstance(source.selectors, dict) else None
         revisit = tuple(source.revisit) if source.revisit else None
-        return SourceInfo(source.name, source.fetchprotection, selectors, revisit)
+        sites = _sites(source.base_url, source.feed_url, source.sitemap_url)
+        return SourceInfo(source.name, source.fetchprotection, selectors, revisit, sites)
+
+
+def _sites(*urls: str | None) -> frozenset[str]:
+    """The registrable domains of a source's URLs (its own site: a URL there is the
+    publisher's, not a copy)."""
+    sites = set()
+    for url in filter(None, urls):
+        try:
+            sites.add(site_of(url_host(normalize_url(url))))
+        except InvalidURL:
+            continue
+    return frozenset(sites)

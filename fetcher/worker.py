@@ -78,6 +78,7 @@ class Fetcher:
             hosts=self.hosts,
             sources=SourceCache(SourceRepository(db)),
             duplicates=DuplicateContent(db),
+            queue=self.queue,
             robots=RobotsStep(self.hosts, client, self.fetch_log, config),
             worker_id=self.worker_id,
             sink_backoff=self.sink_backoff,

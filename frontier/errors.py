@@ -34,6 +34,8 @@ under this root (one module each, named in brackets):
     │                            process each time it was extracted alone
     ├── ExtractionOverLimit      (fetcher.extract_pool) a page over its extraction time
     │                            or memory limit, stopped
+    ├── ParseLimitExceeded       (frontier.parse_pool) a feed or sitemap parse over its
+    │                            time, CPU or memory limit, stopped
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   └── DocumentRejected     permanent: the sink refused these documents

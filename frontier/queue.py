@@ -357,17 +357,12 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
-class FetchedElsewhere:
-    """A URL whose document was stored from another page's fetch (`record_fetched`)."""
+class Relink:
+    """A URL whose document was removed for another URL holding the same article."""
 
     url_hash: str
-    url: str
     host: str
-    source_id: UUID | None
-    origin: str
-    parent_url: str | None  # the page whose fetch stored it
-    content_hash: str | None
-    http_status: int | None
+    holder: str  # the URL holding the article
 
 
 @dataclass(slots=True)
@@ -675,45 +670,21 @@ class QueueRepository:
             host_leases += int(status.split()[-1])
         return ReapResult(returned, dead, host_leases)
 
-    async def record_fetched(
-        self, rows: Sequence[FetchedElsewhere], *, now: datetime | None = None
-    ) -> set[str]:
-        """Record URLs as fetched whose document another page's fetch stored (a variant
-        naming them as canonical): inserted if unknown, a pending one fetched, anything
-        else unchanged. Returns the url_hashes recorded. Two statements in one
-        transaction, so a role that may only submit and update URLs can run it."""
-        if not rows:
-            return set()
+    async def relink_duplicates(self, rows: Sequence[Relink]) -> set[str]:
+        """Mark `fetched` URLs as duplicates linked to the URL that now holds their article
+        (`dead`, `duplicate_content`, `final_url` the holder). Returns those marked."""
         ordered = sorted({row.url_hash: row for row in rows}.values(), key=lambda r: r.url_hash)
+        marked: set[str] = set()
         groups = by_bucket(ordered, attrgetter("host"), await self._db.buckets())
-
-        async def work(tx: Database) -> set[str]:
-            recorded: set[str] = set()
-            for bucket, group in sorted(groups.items()):
-
-                def column(name: str, group: list[FetchedElsewhere] = group) -> list[Any]:
-                    return [getattr(row, name) for row in group]
-
-                inserted = await tx.fetch(
-                    SQL["insert_fetched_elsewhere"],
-                    *(column(n) for n in ("url_hash", "url", "host", "source_id", "origin")),
-                    column("parent_url"),
-                    now,
-                    bucket,
-                )
-                records = await tx.fetch(
-                    SQL["record_fetched"],
-                    column("url_hash"),
-                    column("content_hash"),
-                    column("http_status"),
-                    [r["url_hash"] for r in inserted],
-                    now,
-                    bucket,
-                )
-                recorded.update(record["url_hash"] for record in records)
-            return recorded
-
-        return await self._db.run_transaction(work)
+        for bucket, group in sorted(groups.items()):
+            records = await self._db.fetch(
+                SQL["relink_duplicates"],
+                [r.url_hash for r in group],
+                [r.holder for r in group],
+                bucket,
+            )
+            marked.update(record["url_hash"] for record in records)
+        return marked
 
     async def in_flight(self, worker_id: str | None = None) -> int:
         count: int = await self._db.fetchval(SQL["in_flight"], worker_id)

@@ -3,7 +3,8 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
 
 - `HEAD /{index}`, `PUT /{index}`: the index must be created with exactly the definition
   of frontier/sinks/raw_content.json (settings and mappings);
-- `POST`/`PUT /_bulk`: NDJSON with the ndjson content type; each action must be `index` into an
+- `POST`/`PUT /_bulk`: NDJSON with the ndjson content type; each action must be `delete` or
+  `index` into an
   existing index with an `_id` equal to the document's `url_hash`; documents must only
   hold mapped fields (the mapping is `dynamic: strict`) with values of the mapped types.
   Bad requests get a 400, bad documents a per-item error, as Elasticsearch answers;
@@ -228,15 +229,28 @@ class ElasticsearchStandIn:
         if "x-ndjson" not in request.headers.get("Content-Type", ""):
             return self._bad("bulk body must be NDJSON")
         lines = [line for line in (await request.text()).split("\n") if line.strip()]
-        if not lines or len(lines) % 2:
-            return self._bad("bulk body must be action/source pairs")
+        pairs: list[tuple[dict[str, Any], str | None]] = []
+        while lines:
+            action = json.loads(lines.pop(0))
+            if list(action) == ["delete"]:
+                pairs.append((action, None))
+            elif list(action) == ["index"] and lines:
+                pairs.append((action, lines.pop(0)))
+            else:
+                return self._bad(f"unexpected bulk action {list(action)} or no source")
+        if not pairs:
+            return self._bad("empty bulk body")
         self.bulk_requests += 1
         properties = self.definition["mappings"]["properties"]
         items, errors = [], False
-        for action_line, source_line in zip(lines[::2], lines[1::2], strict=True):
-            action = json.loads(action_line)
-            if list(action) != ["index"]:
-                return self._bad(f"unexpected bulk action {list(action)}")
+        for action, source_line in pairs:
+            if source_line is None:  # a delete: 404 when absent, as Elasticsearch answers
+                meta = action["delete"]
+                found = self.indices.get(meta.get("_index"), {}).pop(meta.get("_id"), None)
+                status = 200 if found is not None else 404
+                result = "deleted" if found is not None else "not_found"
+                items.append({"delete": {**meta, "status": status, "result": result}})
+                continue
             meta, source = action["index"], json.loads(source_line)
             index, doc_id = meta.get("_index"), meta.get("_id")
             problem = None

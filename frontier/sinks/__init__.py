@@ -6,7 +6,8 @@
 
 `frontier.sinks.configured.open_sink(settings, db)` opens the one the settings name. Both
 are idempotent: the document id is the URL's `url_hash`, and writing a URL again
-replaces its document. `write()` returns only once the documents are stored.
+replaces its document. `write()` returns only once the documents are stored, `delete()`
+once they are gone (a duplicate's document, when another URL holds the article).
 
 Errors:
 
@@ -107,5 +108,9 @@ class ContentSink(Protocol):
     name: str
 
     async def write(self, documents: Sequence[RawDocument]) -> None: ...
+
+    async def delete(self, url_hashes: Sequence[str]) -> None:
+        """Remove these documents (absent ones are no error); durable on return."""
+        ...
 
     async def close(self) -> None: ...

@@ -1,58 +1,149 @@
-"""The duplicate checks made before a document is stored, and what storing a variant's
-document under its canonical records. Both read url_frontier (its content_hash index and
-its status), so they hold whichever sink stores the documents (SQL in
-`frontier/sql/raw_content.sql`; recording goes through the queue's own statement)."""
+"""Which URL keeps a document: the reservations of `document_keys` (docs/duplicates.md).
+
+A document to store reserves its keys: its content hash, and when its page names a
+trusted canonical (itself included), that canonical's identity. One statement decides
+each key for every fetch process at once (SQL in `frontier/sql/document_keys.sql`): the
+URL that reserves a key held by another either is the preferred one and takes it over,
+or is a duplicate of the holder. The table lives in the frontier database, so it holds
+whichever sink stores the documents."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 
 from frontier.db import Database
-from frontier.queue import FetchedElsewhere, QueueRepository
-from frontier.sinks import RawDocument
 from frontier.sql import load
 
-SQL = load("raw_content")
+SQL = load("document_keys")
+
+
+class KeyKind(StrEnum):
+    CONTENT = "content"  # a content_hash
+    CANONICAL = "canonical"  # the url_hash of a canonical URL
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """One key a URL asks to hold."""
+
+    key: str
+    kind: KeyKind
+    url_hash: str
+    url: str
+    host: str
+    canonical_claimed: str | None  # the canonical the URL's page named (itself included)
+    own_host: bool  # the URL is on its source's own site
+    published_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    url_hash: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class TakenOver:
+    """A key taken from `url_hash` (whose document the new holder replaces)."""
+
+    key: str
+    kind: KeyKind
+    url_hash: str
+    url: str
+    host: str
+
+
+@dataclass(slots=True)
+class Decision:
+    holders: dict[tuple[str, KeyKind], Holder]  # (key, kind) -> who holds it now
+    taken_over: list[TakenOver]
 
 
 class DuplicateContent:
-    """Which URLs' bodies are already stored under another URL; which canonical URLs are
-    already stored; recording canonicals stored from a variant page."""
+    """Reserving and releasing document keys."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._queue = QueueRepository(db)
 
-    async def indexed_elsewhere(self, pairs: Sequence[tuple[str, str]]) -> dict[str, str]:
-        """url_hash -> the URL already holding the same content_hash."""
-        if not pairs:
-            return {}
-        records = await self._db.fetch(
-            SQL["indexed_elsewhere"], [p[0] for p in pairs], [p[1] for p in pairs]
-        )
-        return {r["url_hash"]: r["original"] for r in records}
-
-    async def statuses(self, url_hashes: Sequence[str]) -> dict[str, str]:
-        """url_hash -> frontier status of those among `url_hashes` in the frontier."""
-        if not url_hashes:
-            return {}
-        records = await self._db.fetch(SQL["frontier_statuses"], list(url_hashes))
-        return {r["url_hash"]: r["status"] for r in records}
-
-    async def record_canonicals(self, documents: Sequence[RawDocument]) -> set[str]:
-        """Record the URLs these documents were stored under (canonicals, each stored from
-        the variant page in its `final_url`) as fetched, so none is fetched again."""
-        rows = [
-            FetchedElsewhere(
-                url_hash=d.url_hash,
-                url=d.url,
-                host=d.host,
-                source_id=d.source_id,
-                origin=d.origin,
-                parent_url=d.final_url,
-                content_hash=d.content_hash,
-                http_status=d.http_status,
+    async def reserve(self, reservations: Sequence[Reservation]) -> Decision:
+        """Reserve every key in one transaction: in rounds, so that the URLs of one batch
+        asking for the same key meet through the same statement as those of other
+        processes. Returns who holds each key now and the keys taken over."""
+        rounds: list[list[Reservation]] = []
+        for r in reservations:  # the n-th URL asking for a key goes in round n
+            placed = next(
+                (g for g in rounds if all((x.key, x.kind) != (r.key, r.kind) for x in g)), None
             )
-            for d in documents
-        ]
-        return await self._queue.record_fetched(rows)
+            if placed is None:
+                rounds.append([r])
+            else:
+                placed.append(r)
+
+        async def work(tx: Database) -> Decision:
+            taken: dict[tuple[str, KeyKind, str], TakenOver] = {}
+            for group in rounds:
+                group = sorted(group, key=lambda x: (x.key, x.kind))
+                records = await tx.fetch(
+                    SQL["reserve"],
+                    *(
+                        [getattr(x, name) for x in group]
+                        for name in (
+                            "key",
+                            "kind",
+                            "url_hash",
+                            "url",
+                            "host",
+                            "canonical_claimed",
+                            "own_host",
+                            "published_at",
+                        )
+                    ),
+                )
+                for rec in records:
+                    if rec["previous_url_hash"] is not None:
+                        kind = KeyKind(rec["kind"])
+                        taken[(rec["key"], kind, rec["previous_url_hash"])] = TakenOver(
+                            rec["key"],
+                            kind,
+                            rec["previous_url_hash"],
+                            rec["previous_url"],
+                            rec["previous_host"],
+                        )
+            keys = sorted({(r.key, r.kind) for r in reservations})
+            records = await tx.fetch(SQL["holders"], [k for k, _ in keys], [k for _, k in keys])
+            holders = {
+                (rec["key"], KeyKind(rec["kind"])): Holder(rec["url_hash"], rec["url"])
+                for rec in records
+            }
+            return Decision(holders, list(taken.values()))
+
+        if not reservations:
+            return Decision({}, [])
+        return await self._db.run_transaction(work)
+
+    async def release(self, keys: Sequence[tuple[str, KeyKind, str]]) -> None:
+        """Give up keys (key, kind, url_hash of the holder) whose document was not stored."""
+        if keys:
+            await self._db.execute(SQL["release"], *map(list, zip(*keys, strict=True)))
+
+    async def relinked(self, keys: Sequence[tuple[str, KeyKind, str]]) -> None:
+        """The previous holders of these keys (key, kind, url_hash of the holder now)
+        are relinked: forget them."""
+        if keys:
+            await self._db.execute(SQL["relinked"], *map(list, zip(*keys, strict=True)))
+
+    async def forget(self, url_hashes: Sequence[str]) -> None:
+        """These URLs hold no document any more: their keys go."""
+        if url_hashes:
+            await self._db.execute(SQL["forget"], sorted(set(url_hashes)))
+
+    async def forget_stale_content(self, stored: Sequence[tuple[str, str]]) -> None:
+        """(url_hash, content_hash) of documents just stored: the URLs' keys for an
+        earlier text go."""
+        if stored:
+            await self._db.execute(
+                SQL["forget_stale_content"], *map(list, zip(*stored, strict=True))
+            )

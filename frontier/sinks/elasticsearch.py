@@ -206,6 +206,33 @@ class ElasticsearchSink:
             return _refusals(errors)
         raise AssertionError("unreachable")
 
+    async def delete(self, url_hashes: Sequence[str]) -> None:
+        """Delete by id, after the writes waiting (a document written and then removed
+        in one batch stays removed); an id already absent is no error."""
+        if not url_hashes:
+            return
+        if self._waiting:
+            self._start_flush()
+        if self._flushes:
+            await asyncio.gather(*self._flushes, return_exceptions=True)
+        actions = [
+            {"_op_type": "delete", "_index": self.index, "_id": url_hash}
+            for url_hash in sorted(set(url_hashes))
+        ]
+        try:
+            _ok, errors = await helpers.async_bulk(
+                self._client, actions, raise_on_error=False, raise_on_exception=True
+            )
+        except (TransportError, es_errors.ApiError) as exc:
+            raise SinkUnavailable(f"bulk delete in {self._where} failed: {exc}") from None
+        failed = {
+            key: reason
+            for key, reason in _refusals(errors).items()
+            if not reason.startswith("HTTP 404")
+        }
+        if failed:
+            raise SinkUnavailable(f"bulk delete in {self._where} failed: {failed}")
+
     async def close(self) -> None:
         if self._waiting:
             self._start_flush()

@@ -35,6 +35,14 @@ class PostgresSink:
         except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError) as exc:
             raise SinkUnavailable(f"raw_content: {exc}") from None
 
+    async def delete(self, url_hashes: Sequence[str]) -> None:
+        if not url_hashes:
+            return
+        try:
+            await self._db.execute(SQL["delete_many"], sorted(set(url_hashes)))
+        except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError) as exc:
+            raise SinkUnavailable(f"raw_content: {exc}") from None
+
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return dict(record) if record else None

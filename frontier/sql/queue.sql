@@ -440,54 +440,18 @@ WHERE status = 'fetching' AND ($1::text IS NULL OR claimed_by = $1);
 -- The earliest time any host becomes claimable (NULL: nothing pending).
 SELECT min(ready_at) FROM host_state WHERE ready_at IS NOT NULL;
 
--- name: insert_fetched_elsewhere
--- The first half of recording URLs as fetched whose document was stored from another page
--- (a variant naming them as its canonical), in one transaction with `record_fetched`:
--- insert those unknown ($1..$6 parallel arrays, sorted by url_hash), with only the
--- columns a submitter may write; `record_fetched` then marks them fetched before anyone
--- else can see them. Returns the url_hashes inserted. $8: their bucket.
-WITH clock AS (SELECT coalesce($7::timestamptz, now()) AS now)
-INSERT INTO url_frontier AS u
-    (url_hash, bucket, url, host, source_id, origin, parent_url, next_fetch_at,
-     discovered_at, created_at, updated_at)
-SELECT i.url_hash, $8::int, i.url, i.host, i.source_id, i.origin, i.parent_url,
-       c.now, c.now, c.now, c.now
-FROM unnest($1::char(64)[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[])
-     AS i(url_hash, url, host, source_id, origin, parent_url)
-CROSS JOIN clock c
-ORDER BY i.url_hash
-ON CONFLICT (url_hash, bucket) DO NOTHING
+-- name: relink_duplicates
+-- URLs whose document was removed because another URL holds the same article (the
+-- preferred one: docs/duplicates.md): $1 url_hashes, $2 the URL holding it for each. Only
+-- `fetched` rows change (a pending revisit finds the holder when it is fetched; a URL
+-- being fetched is completed by its own fetch). They stay known, as duplicates linked to
+-- the holder: `dead` (`duplicate_content`), `final_url` the holder. $3: their bucket.
+UPDATE url_frontier u
+SET status = 'dead', dead_reason = 'duplicate_content', final_url = i.holder,
+    last_error = 'same content as ' || i.holder, updated_at = now()
+FROM unnest($1::char(64)[], $2::text[]) AS i(url_hash, holder)
+WHERE u.bucket = $3::int AND u.url_hash = i.url_hash AND u.status = 'fetched'
 RETURNING u.url_hash;
-
--- name: record_fetched
--- Mark URLs fetched whose document was stored from another page: $1 url_hashes, $2
--- content hashes, $3 HTTP statuses; $4 the url_hashes `insert_fetched_elsewhere` just
--- inserted. Only pending rows change (a `fetching` row is completed by its own fetch;
--- fetched, dead and failed rows are left alone); a row that was pending before this
--- transaction lowers its host's pending_count (the next claim of the host recomputes the
--- rest of its summary). Returns the rows marked. $6: their bucket.
-WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
-input AS (
-    SELECT *
-    FROM unnest($1::char(64)[], $2::char(64)[], $3::int[])
-         AS t(url_hash, content_hash, http_status)
-),
-marked AS (
-    UPDATE url_frontier u
-    SET status = 'fetched', content_hash = i.content_hash, http_status = i.http_status,
-        last_fetched_at = c.now, last_error = NULL, updated_at = c.now
-    FROM input i, clock c
-    WHERE u.bucket = $6::int AND u.url_hash = i.url_hash AND u.status = 'pending'
-    RETURNING u.url_hash, u.host, u.url_hash <> ALL($4::char(64)[]) AS was_pending
-),
-hosts AS (
-    UPDATE host_state h
-    SET pending_count = greatest(h.pending_count - r.was_pending, 0)
-    FROM (SELECT host, count(*) FILTER (WHERE was_pending) AS was_pending
-          FROM marked GROUP BY host) r
-    WHERE h.bucket = $6::int AND h.host = r.host AND r.was_pending > 0
-)
-SELECT url_hash FROM marked;
 
 -- name: requeue
 -- Give failed and dead URLs another chance (an operator's `frontier urls requeue`, or an

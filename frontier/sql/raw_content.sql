@@ -1,6 +1,6 @@
--- raw_content: the PostgreSQL content sink, one document per URL keyed by url_hash; and
--- the duplicate-content check the fetcher makes before storing (against url_frontier's
--- content_hash index, so it works whichever sink holds the documents).
+-- raw_content: the PostgreSQL content sink, one document per URL keyed by url_hash (the
+-- duplicate checks made before storing are document_keys.sql's, in the frontier database,
+-- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
 -- Insert or replace documents ($1..$19 parallel arrays, sorted by url_hash so concurrent
@@ -33,24 +33,15 @@ SELECT url_hash,
 FROM written
 ON CONFLICT (url_hash) DO UPDATE SET search = excluded.search;
 
--- name: indexed_elsewhere
--- Of the (url_hash $1, content_hash $2) pairs, those whose content is already stored
--- under another URL (a fetched url_frontier row with the same content_hash).
-SELECT i.url_hash, min(u.url) AS original
--- char(64)[] like the columns, so the join uses the content_hash index.
-FROM unnest($1::char(64)[], $2::char(64)[]) AS i(url_hash, content_hash)
-JOIN url_frontier u ON u.content_hash = i.content_hash
-WHERE u.url_hash <> i.url_hash AND u.status = 'fetched'
-GROUP BY i.url_hash;
+-- name: delete_many
+-- Remove the documents $1 (duplicates of a document another URL holds) and their vectors.
+WITH gone AS (
+    DELETE FROM raw_content_search WHERE url_hash = ANY ($1::char(64)[])
+)
+DELETE FROM raw_content WHERE url_hash = ANY ($1::char(64)[]);
 
 -- name: by_hash
 SELECT * FROM raw_content WHERE url_hash = $1;
-
--- name: frontier_statuses
--- Of the url_hashes $1, those in the frontier: url_hash, url, status.
-SELECT url_hash, url, status
-FROM url_frontier
-WHERE url_hash = ANY($1::char(64)[]);
 
 -- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
 -- the last document of the previous page ('infinity' and 'g' for the first page: above

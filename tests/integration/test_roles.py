@@ -187,23 +187,35 @@ async def test_fetcher_role_stores_a_variant_under_its_canonical(
         link = f"<link rel=canonical href='{local_site.url(path)}'>"
         return page.replace("</head>", link + "</head>")
 
-    local_site.serve("/a?share=twitter", with_canonical(article("Alpha"), "/a"))
-    local_site.serve("/b?ref=home", with_canonical(article("Beta", word="weather"), "/b"))
+    for path, canonical, page in [
+        ("/a?share=twitter", "/a", article("Alpha")),
+        ("/a", "/a", article("Alpha")),
+        ("/b?ref=home", "/b", article("Beta", word="weather")),
+        ("/b", "/b", article("Beta", word="weather")),
+    ]:
+        local_site.serve(path, with_canonical(page, canonical))
     await submit(db, local_site.url("/a?share=twitter"), local_site.url("/b"))
     await submit(db, local_site.url("/b?ref=home"))
     await db.execute("UPDATE url_frontier SET priority = 10 WHERE url LIKE '%?%'")
     await db.execute("UPDATE host_state SET pending_priority = 10")
     async with database(users["fetcher"]) as fetcher_db, fetcher_for(fetcher_db) as fetcher:
-        for _ in range(3):  # batch by batch: one URL of the host each, by priority
+        for _ in range(5):  # batch by batch: one URL of the host each, by priority
             await fetcher.run_once(now=after(1))
-    # /a was unknown (inserted fetched), /b pending (marked fetched, never requested).
+    # The variants first, each stored under its own URL and submitting its canonical
+    # (/a unknown, /b pending); each canonical, fetched itself, takes its article over
+    # (the role reserves keys, removes the variant's document and links its row).
     assert {r["url"] for r in await db.fetch("SELECT url FROM raw_content")} == {
         normalize_url(local_site.url("/a")),
         normalize_url(local_site.url("/b")),
     }
-    assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
-    assert (await frontier_row(db, local_site.url("/b")))["status"] == "fetched"
-    assert local_site.hits("/b") == []
+    for canonical, variant in (("/a", "/a?share=twitter"), ("/b", "/b?ref=home")):
+        assert (await frontier_row(db, local_site.url(canonical)))["status"] == "fetched"
+        row = await frontier_row(db, local_site.url(variant))
+        assert (row["status"], row["final_url"]) == (
+            "dead",
+            normalize_url(local_site.url(canonical)),
+        )
+        assert len(local_site.hits(canonical)) == 1
 
 
 async def test_fetcher_role_is_refused_ddl_and_deleting_sources(

@@ -3,6 +3,7 @@ FRONTIER_TEST_ELASTICSEARCH_URL is set, else the strict in-repo stand-in)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tomllib
@@ -60,6 +61,31 @@ async def test_postgres_sink_upserts_idempotently(db: Database) -> None:
     assert await db.fetchval("SELECT count(*) FROM raw_content") == 2
     stored = await sink.get(f"{1:064x}")
     assert stored is not None and stored["title"] == "replaced"
+
+
+async def test_postgres_sink_deletes_documents_and_their_vectors(db: Database) -> None:
+    sink = PostgresSink(db)
+    await sink.write([doc(1), doc(2)])
+    await sink.delete([f"{1:064x}", f"{9:064x}"])  # one absent: no error
+    assert [r["url_hash"] for r in await db.fetch("SELECT url_hash FROM raw_content")] == [
+        f"{2:064x}"
+    ]
+    assert await db.fetchval("SELECT count(*) FROM raw_content_search") == 1
+
+
+async def test_es_sink_deletes_documents_after_the_writes_waiting(
+    standin: ElasticsearchStandIn,
+) -> None:
+    sink = ElasticsearchSink(standin.url, index="raw_content_test", flush_interval_s=60)
+    try:
+        await sink.ensure_index()
+        writing = asyncio.ensure_future(sink.write([doc(1), doc(2)]))
+        await asyncio.sleep(0)  # waiting for its flush timer
+        await sink.delete([f"{1:064x}", f"{9:064x}"])  # flushes first; one absent
+        await writing
+    finally:
+        await sink.close()
+    assert sorted(standin.indices["raw_content_test"]) == [f"{2:064x}"]
 
 
 @pytest.fixture

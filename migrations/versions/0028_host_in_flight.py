@@ -14,15 +14,15 @@ from the answer.
 - The poller and the API (a manual fire) take and release host slots as the spider does:
   they may create a host's row and write its lease.
 
-Revision ID: 0027
-Revises: 0026
+Revision ID: 0028
+Revises: 0027
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
-revision = "0027"
-down_revision = "0026"
+revision = "0028"
+down_revision = "0027"
 branch_labels = None
 depends_on = None
 
