@@ -18,6 +18,7 @@ from frontier.api import charts
 from frontier.api.auth import require_read, session_of
 from frontier.api.context import context_of
 from frontier.api.queries import ApiQueries
+from frontier.api.read_gate import expensive_read
 from frontier.api.templating import TEMPLATES, ago, host_href
 from frontier.clock import utcnow
 from frontier.fetch_log import FetchLogRepository
@@ -29,10 +30,14 @@ router = APIRouter(tags=["dashboard"])
 SERIES = ("pages_ok", "pages_error", "pages_other", "polls")
 
 
-@router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+@router.get(
+    "/",
+    response_class=HTMLResponse,
+    dependencies=[Depends(require_read), Depends(expensive_read)],
+)
 async def dashboard(request: Request) -> HTMLResponse:
     context = context_of(request)
-    db = context.db
+    db = context.reads
     now = utcnow()
     repository = StatsRepository(db)
     stats = await repository.stats(now=now, top_hosts=10)
