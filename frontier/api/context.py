@@ -14,12 +14,12 @@ from uuid import UUID
 
 from fastapi import Request
 
+from frontier.api.read_gate import ReadGate
 from frontier.db import Database
 from frontier.settings import Settings
 
 if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
-    from frontier.api.read_gate import ReadGate
     from frontier.documents import DocumentReader
     from frontier.safe_http import SafeClient
 
@@ -62,8 +62,6 @@ class ApiContext:
     probe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def __post_init__(self) -> None:
-        from frontier.api.read_gate import ReadGate
-
         self.reads = self.db.bounded(self.settings.api_read_timeout_s)
         self.read_gate = ReadGate.for_pool(
             self.settings.api_reads_per_client, self.settings.db_pool_size

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from fastapi import Request
 
-from frontier.api.context import context_of
 from frontier.api.errors import RateLimited
 
 RETRY_AFTER_S = 1
@@ -67,7 +66,7 @@ def client_of(request: Request) -> str:
 async def expensive_read(request: Request) -> AsyncIterator[None]:
     """A route dependency: the request holds one of its client's expensive-read slots
     while it runs."""
-    gate = context_of(request).read_gate
+    gate: ReadGate = request.app.state.context.read_gate  # (context imports this module)
     client = client_of(request)
     gate.enter(client)
     try:
