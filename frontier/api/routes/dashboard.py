@@ -5,7 +5,7 @@ Triage first: the failing sources with their cause, the hosts backing off and th
 failures come before the figures; then the spider runs. With a session made with the
 write token (`/login`), each source has its actions (fire, disable or enable: forms posted
 to frontier.api.routes.actions with the session's CSRF token); a notice of the last
-action (`?notice=`) is shown at the top."""
+action (`?notice=`) is shown at the top when the server signed it (`&sig=`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from datetime import datetime
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from frontier.api import charts
+from frontier.api import charts, sessions
 from frontier.api.auth import require_read, session_of
 from frontier.api.context import context_of
 from frontier.api.queries import ApiQueries
@@ -81,7 +81,11 @@ async def dashboard(request: Request) -> HTMLResponse:
         spider_runs=spider_runs,
         recent_errors=recent_errors,
         session=session,
-        notice=request.query_params.get("notice"),
+        notice=sessions.notice_shown(
+            request.query_params.get("notice"),
+            request.query_params.get("sig"),
+            context.settings.api_token,
+        ),
         host_href=host_href,
         ago=lambda moment: ago(moment, now),
     )
