@@ -265,6 +265,19 @@ class Settings(BaseSettings):
     api_dashboard_refresh_s: int = Field(
         default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
     )
+    api_secure_cookies: bool = Field(
+        default=False,
+        description="Always mark the dashboard's session cookie Secure (HTTPS only). Set it "
+        "behind a TLS proxy whose address is not a trusted proxy (compose: the proxy "
+        "reaches the API through Docker's network, not from 127.0.0.1).",
+    )
+    api_trusted_proxies: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="Comma-separated addresses (or *) whose X-Forwarded-Proto and "
+        "X-Forwarded-For the API believes: the scheme (Secure cookies) and client address "
+        "(per-client limits) of a request they forward.",
+    )
     api_read_timeout_s: float = Field(
         default=5.0,
         gt=0,

@@ -291,3 +291,28 @@ async def test_the_dashboard_shows_only_notices_the_server_signed(
         assert page.status_code == 200
         assert "evil.example" not in page.text
         assert 'data-testid="notice"' not in page.text
+
+
+async def test_the_session_cookie_is_secure_when_configured_behind_any_proxy(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Behind a TLS proxy that is not on 127.0.0.1 (compose: Docker's network) the request
+    reaches the API as http and the cookie was never Secure (issue 35);
+    FRONTIER_API_SECURE_COOKIES makes it always Secure."""
+    for secure in (False, True):
+        app = create_app(settings_for(fresh_dsn, tmp_path, api_secure_cookies=secure), db)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as api:
+            cookie = (await log_in(api, WRITE)).headers["set-cookie"]
+        assert ("; secure" in cookie.lower()) is secure, cookie
+
+
+def test_forwarded_headers_are_believed_from_the_trusted_proxies_only(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    from frontier.api.server import uvicorn_config
+
+    settings = settings_for(fresh_dsn, tmp_path, api_trusted_proxies="10.0.0.5,10.0.0.6")
+    config = uvicorn_config(create_app(settings, db), settings)
+    assert config.proxy_headers is True
+    assert config.forwarded_allow_ips == "10.0.0.5,10.0.0.6"
