@@ -10,6 +10,10 @@ frontier or another host. The process-wide session keeps its `DummyCookieJar`.
 The matching rules (Domain, Path, Secure, expiry, host-only cookies, refusal of a Domain
 that is not the response's own) are aiohttp's `CookieJar`; IP-literal hosts are allowed
 (`unsafe`), as host-only cookies, since loopback sites and some real ones are addressed so.
+aiohttp does not know the Public Suffix List, so a `Domain` that is a public suffix
+(`co.uk`, `github.io`: every site under it would get the cookie) is refused here, as
+browsers refuse it; unless it is the response's own host, where the cookie is host-only
+(RFC 6265 5.3 step 5).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from http.cookies import CookieError, SimpleCookie
 
 import aiohttp
 from yarl import URL
+
+from frontier.public_suffix import is_public_suffix
 
 
 class ChainCookies:
@@ -48,6 +54,7 @@ class ChainCookies:
                 parsed.load(value)
             except CookieError:
                 continue
+            _drop_public_suffix_domains(parsed, URL(url).host or "")
             if not parsed:
                 continue
             if self._jar is None:
@@ -56,3 +63,16 @@ class ChainCookies:
 
     def __len__(self) -> int:
         return 0 if self._jar is None else len(self._jar)
+
+
+def _drop_public_suffix_domains(cookies: SimpleCookie, host: str) -> None:
+    """Refuse the cookies whose Domain is a public suffix; one naming the response's own
+    host keeps it as a host-only cookie."""
+    for name, morsel in list(cookies.items()):
+        domain = morsel["domain"].lstrip(".").lower()
+        if not domain or not is_public_suffix(domain):
+            continue
+        if domain == host.lower():
+            morsel["domain"] = ""
+        else:
+            del cookies[name]

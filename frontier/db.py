@@ -9,6 +9,11 @@ reports the outage and one when the database answers again. The pool reconnects 
 the next acquire; callers wait with `db.outage.backoff()` and try again (see
 `frontier.reconnect`). Statements are not retried here: a write whose connection died may
 or may not have committed, and only the caller knows whether running it again is safe.
+
+`db.bounded(seconds)` is the same pool whose statements each have a time limit (the API's
+reads): asyncpg cancels a statement on the server when its limit passes, and the caller
+gets `StatementTimedOut` instead of waiting, and holding a connection, for as long as the
+query takes.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from frontier.dsn import describe_dsn, redact
-from frontier.errors import DatabaseUnavailable
+from frontier.errors import DatabaseUnavailable, StatementTimedOut
 from frontier.reconnect import (
     RECONNECT_MAX_S,
     Outage,
@@ -79,11 +84,32 @@ class Database:
         executor: asyncpg.Pool | asyncpg.Connection,
         outage: Outage | None = None,
         bucket_count: list[int] | None = None,
+        *,
+        timeout_s: float | None = None,
     ) -> None:
         self._executor = executor
         self.outage = outage or Outage("(unknown)")
         # N of frontier/buckets.py, read once and shared with this pool's transactions.
         self._bucket_count = bucket_count if bucket_count is not None else []
+        self.timeout_s = timeout_s  # each statement's time limit; None: none
+        self._dsn: str | None = None  # where `connect` opened the pool, for `spare`
+
+    def bounded(self, timeout_s: float) -> Database:
+        """This database (the same pool or connection) with each statement cancelled
+        after `timeout_s` seconds, raising `StatementTimedOut`."""
+        bounded = Database(self._executor, self.outage, self._bucket_count, timeout_s=timeout_s)
+        bounded._dsn = self._dsn
+        return bounded
+
+    async def spare(self, *, timeout_s: float) -> Database | None:
+        """A pool of one connection of its own to the same database, bounded by
+        `timeout_s` (connecting and each statement): for a probe that must not wait
+        behind this pool's work (the API's /healthz). None when this database was not
+        opened by `connect`."""
+        if self._dsn is None:
+            return None
+        spare = await Database.connect(self._dsn, min_size=0, max_size=1, timeout=timeout_s)
+        return spare.bounded(timeout_s)
 
     async def buckets(self) -> int:
         """How many buckets the hosts are spread over (`frontier_buckets`), read once: it
@@ -120,7 +146,9 @@ class Database:
         except (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
             cause = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, dsn)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
-        return cls(pool, Outage(where, cap_s=reconnect_max_s))
+        db = cls(pool, Outage(where, cap_s=reconnect_max_s))
+        db._dsn = dsn
+        return db
 
     async def close(self) -> None:
         if isinstance(self._executor, asyncpg.Pool):
@@ -145,6 +173,13 @@ class Database:
             self.outage.lost()
             raise
         except Exception as exc:
+            if self.timeout_s is not None and isinstance(
+                exc, (TimeoutError, asyncpg.QueryCanceledError)
+            ):
+                raise StatementTimedOut(
+                    f"the query ran longer than its limit of {self.timeout_s:g} s and was "
+                    f"cancelled: it is too expensive; narrow it"
+                ) from exc
             if is_connection_loss(exc):
                 raise self.unavailable(exc) from exc
             raise
@@ -165,7 +200,8 @@ class Database:
 
     async def _run(self, method: str, query: str, args: Sequence[Any]) -> Any:
         return await self._retrying(
-            lambda: getattr(self._executor, method)(query, *args), "statement"
+            lambda: getattr(self._executor, method)(query, *args, timeout=self.timeout_s),
+            "statement",
         )
 
     async def execute(self, query: str, *args: Any) -> str:
@@ -197,7 +233,7 @@ class Database:
         try:
             async with self._executor.acquire() as conn, conn.transaction():
                 try:
-                    yield Database(conn, self.outage, self._bucket_count)
+                    yield Database(conn, self.outage, self._bucket_count, timeout_s=self.timeout_s)
                 except BaseException as exc:
                     from_body = exc
                     raise

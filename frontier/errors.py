@@ -3,6 +3,7 @@ under this root (one module each, named in brackets):
 
     FrontierError
     ├── DatabaseUnavailable      (here) PostgreSQL is unreachable or dropped us; retryable
+    ├── StatementTimedOut        (here) a read cancelled at its time limit: too expensive
     ├── RetryLater               (here) refused for now, welcome after `retry_after_s`
     │   └── FireRateLimited      (poller.errors; also a PollerError) a manual fire too soon
     │       └── SourceBusy       the source is being polled right now
@@ -77,6 +78,12 @@ class FrontierError(Exception):
 class DatabaseUnavailable(FrontierError):
     """PostgreSQL cannot be reached, refused us or dropped the connection; the message
     names the host and cause. Retryable: wait (`db.outage.backoff()`) and try again."""
+
+
+class StatementTimedOut(FrontierError):
+    """A statement of a bounded `Database` (`Database.bounded`: the API's reads) ran past
+    its time limit and was cancelled on the server. Not retryable as it is: the same query
+    costs the same; narrow it."""
 
 
 class RetryLater(FrontierError):

@@ -487,8 +487,8 @@ class QueueRepository:
         now: datetime | None = None,
         db: Database | None = None,
     ) -> int:
-        """Make those of `url_hashes` (all in `bucket`) that are failed or dead, with a
-        status in `statuses`, pending and due now; returns how many."""
+        """Make those of `url_hashes` (all in `bucket`) that are failed, dead or fetched,
+        with a status in `statuses`, pending and due now; returns how many."""
         requeued: int = await (db or self._db).fetchval(
             SQL["requeue"], list(url_hashes), list(statuses), now, bucket
         )

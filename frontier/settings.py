@@ -322,6 +322,34 @@ class Settings(BaseSettings):
     api_dashboard_refresh_s: int = Field(
         default=15, ge=0, le=3600, description="Dashboard self-refresh period (0: never)."
     )
+    api_secure_cookies: bool = Field(
+        default=False,
+        description="Always mark the dashboard's session cookie Secure (HTTPS only). Set it "
+        "behind a TLS proxy whose address is not a trusted proxy (compose: the proxy "
+        "reaches the API through Docker's network, not from 127.0.0.1).",
+    )
+    api_trusted_proxies: str = Field(
+        default="127.0.0.1",
+        min_length=1,
+        description="Comma-separated addresses (or *) whose X-Forwarded-Proto and "
+        "X-Forwarded-For the API believes: the scheme (Secure cookies) and client address "
+        "(per-client limits) of a request they forward.",
+    )
+    api_read_timeout_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=300,
+        description="Longest a statement of an API read (a page, a search, stats) may run; "
+        "it is then cancelled and the request answered 503 query_too_expensive.",
+    )
+    api_reads_per_client: int = Field(
+        default=2,
+        ge=1,
+        le=1000,
+        description="Expensive reads (document lists and searches, stats, the frontier "
+        "view, the dashboard) in flight per client address and API process; more get 429 "
+        "with Retry-After.",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod

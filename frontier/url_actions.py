@@ -1,6 +1,8 @@
 """Acting on failures: requeue or purge the failed and dead URLs a filter selects (status,
 dead reason, host, source, age), for `frontier urls requeue|purge` and
-`POST /api/v1/urls/requeue|purge`.
+`POST /api/v1/urls/requeue|purge`. Asked by name (`--status fetched`), requeue also takes
+fetched URLs: the documented way to fetch a page again whose stored document is wrong or
+stale (their validators are dropped, so the server sends the page, not 304).
 
 `parse_filter` checks what an operator asked for (pure: the CLI and the API share its
 messages). `UrlActions` walks the matching URLs bucket by bucket in batches by url_hash
@@ -39,7 +41,8 @@ class BadUrlFilter(FrontierError, ValueError):
 
 @dataclass(frozen=True, slots=True)
 class UrlFilter:
-    """Which failed and dead URLs an action applies to (None: any)."""
+    """Which failed and dead (or, to requeue, fetched) URLs an action applies to (None:
+    any)."""
 
     statuses: tuple[str, ...] = tuple(ACTIONABLE)
     dead_reason: str | None = None
@@ -56,8 +59,10 @@ def parse_filter(
     source: str | None = None,
     older_than: str | None = None,
     now: datetime,
+    action: str = "requeue",
 ) -> UrlFilter:
-    """The filter an operator asked for, or BadUrlFilter naming the option and why."""
+    """The filter an operator asked for `action` (requeue or purge), or BadUrlFilter naming
+    the option and why. Fetched URLs are requeued only when asked for by status."""
     statuses: tuple[str, ...] = tuple(ACTIONABLE)
     if status is not None:
         if status == UrlStatus.PENDING:
@@ -67,17 +72,19 @@ def parse_filter(
                 "status: fetching URLs are leased to a fetcher; the reaper returns them "
                 "when the lease expires"
             )
-        if status == UrlStatus.FETCHED:
-            raise BadUrlFilter("status: fetched URLs are done; only failed or dead ones")
-        if status not in ACTIONABLE:
-            raise BadUrlFilter(f"status: {status[:40]!r} is not one of failed, dead")
+        if status == UrlStatus.FETCHED and action != "requeue":
+            raise BadUrlFilter(
+                "status: fetched URLs are not purged; `requeue --status fetched` fetches them again"
+            )
+        if status not in (*ACTIONABLE, UrlStatus.FETCHED):
+            raise BadUrlFilter(f"status: {status[:40]!r} is not one of failed, dead, fetched")
         statuses = (status,)
     if reason is not None:
         if reason not in DeadReason.__members__.values():
             known = ", ".join(DeadReason)
             raise BadUrlFilter(f"reason: {reason[:40]!r} is not a dead reason ({known})")
-        if statuses == (UrlStatus.FAILED,):
-            raise BadUrlFilter("reason: failed URLs have no dead reason; use --status dead")
+        if statuses in ((UrlStatus.FAILED,), (UrlStatus.FETCHED,)):
+            raise BadUrlFilter(f"reason: {statuses[0]} URLs have no dead reason; use --status dead")
         statuses = (UrlStatus.DEAD,)
     changed_before = None
     if older_than is not None:
@@ -127,7 +134,8 @@ class UrlActions:
         self, wanted: UrlFilter, *, dry_run: bool = False, now: datetime | None = None
     ) -> ActionResult:
         """Make the matching URLs pending and due now, with their retries, dead reason
-        and last error reset; a fetcher takes them like new ones."""
+        and last error reset (and a fetched one's validators dropped); a fetcher takes
+        them like new ones."""
 
         async def apply(hashes: list[str], bucket: int) -> int:
             return await self._queue.requeue_in_bucket(

@@ -66,6 +66,12 @@ def _bearer_role(
     return sessions.role_of_token(credentials.credentials, tokens_of(context))
 
 
+def is_identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
+    """The request carries a valid token or dashboard session (of either role)."""
+    context = context_of(request)
+    return _bearer_role(context, credentials) is not None or session_of(request) is not None
+
+
 def _wants_page(request: Request) -> bool:
     """A browser navigating to a page (not the JSON API, not /metrics)."""
     path = request.url.path
@@ -100,9 +106,7 @@ async def require_write(request: Request, credentials: Credentials) -> None:
 
 async def require_read(request: Request, credentials: Credentials) -> None:
     context = context_of(request)
-    if not context.settings.api_read_auth:
-        return
-    if _bearer_role(context, credentials) is not None or session_of(request) is not None:
+    if not context.settings.api_read_auth or is_identified(request, credentials):
         return
     if not (context.settings.api_token or context.settings.api_read_token):
         raise WritesDisabled(

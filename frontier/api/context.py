@@ -1,7 +1,9 @@
 """What every request handler may use, built once per app and kept on `app.state`:
-settings, the database, the app's own Prometheus registry, the manual fire the edge gave
-the app (the poller's `poller.service.fire`; the API never imports a service) and (made on
-first use) the safe HTTP client it needs."""
+settings, the database (`db` for writes; `reads`, the same pool with each statement
+bounded by FRONTIER_API_READ_TIMEOUT_S, for reads), the gate of expensive reads, the app's
+own Prometheus registry, the manual fire the edge gave the app (the poller's
+`poller.service.fire`; the API never imports a service) and (made on first use) the safe
+HTTP client it needs and the one-connection pool of /healthz."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from uuid import UUID
 
 from fastapi import Request
 
+from frontier.api.read_gate import ReadGate
 from frontier.db import Database
 from frontier.settings import Settings
 
@@ -19,6 +22,9 @@ if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
     from frontier.documents import DocumentReader
     from frontier.safe_http import SafeClient
+
+
+HEALTH_TIMEOUT_S = 2.0  # /healthz's connect and probe: an answer within seconds, always
 
 
 class FireAnswer(Protocol):
@@ -50,6 +56,24 @@ class ApiContext:
     owns_client: bool = False
     client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     reader: DocumentReader | None = None  # the configured sink's reader, made on first use
+    reads: Database = field(init=False)  # `db` with each statement bounded in time
+    read_gate: ReadGate = field(init=False)
+    probe: Database | None = None  # /healthz's own connection, made on first use
+    probe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def __post_init__(self) -> None:
+        self.reads = self.db.bounded(self.settings.api_read_timeout_s)
+        self.read_gate = ReadGate.for_pool(
+            self.settings.api_reads_per_client, self.settings.db_pool_size
+        )
+
+    async def health_db(self) -> Database:
+        """A connection of /healthz's own, so that it never waits behind the pool's work
+        (the shared pool when the database was not opened from a DSN)."""
+        async with self.probe_lock:
+            if self.probe is None:
+                self.probe = await self.db.spare(timeout_s=HEALTH_TIMEOUT_S) or self.reads
+            return self.probe
 
     async def http_client(self) -> SafeClient:
         async with self.client_lock:
@@ -70,10 +94,13 @@ class ApiContext:
         if self.reader is None:
             from frontier.sinks.configured import open_reader
 
-            self.reader = open_reader(self.settings, self.db)
+            self.reader = open_reader(self.settings, self.reads)
         return self.reader
 
     async def close(self) -> None:
+        if self.probe is not None and self.probe is not self.reads:
+            await self.probe.close()
+        self.probe = None
         if self.reader is not None:
             await self.reader.close()
             self.reader = None

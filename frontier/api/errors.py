@@ -19,7 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from frontier.errors import DatabaseUnavailable, FrontierError
+from frontier.errors import DatabaseUnavailable, FrontierError, StatementTimedOut
 from frontier.sinks import SinkUnavailable
 from frontier.sources import InvalidSource, UnknownSource
 
@@ -152,6 +152,11 @@ def install_error_handlers(app: FastAPI) -> None:
         # One log line per outage (and one when it is back), not a traceback per request.
         request.app.state.context.db.outage.report(exc, None)
         return error_response(503, "unavailable", str(exc), headers={"Retry-After": "5"})
+
+    @app.exception_handler(StatementTimedOut)
+    async def too_expensive(_request: Request, exc: StatementTimedOut) -> JSONResponse:
+        # Not retryable as it is (no Retry-After): the same query costs the same.
+        return error_response(503, "query_too_expensive", str(exc))
 
     @app.exception_handler(SinkUnavailable)
     async def sink_unavailable(_request: Request, exc: SinkUnavailable) -> JSONResponse:

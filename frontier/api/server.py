@@ -48,7 +48,8 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
     """How both `frontier serve` and `frontier up` run the API (`where`: host and port, or
     nothing when the caller passes its own socket): a deadline for request headers, no
     access log, uvicorn's own lines through the process's log handler (text or JSON),
-    no Server header. Lifts the process's soft open-file limit to its hard one,
+    no Server header, X-Forwarded-Proto and -For believed from FRONTIER_API_TRUSTED_PROXIES
+    only. Lifts the process's soft open-file limit to its hard one,
     so that thousands of idle connections do not exhaust the descriptors first."""
     raise_open_file_limit()
     return uvicorn.Config(
@@ -61,6 +62,8 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
         lifespan="on",
         server_header=False,
         backlog=LISTEN_BACKLOG,
+        proxy_headers=True,
+        forwarded_allow_ips=settings.api_trusted_proxies,
     )
 
 

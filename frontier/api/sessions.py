@@ -10,6 +10,10 @@ a dependency, and the standard library's `hmac` is all this needs.)
 
 The CSRF token of a session is an HMAC of its nonce under the same key: a form posted
 from another site carries neither the cookie (SameSite=Strict) nor this token.
+
+A dashboard notice (`?notice=...&sig=...`, the one line an action reports) is signed the
+same way under the write token's key: the dashboard shows only notices this server wrote,
+never text a link made up (a phishing aid).
 """
 
 from __future__ import annotations
@@ -90,3 +94,16 @@ def role_of_token(sent: str, tokens: dict[Role, str | None]) -> Role | None:
         if token and hmac.compare_digest(sent.encode(), token.encode()):
             return role
     return None
+
+
+def sign_notice(text: str, token: str) -> str:
+    """The signature of a notice the server shows after an action (`token`: the write
+    token)."""
+    return _sign(_key(token), f"notice.{text}")
+
+
+def notice_shown(text: str | None, signature: str | None, token: str | None) -> str | None:
+    """`text` if the server signed it (with `token`), else None."""
+    if not text or not signature or not token:
+        return None
+    return text if hmac.compare_digest(sign_notice(text, token), signature) else None

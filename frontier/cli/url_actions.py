@@ -1,5 +1,6 @@
-"""`frontier urls requeue|purge`: operator actions on failed and dead URLs
-(frontier.url_actions), with the same filters as `POST /api/v1/urls/requeue|purge`."""
+"""`frontier urls requeue|purge`: operator actions on failed and dead URLs, and requeueing
+fetched ones to fetch them again (frontier.url_actions), with the same filters as
+`POST /api/v1/urls/requeue|purge`."""
 
 from __future__ import annotations
 
@@ -14,11 +15,17 @@ from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.url_actions import ActionResult, UrlActions, UrlFilter, parse_filter
 
-urls_app = typer.Typer(help="Act on failed and dead URLs.", no_args_is_help=True)
+urls_app = typer.Typer(
+    help="Act on failed and dead URLs, or fetch fetched ones again.", no_args_is_help=True
+)
 app.add_typer(urls_app, name="urls")
 
 # The options both actions take (typer needs Optional; UP045 is silenced per line).
-STATUS = typer.Option(None, "--status", help="failed or dead (default: both).")
+STATUS = typer.Option(
+    None,
+    "--status",
+    help="failed or dead (default: both); requeue also takes fetched (fetch them again).",
+)
 REASON = typer.Option(None, "--reason", help="A dead reason (not_found, max_retries...).")
 HOST = typer.Option(None, "--host", help="A host, host:port or URL.")
 SOURCE = typer.Option(None, "--source", help="A source name.")
@@ -47,6 +54,7 @@ def _command(action: str, summary: str) -> None:
             source=source,
             older_than=older_than,
             now=utcnow(),
+            action=action,
         )
         _run(ctx, action, wanted, dry_run=dry_run, as_json=as_json)
 
@@ -54,7 +62,11 @@ def _command(action: str, summary: str) -> None:
     urls_app.command(action)(command)
 
 
-_command("requeue", "Make matching failed and dead URLs pending and due now, retries reset.")
+_command(
+    "requeue",
+    "Make matching failed and dead URLs pending and due now, retries reset "
+    "(--status fetched: fetch fetched URLs again).",
+)
 _command("purge", "Delete matching failed and dead URLs from the frontier (documents stay).")
 
 

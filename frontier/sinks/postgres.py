@@ -11,7 +11,14 @@ from typing import Any
 import asyncpg
 
 from frontier.db import Database
-from frontier.documents import Cursor, DocumentFilter, DocumentPage, json_ready, page_of
+from frontier.documents import (
+    BadDocumentQuery,
+    Cursor,
+    DocumentFilter,
+    DocumentPage,
+    json_ready,
+    page_of,
+)
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
@@ -54,6 +61,11 @@ class PostgresSink:
 # A search estimated to match fewer documents than this reads them from the GIN index and
 # sorts them; one matching more walks fetched_at backwards, finding a page within few rows.
 SPARSE_MATCHES = 20_000
+# The row budget of one page of a search: documents walked newest first (each one's vector
+# checked), and matches read from the GIN index and sorted. A search that fills no page
+# within the walk and matches more than the sort's budget is refused as too broad.
+WALK_BUDGET = 10_000
+SORT_BUDGET = 20_000
 
 # "No bound" in the keyset statements, which take no NULLs: asyncpg sends these two as
 # PostgreSQL's 'infinity' and '-infinity'; "g" sorts above every hex url_hash.
@@ -66,9 +78,18 @@ class PostgresDocuments:
 
     name = "postgres"
 
-    def __init__(self, db: Database, *, sparse_matches: int = SPARSE_MATCHES) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        sparse_matches: int = SPARSE_MATCHES,
+        walk_budget: int = WALK_BUDGET,
+        sort_budget: int = SORT_BUDGET,
+    ) -> None:
         self._db = db
         self._sparse = sparse_matches
+        self._walk_budget = walk_budget
+        self._sort_budget = sort_budget
 
     async def page(
         self, where: DocumentFilter, *, after: Cursor | None, limit: int
@@ -95,13 +116,29 @@ class PostgresDocuments:
     async def _search(self, common: tuple[object, ...], extra: tuple[object, ...]) -> list[Any]:
         """Choose the plan by how many documents the words match, as the planner estimates
         it from its statistics (planning only: counting the matches of a common word from
-        the index costs 100 ms at 10^6 documents): few, read them from the GIN index and
-        sort; many, walk fetched_at backwards."""
+        the index costs 100 ms at 10^6 documents): many, walk fetched_at backwards, at most
+        the walk budget; few, or a walk that found no page within its budget, read the
+        matches from the GIN index and sort them, when there are at most the sort budget
+        of them. Otherwise the words are too broad for one page: BadDocumentQuery."""
+        words = extra[0]
         async with self._db.transaction() as tx:
             await tx.execute(SQL["custom_plans"])
-            plan = json.loads(await tx.fetchval(SQL["search_estimate"], extra[0]))
-            if plan[0]["Plan"]["Plan Rows"] < self._sparse:
-                await tx.execute(SQL["gin_only"])
+            plan = json.loads(await tx.fetchval(SQL["search_estimate"], words))
+            if plan[0]["Plan"]["Plan Rows"] >= self._sparse:
+                rows = list(await tx.fetch(SQL["search_walk"], *common, *extra, self._walk_budget))
+                wanted = common[3]
+                if len(rows) == wanted or not await tx.fetchval(
+                    SQL["search_walk_cut"], *common[:3], self._walk_budget, *extra[1:]
+                ):
+                    return rows
+            await tx.execute(SQL["gin_only"])
+            matches = await tx.fetchval(SQL["search_matches"], words, self._sort_budget + 1)
+            if matches > self._sort_budget:
+                raise BadDocumentQuery(
+                    f"search: too broad: these words match more than {self._sort_budget:,} "
+                    f"documents, and too few of the newest to fill a page; narrow it: a "
+                    f"shorter time (since), a source or host, or more words"
+                )
             return list(await tx.fetch(SQL["search"], *common, *extra))
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:

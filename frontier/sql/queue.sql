@@ -455,17 +455,19 @@ RETURNING u.url_hash;
 
 -- name: requeue
 -- Give failed and dead URLs another chance (an operator's `frontier urls requeue`, or an
--- explicit `submit --requeue`): of the url_hashes $1 (all in bucket $4), those still
--- `failed` or `dead` and with a status in $2 become pending and due now ($3), with their
--- retry count, dead reason, last error and revisit schedule reset; their hosts' pending
--- summaries learn they have work due. Rows locked by someone else are skipped (SKIP
--- LOCKED): they are changing anyway. Returns how many were requeued.
+-- explicit `submit --requeue`), or fetch fetched ones again (`requeue --status fetched`):
+-- of the url_hashes $1 (all in bucket $4), those still `failed`, `dead` or `fetched` and
+-- with a status in $2 become pending and due now ($3), with their retry count, dead
+-- reason, last error and revisit schedule reset, and a fetched one's validators (ETag,
+-- Last-Modified) dropped so that the server sends the page again rather than 304; their
+-- hosts' pending summaries learn they have work due. Rows locked by someone else are
+-- skipped (SKIP LOCKED): they are changing anyway. Returns how many were requeued.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 picked AS (
-    SELECT url_hash
+    SELECT url_hash, status = 'fetched' AS refetch
     FROM url_frontier
     WHERE bucket = $4::int AND url_hash = ANY ($1::char(64)[])
-      AND status IN ('failed', 'dead') AND status = ANY ($2::text[])
+      AND status IN ('failed', 'dead', 'fetched') AND status = ANY ($2::text[])
     ORDER BY url_hash
     FOR UPDATE SKIP LOCKED
 ),
@@ -477,6 +479,8 @@ requeued AS (
         last_error = NULL,
         next_fetch_at = c.now,
         revisit_step = 0,
+        etag = CASE WHEN p.refetch THEN NULL ELSE u.etag END,
+        last_modified = CASE WHEN p.refetch THEN NULL ELSE u.last_modified END,
         updated_at = c.now
     FROM picked p, clock c
     WHERE u.bucket = $4::int AND u.url_hash = p.url_hash

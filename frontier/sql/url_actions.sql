@@ -1,4 +1,4 @@
--- Operator actions on failed and dead URLs (`frontier urls requeue|purge`,
+-- Operator actions on failed and dead URLs (and fetched ones, to requeue them) (`frontier urls requeue|purge`,
 -- `POST /api/v1/urls/requeue|purge`), made by frontier.url_actions.UrlActions. A large set
 -- is walked in batches by url_hash (a keyset), each batch its own statement, so no lock
 -- is held on more than one batch; the filter is written once, here (`matching`), and
@@ -6,12 +6,12 @@
 
 -- name: matching
 -- Up to $7 URLs of bucket $8 after url_hash $6 (keyset; '' for the first batch), by
--- url_hash, whose status is in $1 (failed and dead only), dead reason $2, host $3, source
+-- url_hash, whose status is in $1 (failed, dead or fetched only), dead reason $2, host $3, source
 -- $4, last changed before $5 (NULL: any of each).
 SELECT url_hash, url, host, status, dead_reason, last_error, updated_at
 FROM url_frontier
 WHERE bucket = $8::int AND url_hash > $6::char(64)
-  AND status IN ('failed', 'dead') AND status = ANY ($1::text[])
+  AND status IN ('failed', 'dead', 'fetched') AND status = ANY ($1::text[])
   AND ($2::text IS NULL OR dead_reason = $2::text)
   AND ($3::text IS NULL OR host = $3::text)
   AND ($4::uuid IS NULL OR source_id = $4::uuid)

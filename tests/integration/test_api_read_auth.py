@@ -159,7 +159,10 @@ async def test_dashboard_actions_need_the_write_session_and_its_csrf_token(
     done = await api.post(
         "/actions/sources/wire/disable", content=f"csrf={csrf}&next=/", headers=FORM
     )
-    assert done.status_code == 303 and done.headers["location"] == "/?notice=wire%3A%20disabled"
+    assert done.status_code == 303
+    assert done.headers["location"].startswith("/?notice=wire%3A%20disabled&sig=")
+    shown = await api.get(done.headers["location"], headers=HTML)
+    assert '<p class="notice" data-testid="notice">wire: disabled</p>' in shown.text
     assert (await SourceRepository(db).get_by_id(source.id)).enabled is False
     await api.post("/actions/sources/wire/enable", content=f"csrf={csrf}", headers=FORM)
     assert (await SourceRepository(db).get_by_id(source.id)).enabled is True
@@ -271,3 +274,45 @@ async def test_a_failed_sitemap_or_spider_source_shows_its_streak_and_cause(db: 
     assert [r["name"] for r in rows][:2] == ["maps", "wire"]  # failing ones first
     failing = {r["name"]: (r["errors"], r["cause"]) for r in await ApiQueries(db).failing_sources()}
     assert failing == {"maps": shown["maps"], "wire": shown["wire"]}
+
+
+async def test_the_dashboard_shows_only_notices_the_server_signed(
+    api: httpx.AsyncClient,
+) -> None:
+    """`?notice=` showed any text a link carried on the dashboard, under the server's name
+    (issue 35); a notice is shown only with the server's signature of that very text."""
+    await log_in(api, WRITE)
+    bait = "Your session expired: log in again at https://evil.example/login"
+    for query in (
+        {"notice": bait},
+        {"notice": bait, "sig": "0" * 64},
+    ):
+        page = await api.get("/", params=query, headers=HTML)
+        assert page.status_code == 200
+        assert "evil.example" not in page.text
+        assert 'data-testid="notice"' not in page.text
+
+
+async def test_the_session_cookie_is_secure_when_configured_behind_any_proxy(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Behind a TLS proxy that is not on 127.0.0.1 (compose: Docker's network) the request
+    reaches the API as http and the cookie was never Secure (issue 35);
+    FRONTIER_API_SECURE_COOKIES makes it always Secure."""
+    for secure in (False, True):
+        app = create_app(settings_for(fresh_dsn, tmp_path, api_secure_cookies=secure), db)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as api:
+            cookie = (await log_in(api, WRITE)).headers["set-cookie"]
+        assert ("; secure" in cookie.lower()) is secure, cookie
+
+
+def test_forwarded_headers_are_believed_from_the_trusted_proxies_only(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    from frontier.api.server import uvicorn_config
+
+    settings = settings_for(fresh_dsn, tmp_path, api_trusted_proxies="10.0.0.5,10.0.0.6")
+    config = uvicorn_config(create_app(settings, db), settings)
+    assert config.proxy_headers is True
+    assert config.forwarded_allow_ips == "10.0.0.5,10.0.0.6"

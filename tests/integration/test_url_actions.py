@@ -242,7 +242,7 @@ async def test_the_cli_requeues_and_purges(
     [
         (["--status", "fetching"], "status: fetching URLs are leased"),
         (["--status", "pending"], "status: pending URLs are already queued"),
-        (["--status", "done"], "status: 'done' is not one of failed, dead"),
+        (["--status", "done"], "status: 'done' is not one of failed, dead, fetched"),
         (["--reason", "bored"], "reason: 'bored' is not a dead reason"),
         (["--status", "failed", "--reason", "gone"], "reason: failed URLs have no dead reason"),
         (["--older-than", "a while"], "older_than: 'a while' is not a duration"),
@@ -331,3 +331,52 @@ async def test_a_requeued_dead_url_is_fetched_again_once(
     assert len(local_site.hits("/story")) == 2
     titles = await db.fetch("SELECT title FROM raw_content")
     assert [r["title"] for r in titles] == ["Back online"]
+
+
+async def test_a_fetched_url_requeued_is_fetched_again_in_full(
+    db: Database, local_site: LocalSite
+) -> None:
+    """`urls requeue --status fetched` (the advice `url show` gives for a fetched URL): the
+    URL is fetched again without its validators, and its document replaced."""
+    local_site.serve("/story", article("Wrong text"), headers={"ETag": '"v1"'})
+    await submit(db, local_site.url("/story"))
+    async with fetcher_for(db) as fetcher:
+        await fetcher.run_once()
+        assert (await frontier_row(db, local_site.url("/story")))["etag"] == '"v1"'
+        local_site.serve("/story", article("Right text"), headers={"ETag": '"v2"'})
+        wanted = parse_filter(status="fetched", host=local_site.url("/"), now=after(0))
+        result = await UrlActions(db).requeue(wanted)
+        assert (result.matched, result.changed) == (1, 1)
+
+        assert (await fetcher.run_once(now=after(5))).claimed == 1
+
+    second = local_site.hits("/story")[1]
+    assert "If-None-Match" not in second.headers  # a full fetch, not a 304
+    row = await frontier_row(db, local_site.url("/story"))
+    assert (row["status"], row["fetch_count"]) == ("fetched", 2)
+    titles = await db.fetch("SELECT title FROM raw_content")
+    assert [r["title"] for r in titles] == ["Right text"]
+
+
+async def test_the_advice_of_url_show_for_a_fetched_url_works(
+    db: Database, fresh_dsn: str, ended: dict[str, str]
+) -> None:
+    from frontier.why_waiting import REQUEUE_HINT
+
+    advice = REQUEUE_HINT.format(status="fetched", host="f.example").split()
+    assert advice[:2] == ["frontier", "urls"]
+    code, out, err = await frontier_output(*advice[1:], env=clean_env(fresh_dsn))
+    assert (code, out.splitlines()[0]) == (0, "requeued 1 of 1 matching URLs"), err
+    assert (await status_of(db, ended["fetched"]))["status"] == "pending"
+    assert (await status_of(db, ended["failed"]))["status"] == "failed"  # another host
+
+
+async def test_the_api_requeues_fetched_urls_by_name_and_never_purges_them(
+    api: httpx.AsyncClient, db: Database, ended: dict[str, str]
+) -> None:
+    refused = await api.post("/api/v1/urls/purge", json={"status": "fetched"}, headers=AUTH)
+    assert refused.status_code == 422, refused.text
+    response = await api.post("/api/v1/urls/requeue", json={"status": "fetched"}, headers=AUTH)
+    assert response.status_code == 200, response.text
+    assert (response.json()["matched"], response.json()["requeued"]) == (1, 1)
+    assert (await status_of(db, ended["fetched"]))["status"] == "pending"

@@ -37,3 +37,25 @@ async def test_two_chains_share_nothing() -> None:
     first.update("https://news.example/a", ["consent=yes; Path=/"])
     assert len(first) == 1 and len(second) == 0
     assert second.header("https://news.example/a") is None
+
+
+async def test_a_domain_that_is_a_public_suffix_is_refused() -> None:
+    """aiohttp's jar alone took `Domain=co.uk` from any host under it, and sent the cookie
+    to every other site there (issue 35)."""
+    jar = ChainCookies()
+    jar.update(
+        "https://shop.example.co.uk/a",
+        ["wide=1; Domain=co.uk", "dotted=1; Domain=.CO.UK", "own=1; Domain=example.co.uk"],
+    )
+    jar.update("https://me.github.io/a", ["pages=1; Domain=github.io"])
+    assert jar.header("https://other.co.uk/") is None
+    assert jar.header("https://you.github.io/") is None
+    assert jar.header("https://www.example.co.uk/") == "own=1"
+    assert len(jar) == 1
+
+
+async def test_a_public_suffix_host_keeps_its_own_cookie_host_only() -> None:
+    jar = ChainCookies()
+    jar.update("https://github.io/a", ["sid=1; Domain=github.io"])
+    assert jar.header("https://github.io/b") == "sid=1"
+    assert jar.header("https://me.github.io/b") is None

@@ -143,6 +143,14 @@ def test_compose_runs_the_promised_services() -> None:
     assert services["postgres"]["image"] == "${POSTGRES_IMAGE:-postgres:16}"
     assert any(v.endswith(":/var/lib/postgresql/data") for v in services["postgres"]["volumes"])
     assert services["elasticsearch"]["environment"]["discovery.type"] == "single-node"
+    # published to the fetcher machines (deploy/README.md): never without a password
+    elastic = services["elasticsearch"]["environment"]
+    assert elastic["xpack.security.enabled"] == "true"
+    assert elastic["ELASTIC_PASSWORD"].startswith("${ELASTIC_PASSWORD:?")
+    env_example = (DEPLOY / ".env.example").read_text()
+    assert "ELASTIC_PASSWORD=" in env_example
+    assert "ELASTICSEARCH_URL=http://elastic:" in env_example
+    assert "http://elastic:" in (DEPLOY / "fetcher.env.example").read_text()
     assert services["fetcher"]["deploy"]["replicas"] >= 2
     assert services["migrate"]["command"] == ["db", "upgrade"]
     assert services["migrate"]["restart"] == "no"

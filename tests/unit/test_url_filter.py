@@ -36,8 +36,8 @@ def test_a_reason_implies_dead_and_hosts_and_ages_are_normalised() -> None:
     [
         ({"status": "fetching"}, "status: fetching URLs are leased to a fetcher"),
         ({"status": "pending"}, "status: pending URLs are already queued"),
-        ({"status": "fetched"}, "status: fetched URLs are done"),
-        ({"status": "x" * 100}, "is not one of failed, dead"),
+        ({"status": "x" * 100}, "is not one of failed, dead, fetched"),
+        ({"status": "fetched", "reason": "gone"}, "reason: fetched URLs have no dead reason"),
         ({"reason": "timeout"}, "reason: 'timeout' is not a dead reason (not_found, gone"),
         ({"status": "failed", "reason": "gone"}, "reason: failed URLs have no dead reason"),
         ({"older_than": "yesterday"}, "older_than: 'yesterday' is not a duration"),
@@ -48,3 +48,11 @@ def test_refusals_name_the_option(values: dict[str, str], says: str) -> None:
     with pytest.raises(BadUrlFilter) as refused:
         parse_filter(now=NOW, **values)
     assert says in str(refused.value)
+
+
+def test_fetched_urls_are_requeued_only_when_named_and_never_purged() -> None:
+    assert parse_filter(status="fetched", now=NOW).statuses == ("fetched",)
+    assert "fetched" not in parse_filter(now=NOW).statuses  # never by default
+    with pytest.raises(BadUrlFilter) as refused:
+        parse_filter(status="fetched", now=NOW, action="purge")
+    assert "status: fetched URLs are not purged; `requeue --status fetched`" in str(refused.value)

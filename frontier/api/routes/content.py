@@ -15,13 +15,14 @@ from frontier.api.auth import require_read
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError
 from frontier.api.models import ErrorBody
+from frontier.api.read_gate import expensive_read
 from frontier.clock import utcnow
 from frontier.documents import SEARCH_MAX_CHARS, Cursor, build_filter
 from frontier.url_story import UrlStoryRepository, hash_of
 
 router = APIRouter(tags=["content"], dependencies=[Depends(require_read)])
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (401, 404, 422, 503)
+    code: {"model": ErrorBody} for code in (401, 404, 422, 429, 503)
 }
 
 
@@ -36,7 +37,12 @@ class DocumentPageModel(BaseModel):
     next: str | None = Field(description="Pass as `after` for the next page; null at the end.")
 
 
-@router.get("/api/v1/documents", response_model=DocumentPageModel, responses=_ERRORS)
+@router.get(
+    "/api/v1/documents",
+    response_model=DocumentPageModel,
+    responses=_ERRORS,
+    dependencies=[Depends(expensive_read)],
+)
 async def documents(
     request: Request,
     source: Annotated[str | None, Query(max_length=200, description="Source name or id.")] = None,
@@ -54,11 +60,14 @@ async def documents(
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
-    """Stored documents from the configured sink, newest first, keyset-paged."""
+    """Stored documents from the configured sink, newest first, keyset-paged. An
+    expensive read: at most FRONTIER_API_READS_PER_CLIENT at once per client (429), each
+    statement within FRONTIER_API_READ_TIMEOUT_S (503 query_too_expensive); a search too
+    broad to answer within its row budget is refused (422, `search: ... narrow it`)."""
     context = context_of(request)
     cursor = Cursor.decode(after) if after is not None else None
     where = await build_filter(
-        context.db, source=source, host=host, since=since, search=search, now=utcnow()
+        context.reads, source=source, host=host, since=since, search=search, now=utcnow()
     )
     page = await context.documents().page(where, after=cursor, limit=limit)
     return {"items": page.items, "next": page.next}
@@ -79,7 +88,7 @@ async def url_story(request: Request, key: str) -> dict[str, Any]:
     frontier row, its host's state, its fetch-log rows, its document, and `why` it is not
     being fetched now (`cause`, `sentence`, `until`). 404 when it is not in the frontier."""
     context = context_of(request)
-    story = await UrlStoryRepository(context.db).story(
+    story = await UrlStoryRepository(context.reads).story(
         key,
         documents=context.documents(),
         robots_allows=stored_rules_check(context.settings.user_agent),

@@ -5,7 +5,7 @@ Triage first: the failing sources with their cause, the hosts backing off and th
 failures come before the figures; then the spider runs. With a session made with the
 write token (`/login`), each source has its actions (fire, disable or enable: forms posted
 to frontier.api.routes.actions with the session's CSRF token); a notice of the last
-action (`?notice=`) is shown at the top."""
+action (`?notice=`) is shown at the top when the server signed it (`&sig=`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from datetime import datetime
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from frontier.api import charts
+from frontier.api import charts, sessions
 from frontier.api.auth import require_read, session_of
 from frontier.api.context import context_of
 from frontier.api.queries import ApiQueries
+from frontier.api.read_gate import expensive_read
 from frontier.api.templating import TEMPLATES, ago, host_href
 from frontier.clock import utcnow
 from frontier.fetch_log import FetchLogRepository
@@ -29,10 +30,14 @@ router = APIRouter(tags=["dashboard"])
 SERIES = ("pages_ok", "pages_error", "pages_other", "polls")
 
 
-@router.get("/", response_class=HTMLResponse, dependencies=[Depends(require_read)])
+@router.get(
+    "/",
+    response_class=HTMLResponse,
+    dependencies=[Depends(require_read), Depends(expensive_read)],
+)
 async def dashboard(request: Request) -> HTMLResponse:
     context = context_of(request)
-    db = context.db
+    db = context.reads
     now = utcnow()
     repository = StatsRepository(db)
     stats = await repository.stats(now=now, top_hosts=10)
@@ -76,7 +81,11 @@ async def dashboard(request: Request) -> HTMLResponse:
         spider_runs=spider_runs,
         recent_errors=recent_errors,
         session=session,
-        notice=request.query_params.get("notice"),
+        notice=sessions.notice_shown(
+            request.query_params.get("notice"),
+            request.query_params.get("sig"),
+            context.settings.api_token,
+        ),
         host_href=host_href,
         ago=lambda moment: ago(moment, now),
     )

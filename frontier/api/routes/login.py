@@ -3,8 +3,9 @@ token, `POST /login` checks it and sets the session cookie (frontier.api.session
 `POST /logout` ends it. A browser sent here by `LoginRequired` comes back to the page it
 asked for (`next`, a path on this server only).
 
-The cookie is HttpOnly, SameSite=Strict, Secure when the request came over https, and
-expires with the session (FRONTIER_API_SESSION_HOURS)."""
+The cookie is HttpOnly, SameSite=Strict, Secure when the request came over https (as a
+trusted proxy says: FRONTIER_API_TRUSTED_PROXIES) or always with FRONTIER_API_SECURE_COOKIES,
+and expires with the session (FRONTIER_API_SESSION_HOURS)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ async def log_in(request: Request) -> Response:
         max_age=int(lifetime_s),
         httponly=True,
         samesite="strict",
-        secure=request.url.scheme == "https",
+        secure=context_of(request).settings.api_secure_cookies or request.url.scheme == "https",
         path="/",
     )
     return response

@@ -23,9 +23,11 @@ from fastapi.responses import HTMLResponse
 from fetcher.robots import stored_rules_check
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
+from frontier.api.read_gate import expensive_read
 from frontier.api.templating import TEMPLATES, ago
 from frontier.clock import utcnow
 from frontier.documents import BadDocumentQuery, Cursor, DocumentPage, build_filter
+from frontier.errors import StatementTimedOut
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.states import UrlStatus
 from frontier.url_story import HOST_LOG_WALK, UrlStoryRepository, hash_of
@@ -49,24 +51,26 @@ def _not_found(what: str) -> HTMLResponse:
     return _render("missing.html", 404, what=what)
 
 
-@router.get("/documents", response_class=HTMLResponse)
+@router.get("/documents", response_class=HTMLResponse, dependencies=[Depends(expensive_read)])
 async def documents_page(request: Request) -> HTMLResponse:
     context = context_of(request)
     form = {name: request.query_params.get(name) or None for name in FILTERS}
     after = request.query_params.get("after")
-    problem, page = None, DocumentPage([], None)
+    problem, status, page = None, 200, DocumentPage([], None)
     try:
-        where = await build_filter(context.db, **form, now=utcnow())
+        where = await build_filter(context.reads, **form, now=utcnow())
         cursor = Cursor.decode(after) if after else None
         page = await context.documents().page(where, after=cursor, limit=PAGE_SIZE)
     except BadDocumentQuery as exc:
-        problem = str(exc)
+        problem, status = str(exc), 400
+    except StatementTimedOut as exc:
+        problem, status = str(exc), 503
     items = [{**d, "fetched": datetime.fromisoformat(d["fetched_at"])} for d in page.items]
     kept = {name: value for name, value in form.items() if value}
     next_href = f"/documents?{urlencode({**kept, 'after': page.next})}" if page.next else None
     return _render(
         "documents.html",
-        400 if problem else 200,
+        status,
         items=items,
         form=form,
         problem=problem,
@@ -93,7 +97,7 @@ async def document_page(request: Request, key: str) -> HTMLResponse:
 async def url_page(request: Request, key: str) -> HTMLResponse:
     context = context_of(request)
     try:
-        story = await UrlStoryRepository(context.db).story(
+        story = await UrlStoryRepository(context.reads).story(
             key,
             documents=context.documents(),
             robots_allows=stored_rules_check(context.settings.user_agent),
@@ -111,7 +115,7 @@ async def host_page(request: Request, host: str) -> HTMLResponse:
         name = host_key(host)
     except InvalidURL:
         return _not_found("that host")
-    page = await UrlStoryRepository(context_of(request).db).host_page(name)
+    page = await UrlStoryRepository(context_of(request).reads).host_page(name)
     if page is None:
         return _not_found(f"host {name}")
     return _render(
@@ -126,7 +130,7 @@ async def host_page(request: Request, host: str) -> HTMLResponse:
 
 @router.get("/sources/{name}", response_class=HTMLResponse)
 async def source_page(request: Request, name: str) -> HTMLResponse:
-    db = context_of(request).db
+    db = context_of(request).reads
     try:
         source_id = await SourceRepository(db).id_of(name)
     except UnknownSource:

@@ -42,7 +42,7 @@ async def _shown(repository: SourceRepository, sources: list[Source]) -> list[di
 
 @router.get("", response_model=list[SourceOut], dependencies=[Depends(require_read)])
 async def list_sources(request: Request) -> list[dict[str, Any]]:
-    repository = SourceRepository(context_of(request).db)
+    repository = SourceRepository(context_of(request).reads)
     return await _shown(repository, await repository.list())
 
 
@@ -53,7 +53,7 @@ async def list_sources(request: Request) -> list[dict[str, Any]]:
     dependencies=[Depends(require_read)],
 )
 async def get_source(request: Request, source_id: UUID) -> dict[str, Any]:
-    repository = SourceRepository(context_of(request).db)
+    repository = SourceRepository(context_of(request).reads)
     return (await _shown(repository, [await repository.get_by_id(source_id)]))[0]
 
 

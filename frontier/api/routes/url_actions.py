@@ -29,7 +29,11 @@ class UrlActionBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: Text = Field(default=None, description="failed or dead (default: both).")
+    status: Text = Field(
+        default=None,
+        description="failed or dead (default: both); requeue also takes fetched, to fetch "
+        "those URLs again.",
+    )
     reason: Text = Field(default=None, description="A dead reason: only dead URLs with it.")
     host: Text = Field(default=None, description="A host, host:port or URL.")
     source: Text = Field(default=None, description="A source name.")
@@ -75,8 +79,9 @@ _ROUTE: dict[str, Any] = {
 @router.post("/requeue", **_ROUTE)
 async def requeue(request: Request) -> dict[str, Any]:
     """Make the matching failed and dead URLs pending and due now, their retries, dead
-    reason and last error reset. Answers how many matched and were requeued, and a
-    sample; with `dry_run`, changes nothing."""
+    reason and last error reset; `"status": "fetched"` fetches fetched URLs again.
+    Answers how many matched and were requeued, and a sample; with `dry_run`, changes
+    nothing."""
     return (await _act(request, "requeue")).as_json()
 
 
@@ -97,6 +102,7 @@ async def _act(request: Request, action: str) -> ActionResult:
         source=body.source,
         older_than=body.older_than,
         now=utcnow(),
+        action=action,
     )
     actions = UrlActions(context_of(request).db)
     try:

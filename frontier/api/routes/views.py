@@ -8,25 +8,41 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from frontier.api.auth import require_read
-from frontier.api.context import context_of
-from frontier.api.errors import FieldInvalid
+from frontier.api.auth import Credentials, is_identified, require_read
+from frontier.api.context import HEALTH_TIMEOUT_S, context_of
+from frontier.api.errors import FieldInvalid, error_response
 from frontier.api.models import ErrorBody, FetchLogPage, FrontierPage, Health, Stats
 from frontier.api.queries import ApiQueries, FrontierFilter
+from frontier.api.read_gate import expensive_read
+from frontier.errors import DatabaseUnavailable, StatementTimedOut
 from frontier.fetch_log import FetchLogRepository
 from frontier.states import FetchKind, UrlStatus
 from frontier.stats import StatsRepository
 from frontier.urls import InvalidURL, host_key
 
 router = APIRouter()
-_ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 422)}
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 422, 429, 503)
+}
 HASH_PATTERN = r"^[0-9a-f]{64}$"
 
 
 @router.get("/healthz", response_model=Health, tags=["views"])
-async def healthz(request: Request) -> dict[str, str]:
-    """Liveness and database reachability (never needs a token)."""
-    await context_of(request).db.fetchval("SELECT 1")  # the seam's own probe, no table read
+async def healthz(request: Request, credentials: Credentials) -> Any:
+    """Liveness and database reachability (never needs a token), on a connection of its
+    own: it never waits behind the pool's work. During an outage an anonymous caller is
+    told only "database unavailable"; one with a token or session learns where and why."""
+    context = context_of(request)
+    try:
+        probe = await context.health_db()
+        await probe.fetchval("SELECT 1")  # the seam's own probe, no table read
+    except DatabaseUnavailable as exc:
+        context.db.outage.report(exc, None)
+        told = str(exc) if is_identified(request, credentials) else "database unavailable"
+        return error_response(503, "unavailable", told, headers={"Retry-After": "5"})
+    except StatementTimedOut:
+        told = f"database did not answer within {HEALTH_TIMEOUT_S:g} s"
+        return error_response(503, "unavailable", told, headers={"Retry-After": "5"})
     return {"status": "ok", "database": "ok"}
 
 
@@ -35,11 +51,11 @@ async def healthz(request: Request) -> dict[str, str]:
     response_model=Stats,
     responses=_ERRORS,
     tags=["views"],
-    dependencies=[Depends(require_read)],
+    dependencies=[Depends(require_read), Depends(expensive_read)],
 )
 async def stats(request: Request) -> dict[str, Any]:
     """Totals by status, origin, source and host; due now; throughput over the last hour."""
-    repository = StatsRepository(context_of(request).db)
+    repository = StatsRepository(context_of(request).reads)
     out = (await repository.stats()).as_json()
     out["throughput_last_hour"] = await repository.throughput()
     out["top_error_hosts"] = [
@@ -62,7 +78,7 @@ def _host(value: str) -> str:
     response_model=FrontierPage,
     responses=_ERRORS,
     tags=["views"],
-    dependencies=[Depends(require_read)],
+    dependencies=[Depends(require_read), Depends(expensive_read)],
 )
 async def frontier_rows(
     request: Request,
@@ -75,7 +91,7 @@ async def frontier_rows(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Frontier rows in url_hash order, keyset-paged: follow `next` until it is null."""
-    db = context_of(request).db
+    db = context_of(request).reads
     source_id: UUID | None = None
     if source is not None:
         from frontier.sources import SourceRepository, UnknownSource
@@ -110,7 +126,7 @@ async def fetch_log(
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
     """Poll and fetch attempts, newest first, keyset-paged by id."""
-    rows = await FetchLogRepository(context_of(request).db).recent(
+    rows = await FetchLogRepository(context_of(request).reads).recent(
         limit, before_id=before_id, kind=kind, source_id=source_id
     )
     return {"items": rows, "next_before_id": rows[-1]["id"] if len(rows) == limit else None}
@@ -129,5 +145,5 @@ async def metrics(request: Request) -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST
 
     context = context_of(request)
-    body = await context.collector.scrape(context.db)
+    body = await context.collector.scrape(context.reads)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
