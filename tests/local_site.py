@@ -1,5 +1,6 @@
 """A real HTTP server on a loopback address for tests: register canned responses or
-handlers per path; every request is recorded with its arrival time and headers.
+handlers per path; every request is recorded with its arrival time and headers, and every
+answer with the time it was written whole.
 
 Distinct loopback addresses (127.0.0.2, 127.0.0.3, ...) make distinct hosts.
 """
@@ -36,11 +37,18 @@ class Seen:
     at: float  # time.monotonic() on arrival
 
 
+@dataclass(frozen=True, slots=True)
+class Answered:
+    request: Seen
+    at: float  # time.monotonic() once the whole answer was handed to the socket
+
+
 @dataclass
 class LocalSite:
     address: str = "127.0.0.1"
     port: int = 0
     requests: list[Seen] = field(default_factory=list)
+    answers: list[Answered] = field(default_factory=list)
     _routes: dict[str, Handler] = field(default_factory=dict)
     _runner: web.AppRunner | None = None
 
@@ -84,11 +92,20 @@ class LocalSite:
         return [seen for seen in self.requests if seen.path == path]
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
-        self.requests.append(Seen(request.path_qs, dict(request.headers), time.monotonic()))
+        seen = Seen(request.path_qs, dict(request.headers), time.monotonic())
+        self.requests.append(seen)
         handler = self._routes.get(request.path_qs) or self._routes.get(request.path)
         if handler is None:
-            return web.Response(status=404, text="not found")
-        return await handler(request)
+            response: web.StreamResponse = web.Response(status=404, text="not found")
+        else:
+            response = await handler(request)
+        # Written here rather than by aiohttp after the return, so that the answer's end
+        # is stamped right after its last byte is handed to the socket.
+        if not response.prepared:
+            await response.prepare(request)
+        await response.write_eof()
+        self.answers.append(Answered(seen, time.monotonic()))
+        return response
 
     async def start(self) -> LocalSite:
         self._runner, self.port = await serve_on_loopback(self._dispatch, self.address, self.port)

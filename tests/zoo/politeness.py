@@ -1,22 +1,24 @@
-"""A news site on one host that several requesters crawl at once: the spider walks its
-front page and sections while fetchers fetch its articles. A host limits a client as a
+"""A news site on one host that every kind of requester crawls at once: the spider walks
+its front page and sections, fetchers fetch its articles, and the poller reads its two
+feeds (two sources on one host, due at the same instant). A host limits a client as a
 whole, whatever process the requests come from (nginx's `limit_req` keys on the client
-address), while Scrapy's DOWNLOAD_DELAY holds per crawl process only
-(scrapy/scrapyd#221: three crawls of one domain went three times faster than the delay).
+address), while Scrapy's DOWNLOAD_DELAY holds per crawl process only (scrapy/scrapyd#221:
+three crawls of one domain went three times faster than the delay).
 
 `PoliteNewsSite` serves robots.txt (everything allowed, no Crawl-delay), a front page and
-sections linking to dated articles with real text. `LocalSite` records every request with
-its arrival time and headers; who sent it is told by its User-Agent.
+sections linking to dated articles with real text, and two RSS feeds listing articles.
+`LocalSite` records every request with its arrival time and headers, and every answer with
+the time it was written; who sent a request is told by its User-Agent.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
-from aiohttp import web
+from tests.local_site import Answered, LocalSite
 
-from tests.local_site import Handler, LocalSite, Seen
+FEEDS = ("/feed-a.xml", "/feed-b.xml")
 
 
 def article_path(number: int) -> str:
@@ -40,45 +42,40 @@ def listing_html(links: list[str]) -> str:
     return f"<html><head><title>News</title></head><body><ul>{anchors}</ul></body></html>"
 
 
+def feed_xml(site: LocalSite, paths: list[str]) -> str:
+    published = datetime(2024, 3, 1, 8, tzinfo=UTC)
+    items = "".join(
+        f"<item><title>Story {n}</title><link>{site.url(path)}</link>"
+        f"<pubDate>{format_datetime(published + timedelta(hours=n))}</pubDate></item>"
+        for n, path in enumerate(paths)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>'
+        f"<title>Polite news</title><link>{site.url('/')}</link>{items}</channel></rss>"
+    )
+
+
 class PoliteNewsSite:
     """`sections` section pages under the front page, `articles` articles spread over
-    them. The front page's answer is held until a fetcher has sent a request (or `hold_s`
-    passed): the spider learns of the sections only then, so its section requests meet
-    the fetchers' on the host however slowly the processes start. (Holding a section
-    instead is not enough: Scrapy asks for several sections at once, and they may all
-    arrive before the fetchers' first request.)"""
+    them; each feed lists every other article (the fetchers have them already: its
+    entries are duplicates, and only the feed requests are new)."""
 
-    def __init__(
-        self, site: LocalSite, *, sections: int, articles: int, fetcher_agent: str
-    ) -> None:
+    def __init__(self, site: LocalSite, *, sections: int, articles: int) -> None:
         self.site = site
         self.articles = [article_path(n) for n in range(articles)]
         self.sections = [f"/section/{n}" for n in range(1, sections + 1)]
-        self.fetcher_agent = fetcher_agent
-        self.fetcher_seen = asyncio.Event()
-        self.hold_s = 20.0  # below the spider's page timeout
         site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
-        site.route("/", self._held(listing_html(self.sections + self.articles[:2])))
+        site.serve("/", listing_html(self.sections + self.articles[:2]))
         for index, section in enumerate(self.sections):
             site.serve(section, listing_html(self.articles[index :: len(self.sections)]))
         for number, path in enumerate(self.articles):
-            site.route(path, self._article(article_html(number)))
+            site.serve(path, article_html(number))
+        for offset, feed in enumerate(FEEDS):
+            site.serve(
+                feed,
+                feed_xml(site, self.articles[offset::2]),
+                content_type="application/rss+xml; charset=utf-8",
+            )
 
-    def _held(self, body: str) -> Handler:
-        async def handler(_request: web.Request) -> web.StreamResponse:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.fetcher_seen.wait(), self.hold_s)
-            return web.Response(text=body, content_type="text/html")
-
-        return handler
-
-    def _article(self, body: str) -> Handler:
-        async def handler(request: web.Request) -> web.StreamResponse:
-            if request.headers.get("User-Agent", "").startswith(self.fetcher_agent):
-                self.fetcher_seen.set()
-            return web.Response(text=body, content_type="text/html")
-
-        return handler
-
-    def requests_by_time(self) -> list[Seen]:
-        return sorted(self.site.requests, key=lambda seen: seen.at)
+    def answers_by_arrival(self) -> list[Answered]:
+        return sorted(self.site.answers, key=lambda answered: answered.request.at)
