@@ -144,8 +144,9 @@ class Pace:
         """Wait out the delay since the previous answer; the body of the `with` sends one
         request and reads its answer (or fails), which is then the previous answer."""
         if self.answered is not None:
-            pause = self.answered + self.delay_s - time.monotonic()
-            if pause > 0:
+            # Again until it has passed: an event loop's timers may fire a little early
+            # (uvloop's have a millisecond's grain).
+            while (pause := self.answered + self.delay_s - time.monotonic()) > 0:
                 await asyncio.sleep(pause)
         try:
             yield

@@ -101,9 +101,12 @@ class LocalSite:
             response = await handler(request)
         # Written here rather than by aiohttp after the return, so that the answer's end
         # is stamped right after its last byte is handed to the socket.
-        if not response.prepared:
-            await response.prepare(request)
-        await response.write_eof()
+        try:
+            if not response.prepared:
+                await response.prepare(request)
+            await response.write_eof()
+        except ConnectionResetError:  # the client went away: no answer was given
+            return response
         self.answers.append(Answered(seen, time.monotonic()))
         return response
 

@@ -26,14 +26,14 @@ WHERE h.host = ANY ($1::text[]);
 -- had when the caller decided it needs robots.txt. A host leased to another owner whose
 -- lease has not expired is skipped, and so is one whose robots.txt was stored since
 -- (robots_fetched_at moved: someone else just fetched it; the caller reads it instead of
--- fetching it again). A lease $2 holds already (its claim's) is kept, never shortened.
--- Returns the hosts leased. $6: their bucket.
+-- fetching it again). A lease $2 holds already (its claim's) is kept as it is: a worker
+-- that dies holds a host no longer than its claim's lease. Returns the hosts leased. $6:
+-- their bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 input AS (SELECT * FROM unnest($1::text[], $5::timestamptz[]) AS t(host, seen))
 UPDATE host_state h
 SET lease_owner = $2,
-    lease_until = CASE WHEN h.lease_owner = $2 AND h.lease_until > c.now
-                       THEN greatest(h.lease_until, frontier_after(c.now, $3::float8))
+    lease_until = CASE WHEN h.lease_owner = $2 AND h.lease_until > c.now THEN h.lease_until
                        ELSE frontier_after(c.now, $3::float8) END,
     updated_at = c.now
 FROM clock c, input i

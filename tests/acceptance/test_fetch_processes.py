@@ -1,5 +1,6 @@
 """Fetch processes (`python -m frontier fetch`) against real local sites: politeness holds
-across two processes, a SIGKILLed process loses nothing, SIGTERM leaves nothing fetching."""
+across two processes, a SIGKILLed process loses nothing and holds its hosts no longer than
+its lease, SIGTERM leaves nothing fetching."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import itertools
 import signal
 from contextlib import AbstractAsyncContextManager
+from datetime import timedelta
 from pathlib import Path
 
 from aiohttp import web
@@ -47,9 +49,10 @@ async def test_politeness_holds_across_two_processes(
             await asyncio.wait_for(asyncio.gather(one.wait(), two.wait()), DEADLINE_S)
             assert (one.returncode, two.returncode) == (0, 0)
         for site in hosts:
-            arrivals = sorted(seen.at for seen in site.requests)
-            assert len(arrivals) == 6  # robots.txt + 5 pages
-            gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+            answers = sorted(site.answers, key=lambda answered: answered.request.at)
+            assert len(answers) == 6  # robots.txt + 5 pages
+            # Each request arrived the delay after the previous answer was written.
+            gaps = [b.request.at - a.at for a, b in itertools.pairwise(answers)]
             assert min(gaps) >= delay_ms / 1000, (site.address, gaps)
         statuses = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
         assert {r["status"]: r["count"] for r in statuses} == {"fetched": 10}
@@ -117,6 +120,58 @@ async def test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing(
             "SELECT count(*) FROM fetch_log WHERE kind = 'page' AND outcome = 'ok'"
         )
         assert ok == len(urls)  # each URL completed as fetched exactly once
+    finally:
+        release.set()
+        for site in hosts:
+            await site.stop()
+
+
+async def test_a_sigkilled_fetcher_holds_its_hosts_no_longer_than_its_lease(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    hosts = await sites(3)
+    release, arrived = asyncio.Event(), asyncio.Event()
+    seen: list[str] = []
+    lease_s = 30
+    try:
+        urls = []
+        for site in hosts:
+            blocking_site(site, release, arrived, len(hosts), seen)
+            urls += [site.url(f"/p{i}") for i in range(2)]
+        await submit(db, *urls, delay_ms=200)  # a delay: each claim holds its host
+        async with fetch_process(
+            fresh_dsn, tmp_path, "--workers", "8", FRONTIER_LEASE_SECONDS=str(lease_s)
+        ) as process:
+            await asyncio.wait_for(arrived.wait(), DEADLINE_S)  # a request on every host
+            process.send_signal(signal.SIGKILL)
+            await asyncio.wait_for(process.wait(), DEADLINE_S)
+        killed_at = await db.fetchval("SELECT now()")
+        held = await db.fetch("SELECT host, lease_owner, lease_until FROM host_state")
+        assert len(held) == len(hosts) and all(r["lease_owner"] for r in held), held
+        release.set()
+        queue = QueueRepository(db, QueuePolicy(default_delay_ms=200, lease_seconds=lease_s))
+        # Until the lease ends, no one may send those hosts a request; then everyone may.
+        last = max(r["lease_until"] for r in held)
+        assert last <= killed_at + timedelta(seconds=lease_s)
+        before = min(r["lease_until"] for r in held) - timedelta(milliseconds=1)
+        assert await queue.claim("another", 10, now=before) == []
+        await queue.reap(now=last)  # the URLs' leases end with the hosts'
+        claims = await queue.claim("another", 10, now=last)
+        assert sorted(c.host for c in claims) == sorted(f"{s.address}:{s.port}" for s in hosts)
+        await queue.release("another", claims, now=last)
+        # The rest of the crawl, as if the lease had passed: nothing lost, nothing twice.
+        await db.execute(
+            "UPDATE host_state SET next_allowed_at = now(), lease_owner = NULL, lease_until = NULL"
+        )
+        await db.execute("UPDATE url_frontier SET next_fetch_at = now() WHERE status = 'pending'")
+        await db.execute(
+            "UPDATE host_state SET pending_due_at = now() WHERE pending_due_at IS NOT NULL"
+        )
+        async with fetcher_for(db, max_retries=3) as fetcher:
+            await asyncio.wait_for(fetcher.run(until_idle=True), DEADLINE_S)
+        rows = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
+        assert {r["status"]: r["count"] for r in rows} == {"fetched": len(urls)}
+        assert await db.fetchval("SELECT count(*) FROM raw_content") == len(urls)
     finally:
         release.set()
         for site in hosts:
