@@ -70,17 +70,15 @@ class HostSlots:
     waited_s: float = 0.0  # time spent waiting for hosts, in all
 
     @classmethod
-    def from_settings(
-        cls, settings: Settings, db: Database, kind: str, *, request_timeout_s: float
-    ) -> HostSlots:
-        """Holds for a requester of `kind` (poller, api) whose requests take at most
-        `request_timeout_s` each; a new host gets the default delay until its robots.txt
-        is read."""
+    def from_settings(cls, settings: Settings, db: Database, kind: str) -> HostSlots:
+        """Holds for a requester of `kind` (poller, api), with the lease of a fetcher's
+        claim (FRONTIER_LEASE_SECONDS): whoever dies holding a host holds it no longer
+        than that. A new host gets the default delay until its robots.txt is read."""
         return cls(
             db,
             requester_id(kind),
             new_host_delay_ms=settings.default_delay_ms,
-            lease_s=max(60.0, 2 * request_timeout_s),
+            lease_s=settings.lease_seconds,
         )
 
     @asynccontextmanager

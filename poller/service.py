@@ -49,9 +49,7 @@ def poll_client(settings: Settings, policy: PollPolicy, db: Database) -> SafeCli
         max_connections_per_host=policy.per_host,
         max_body_bytes=policy.max_sitemap_bytes,
     )
-    slots = HostSlots.from_settings(
-        settings, db, "poller", request_timeout_s=limits.total_timeout_s
-    )
+    slots = HostSlots.from_settings(settings, db, "poller")
     return SafeClient(limits, slots)
 
 

@@ -82,9 +82,7 @@ class ApiContext:
                 from frontier.safe_http import HttpLimits, SafeClient
 
                 limits = HttpLimits.from_settings(self.settings)
-                slots = HostSlots.from_settings(
-                    self.settings, self.db, "api", request_timeout_s=limits.total_timeout_s
-                )
+                slots = HostSlots.from_settings(self.settings, self.db, "api")
                 self.client = SafeClient(limits, slots)
                 self.owns_client = True
             return self.client
