@@ -50,6 +50,8 @@ class Snapshot:
     hosts_backing_off: int = 0
     queue_lag_s: float = 0.0  # how long the oldest due URL has waited
     failing_sources: int = 0
+    # reason -> (hosts, their pending URLs, the longest wait in seconds)
+    held_back: dict[str, tuple[int, int, float]] = field(default_factory=dict)
 
 
 class DatabaseCollector:
@@ -115,12 +117,46 @@ class DatabaseCollector:
         )
         backoff.add_metric([], snap.hosts_backing_off)
         yield backoff
+        yield from _politeness(snap)
         failing = GaugeMetricFamily(
             "frontier_sources_failing",
             "Enabled sources whose last feed poll, sitemap poll or spider run failed.",
         )
         failing.add_metric([], snap.failing_sources)
         yield failing
+
+
+HELD_BACK_REASONS = ("busy", "delay", "backoff")  # hosts.sql's rule: a request in flight,
+# the delay since the last answer, a backoff after 429/503 or failures
+
+
+def _politeness(snap: Snapshot) -> Iterator[Metric]:
+    labels = ["reason"]
+    hosts = GaugeMetricFamily(
+        "frontier_politeness_held_hosts",
+        "Hosts whose work is due but held back by politeness, by reason (busy: a request "
+        "in flight; delay: the delay since the last answer; backoff: after 429/503).",
+        labels=labels,
+    )
+    urls = GaugeMetricFamily(
+        "frontier_politeness_held_urls",
+        "Pending URLs of the hosts held back by politeness, by reason.",
+        labels=labels,
+    )
+    wait = GaugeMetricFamily(
+        "frontier_politeness_wait_seconds",
+        "How long the longest-waiting due URL of a held-back host has waited for its "
+        "host, by reason.",
+        labels=labels,
+    )
+    for reason in HELD_BACK_REASONS:
+        held_hosts, held_urls, longest = snap.held_back.get(reason, (0, 0, 0.0))
+        hosts.add_metric([reason], held_hosts)
+        urls.add_metric([reason], held_urls)
+        wait.add_metric([reason], longest)
+    yield hosts
+    yield urls
+    yield wait
 
 
 def _histograms(snap: Snapshot) -> Iterator[Metric]:
@@ -171,5 +207,7 @@ async def read_snapshot(db: Database, *, now: datetime | None = None) -> Snapsho
     oldest = hosts["oldest_due_at"]
     if oldest is not None and oldest.tzinfo is not None and oldest < at:
         snap.queue_lag_s = (at - oldest).total_seconds()
+    for row in await views.metrics_politeness(at):
+        snap.held_back[row["reason"]] = (row["hosts"], row["urls"], row["longest_wait_s"])
     snap.failing_sources = len(await views.failing_sources())
     return snap

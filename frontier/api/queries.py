@@ -92,6 +92,10 @@ class ApiQueries:
         assert row is not None
         return dict(row)
 
+    async def metrics_politeness(self, now: datetime) -> list[dict[str, Any]]:
+        """Hosts with due work held back by politeness at `now`, by reason."""
+        return [dict(row) for row in await self._db.fetch(SQL["metrics_politeness"], now)]
+
     async def failing_sources(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Enabled sources whose last poll or spider run failed, with the cause."""
         return [dict(row) for row in await self._db.fetch(SQL["failing_sources"], limit)]

@@ -95,6 +95,24 @@ SELECT count(*) FILTER (WHERE backoff_until > $1)::bigint AS backing_off,
        min(pending_due_at) AS oldest_due_at
 FROM host_state;
 
+-- name: metrics_politeness
+-- For /metrics: the hosts whose work is due at $1 but held back by politeness, by reason
+-- (in this order: backing off, held by a request in flight, waiting out the delay since
+-- the last answer), with the URLs they hold pending and how long the longest-waiting of
+-- them has waited for its host (from the host summaries: its earliest due time).
+WITH held AS (
+    SELECT CASE WHEN backoff_until > $1 THEN 'backoff'
+                WHEN lease_until > $1 THEN 'busy'
+                ELSE 'delay' END AS reason,
+           pending_count, pending_due_at
+    FROM host_state
+    WHERE pending_due_at <= $1 AND ready_at > $1
+)
+SELECT reason, count(*)::bigint AS hosts, sum(pending_count)::bigint AS urls,
+       extract(epoch FROM $1 - min(pending_due_at))::float8 AS longest_wait_s
+FROM held
+GROUP BY reason;
+
 -- name: failing_sources
 -- Enabled sources whose last feed poll, sitemap poll or spider run failed, with the
 -- cause (the feed's, else the sitemap's, else the spider run's, from its fetch-log row)

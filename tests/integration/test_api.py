@@ -16,6 +16,7 @@ from frontier.api.app import create_app
 from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
+from frontier.hosts import HostRepository
 from frontier.imports import MAX_LINE_BYTES
 from frontier.queue import Candidate, QueueRepository, SourceRef
 from frontier.settings import Settings
@@ -513,3 +514,25 @@ async def test_fire_without_a_fire_function_answers_501(
         )
         assert "cannot fire sources" in error["message"]
         assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0
+
+
+async def test_metrics_count_hosts_held_back_by_politeness_per_reason(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    queue = QueueRepository(db)
+    ref = SourceRef(None)
+    urls = [f"http://{h}.example/{i}" for h in ("busy", "slow", "wall") for i in range(2)]
+    await queue.submit([Candidate(u, ref, Origin.MANUAL) for u in urls])
+    claims = await queue.claim("w1", 10)
+    assert len(claims) == 3  # one per host, each host held by w1 (a delay of 1 s)
+    hosts = HostRepository(db)
+    await hosts.release_slots(["slow.example", "wall.example"], "w1")  # their answers are in
+    await db.execute(
+        "UPDATE host_state SET backoff_until = now() + interval '1 hour' WHERE host = $1",
+        "wall.example",
+    )
+    text = (await api.get("/metrics")).text
+    for reason in ("busy", "delay", "backoff"):
+        assert f'frontier_politeness_held_hosts{{reason="{reason}"}} 1.0' in text, text
+        assert f'frontier_politeness_held_urls{{reason="{reason}"}} 1.0' in text
+    assert 'frontier_politeness_wait_seconds{reason="busy"}' in text
