@@ -49,7 +49,7 @@ class Cause(StrEnum):
     ROBOTS_DISALLOWS = "robots_disallows"  # robots.txt forbids it: it will end dead
     ROBOTS_UNREACHABLE = "robots_unreachable"  # robots.txt failed; nothing until it is retried
     HOST_BACKOFF = "host_backoff"  # the host failed or rate-limited; blocked until T
-    HOST_LEASED = "host_leased"  # a fetcher holds the host (fetching its robots.txt)
+    HOST_LEASED = "host_leased"  # a requester holds the host: its request is in flight
     HOST_DELAY = "host_delay"  # politeness: the host's next request may start at T
     RETRY_AT = "retry_at"  # its own next_fetch_at is in the future
     SOURCE_DISABLED = "source_disabled"  # due now, though its source is disabled
@@ -187,8 +187,9 @@ def _timed(url: Row, host: Row | None, now: datetime) -> list[Why]:
     found.append(
         Why(
             Cause.HOST_LEASED,
-            f"Host {name} is leased by {host['lease_owner']} until {_at(host['lease_until'])} "
-            f"(fetching its robots.txt).",
+            f"Host {name} is held by {host['lease_owner']}: a request to it is in flight "
+            f"(one at a time; the host is free once its answer is in, at the latest when "
+            f"the hold's lease ends at {_at(host['lease_until'])}).",
             host["lease_until"],
         )
     )
