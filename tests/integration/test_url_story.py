@@ -144,7 +144,7 @@ CASES: list[tuple[Setup, str, str]] = [
     (robots_not_fetched, "robots_not_fetched", "not fetched yet"),
     (host_delay, "host_delay", "next request to news.example may start at"),
     (host_backoff, "host_backoff", "after 6 failed"),
-    (host_leased, "host_leased", "leased by robots-worker"),
+    (host_leased, "host_leased", "held by robots-worker"),
     (robots_disallows, "robots_disallows", "disallows it"),
     (robots_unreachable, "robots_unreachable", "connection refused"),
     (leased, "leased", "leased by worker-7"),
