@@ -306,9 +306,11 @@ WHERE h.bucket = s.bucket AND h.host = s.host
 _RESET_POLITENESS = """
 UPDATE host_state
 SET next_allowed_at = '-infinity', last_fetch_at = NULL, backoff_until = NULL,
-    consecutive_failures = 0, min_delay_ms = %(delay)s, crawl_delay_ms = NULL
+    consecutive_failures = 0, min_delay_ms = %(delay)s, crawl_delay_ms = NULL,
+    lease_owner = NULL, lease_until = NULL, in_flight = 0
 WHERE next_allowed_at <> '-infinity' OR last_fetch_at IS NOT NULL
    OR backoff_until IS NOT NULL OR min_delay_ms <> %(delay)s
+   OR lease_owner IS NOT NULL OR in_flight <> 0
 """
 
 

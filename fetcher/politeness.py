@@ -26,8 +26,8 @@ log = logging.getLogger(__name__)
 
 class BatchHolds:
     """The hosts one batch holds, each host's pace, and their release. Releases that come
-    while one is being written go together in the next statement (no timer: under load they
-    batch themselves)."""
+    in the same turn of the event loop, or while one is being written, go together in one
+    statement (no timer: under load they batch themselves; bench/host_holds.py)."""
 
     def __init__(
         self,
@@ -62,6 +62,7 @@ class BatchHolds:
             return  # a host without a delay, or released already
         self.held.discard(host)
         self._waiting.append(host)
+        await asyncio.sleep(0)  # the answers that came with this one go in its statement
         async with self._writing:
             if not self._waiting:
                 return  # given back by the statement before
