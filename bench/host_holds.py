@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -74,13 +74,13 @@ async def run_mode(dsn: str, mode: str, seconds: float) -> dict[str, Any]:
                 await asyncio.sleep(0.002)  # every host waits its 1 ms delay
                 continue
             context = await hosts.context(sorted({c.host for c in claims}))
-            holds = BatchHolds(hosts, WORKER, context)
+            holds = BatchHolds(hosts, WORKER, claims, context)
             before = hosts.statements
             if mode == "grouped":
                 await asyncio.gather(*(holds.release(c.host) for c in claims))
             elif mode == "per_answer":
                 for claim in claims:
-                    await hosts.release_slots([claim.host], WORKER)
+                    await hosts.release_slots({claim.host: holds.held.pop(claim.host)})
             statements += hosts.statements - before
             await queue.complete(
                 WORKER, [Outcome(c, OutcomeKind.FETCHED, http_status=200) for c in claims]
@@ -101,11 +101,9 @@ class CountingHosts(HostRepository):
 
     statements = 0
 
-    async def release_slots(
-        self, hosts: Sequence[str], owner: str, *, now: datetime | None = None
-    ) -> int:
+    async def release_slots(self, holds: Mapping[str, str], *, now: datetime | None = None) -> int:
         self.statements += 1
-        return await super().release_slots(hosts, owner, now=now)
+        return await super().release_slots(holds, now=now)
 
 
 def main() -> None:

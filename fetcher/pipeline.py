@@ -100,7 +100,7 @@ class BatchPipeline:
         batch held is given back by the time this returns."""
         hosts = sorted({c.host for c in claims})
         context = await self.hosts.context(hosts, now=now)
-        holds = BatchHolds(self.hosts, self.worker_id, context, now=now)
+        holds = BatchHolds(self.hosts, self.worker_id, claims, context, now=now)
         try:
             infos = await self.sources.get_many(c.source_id for c in claims)
             pages = [

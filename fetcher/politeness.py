@@ -1,8 +1,9 @@
 """Per-host politeness in a fetch batch: one request in flight per host, the delay counted
 from the answer (frontier/sql/hosts.sql's header).
 
-The claim holds every host with a delay for this worker (queue.sql `claim`), and the
-robots.txt step holds the hosts whose robots.txt it fetches (hosts.sql `take_leases`).
+The claim holds every host with a delay (queue.sql `claim`; the hold is the claim's own,
+`frontier.queue.claim_hold`), and the robots.txt step holds the hosts without a delay whose
+robots.txt it fetches (hosts.sql `take_leases`, held by the worker).
 While a host is held nobody else requests it. The worker's own requests to it (robots.txt,
 the page, the page's redirect hops and meta refreshes) keep the host's delay between them
 (`frontier.host_slots.Pace`). When the page's last answer is in, the hold is given back
@@ -15,11 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository
+from frontier.queue import Claim, claim_hold
 
 log = logging.getLogger(__name__)
 
@@ -32,43 +34,45 @@ class BatchHolds:
     def __init__(
         self,
         hosts: HostRepository,
-        owner: str,
+        worker_id: str,
+        claims: Sequence[Claim],
         context: Mapping[str, HostContext],
         *,
         now: datetime | None = None,
     ) -> None:
         self.hosts = hosts
-        self.owner = owner
+        self.worker_id = worker_id
         self.now = now
+        # host -> the holder this batch gives it back as: the hosts its claims hold.
         self.held = {
-            host
-            for host, ctx in context.items()
-            if ctx.lease_owner == owner and ctx.lease_until is not None
+            c.host: hold
+            for c in claims
+            if context[c.host].lease_owner == (hold := claim_hold(worker_id, c.url_hash))
         }
         self.paces = {host: Pace(ctx.delay_ms / 1000) for host, ctx in context.items()}
-        self._waiting: list[str] = []
+        self._waiting: dict[str, str] = {}
         self._writing = asyncio.Lock()
 
     def robots_fetched(self, host: str, delay_ms: int) -> None:
-        """The worker holds `host` and fetched its robots.txt (with the host's pace, which
-        knows when its answer was in); `delay_ms` is the host's delay as that answer left
-        it."""
-        self.held.add(host)
+        """This batch holds `host` (its claim's hold, or the worker's robots.txt lease)
+        and fetched its robots.txt (with the host's pace, which knows when its answer was
+        in); `delay_ms` is the host's delay as that answer left it."""
+        self.held.setdefault(host, self.worker_id)
         self.paces[host].delay_s = delay_ms / 1000
 
     async def release(self, host: str) -> None:
         """The answers this batch wanted from `host` are in: give it back."""
-        if host not in self.held:
+        holder = self.held.pop(host, None)
+        if holder is None:
             return  # a host without a delay, or released already
-        self.held.discard(host)
-        self._waiting.append(host)
+        self._waiting[host] = holder
         await asyncio.sleep(0)  # the answers that came with this one go in its statement
         async with self._writing:
             if not self._waiting:
                 return  # given back by the statement before
-            batch, self._waiting = self._waiting, []
+            batch, self._waiting = self._waiting, {}
             try:
-                await self.hosts.release_slots(batch, self.owner, now=self.now)
+                await self.hosts.release_slots(batch, now=self.now)
             except Exception as exc:  # the hosts stay held until their leases expire
                 log.warning(
                     "could not give back %d hosts (%s); they wait for their leases to expire",

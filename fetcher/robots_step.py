@@ -90,8 +90,11 @@ class RobotsStep:
         """Fetch robots.txt for `hosts`, holding each (`take_leases`)."""
         if not hosts:
             return
-        leased = await self.hosts.take_leases(
-            {host: context[host].robots_fetched_at for host in hosts},
+        # A host the batch's claim holds is this batch's alone: nobody else fetches its
+        # robots.txt meanwhile. The others are leased for it (single flight).
+        held = {host for host in hosts if host in holds.held}
+        leased = held | await self.hosts.take_leases(
+            {host: context[host].robots_fetched_at for host in sorted(hosts - held)},
             self.worker_id,
             self.config.robots_lease_s,
             now=now,

@@ -123,7 +123,7 @@ class HostSlots:
 
     async def release(self, host: str) -> None:
         await self.db.outage.ride_out(
-            lambda: HostRepository(self.db).release_slots([host], self.owner), DB_PATIENCE_S
+            lambda: HostRepository(self.db).release_slots({host: self.owner}), DB_PATIENCE_S
         )
 
 

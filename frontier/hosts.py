@@ -107,15 +107,16 @@ class HostRepository:
             leased.update(r["host"] for r in records)
         return leased
 
-    async def release_slots(
-        self, hosts: Sequence[str], owner: str, *, now: datetime | None = None
-    ) -> int:
-        """The answers from `hosts` are in: give back `owner`'s hold of each; each host's
-        next request may start its delay after now (hosts.sql `release_slots`). Returns how
-        many holds were given back (hosts `owner` did not hold are left alone)."""
+    async def release_slots(self, holds: Mapping[str, str], *, now: datetime | None = None) -> int:
+        """The answers from the hosts of `holds` (host -> its holder) are in: each holder
+        gives its host back, and the host's next request may start its delay after now
+        (hosts.sql `release_slots`). Returns how many holds were given back (a host held
+        by anyone else is left alone)."""
         released = 0
-        for bucket, group in await self._by_bucket(sorted(set(hosts))):
-            record = await self._db.fetchrow(SQL["release_slots"], group, owner, bucket, now)
+        for bucket, group in await self._by_bucket(sorted(holds)):
+            record = await self._db.fetchrow(
+                SQL["release_slots"], group, [holds[h] for h in group], bucket, now
+            )
             assert record is not None
             released += record["released"]
         return released

@@ -88,6 +88,12 @@ class QueuePolicy:
         )
 
 
+def claim_hold(worker_id: str, url_hash: str) -> str:
+    """The owner of the hold a claim takes on its host (queue.sql `claim` spells it the
+    same): the claim itself, so that another claim of the same worker never ends it."""
+    return f"{worker_id}/{url_hash}"
+
+
 @dataclass(frozen=True, slots=True)
 class SourceRef:
     """What submitting needs to know of a source."""

@@ -43,13 +43,14 @@ WHERE h.bucket = $6::int AND h.host = i.host
 RETURNING h.host;
 
 -- name: release_slots
--- The answers from hosts $1 (bucket $3) are in: $2 gives back its hold of each, and the
--- host's next request may start its delay after now ($4, NULL: the database's clock),
--- whoever sends it. The delay is the host's as it stands now (a Crawl-delay just read
--- counts). Hosts $2 does not hold are left alone. Fetchers LISTEN on frontier_submitted:
--- a host with pending work is claimable again from next_allowed_at on, and they are told
--- when this commits.
+-- The answers from hosts $1 (bucket $3) are in: each host's holder, $2 (parallel to $1),
+-- gives it back, and the host's next request may start its delay after now ($4, NULL: the
+-- database's clock), whoever sends it. The delay is the host's as it stands now (a
+-- Crawl-delay just read counts). A host held by anyone else is left alone. Fetchers LISTEN
+-- on frontier_submitted: a host with pending work is claimable again from next_allowed_at
+-- on, and they are told when this commits.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
+input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS t(host, holder)),
 released AS (
     UPDATE host_state h
     SET next_allowed_at = greatest(h.next_allowed_at,
@@ -57,8 +58,8 @@ released AS (
         lease_owner = NULL,
         lease_until = NULL,
         updated_at = c.now
-    FROM clock c
-    WHERE h.bucket = $3::int AND h.host = ANY ($1::text[]) AND h.lease_owner = $2
+    FROM input i, clock c
+    WHERE h.bucket = $3::int AND h.host = i.host AND h.lease_owner = i.holder
     RETURNING h.pending_due_at IS NOT NULL AS pending
 )
 SELECT count(*) AS released,

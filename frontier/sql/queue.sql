@@ -128,10 +128,11 @@ FROM hosts;
 
 -- name: claim
 -- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's
--- best due URL and lease it for $4 seconds. A host with a delay is held by $1 for as long
--- (its lease: not claimable, nor requested by anyone else, until $1 releases it when the
--- answer is in, hosts.sql `release_slots`); a host without one is claimable while it has
--- fewer than $6 URLs in flight. Then recompute each locked host's pending summary. All in
+-- best due URL and lease it for $4 seconds. A host with a delay is held by the claim for as
+-- long (its lease: not claimable, nor requested by anyone else, until the claim's answer
+-- gives it back, hosts.sql `release_slots`); the hold's owner is the claim, `$1/url_hash`
+-- (frontier.queue.claim_hold), so that a worker's other claims never end it. A host
+-- without a delay is claimable while it has fewer than $6 URLs in flight. Then recompute each locked host's pending summary. All in
 -- bucket $5.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (
@@ -171,7 +172,7 @@ claimed AS (
               coalesce(u.fetch_url, u.url) AS fetch_url, u.content_hash, u.revisit_step
 ),
 summary AS (
-    SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got,
+    SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got, p.url_hash,
            coalesce(due.priority, later.priority) AS priority,
            coalesce(due.next_fetch_at, later.next_fetch_at) AS due_at
     FROM ready r
@@ -196,7 +197,8 @@ summary AS (
 ),
 hosts AS (
     UPDATE host_state h
-    SET lease_owner = CASE WHEN s.got AND s.delay_ms > 0 THEN $1 ELSE h.lease_owner END,
+    SET lease_owner = CASE WHEN s.got AND s.delay_ms > 0 THEN $1 || '/' || s.url_hash
+                           ELSE h.lease_owner END,
         lease_until = CASE WHEN s.got AND s.delay_ms > 0 THEN frontier_after(c.now, $4::float8)
                            ELSE h.lease_until END,
         in_flight = h.in_flight + s.got::int,
@@ -290,11 +292,13 @@ updated AS (
     WHERE u.bucket = $18::int AND u.url_hash = d.url_hash AND u.status = 'fetching'
       AND u.claimed_by = $1
     RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s,
+              $1 || '/' || u.url_hash AS hold,
               (d.kind = 'forbidden' AND d.http_status IN (401, 403)) AS walled
 ),
 per_host AS (
     SELECT host,
            count(*) AS ended,
+           array_agg(hold) AS holds,
            count(*) FILTER (WHERE status = 'pending') AS requeued,
            max(priority) FILTER (WHERE status = 'pending') AS priority,
            min(next_fetch_at) FILTER (WHERE status = 'pending') AS due_at,
@@ -314,14 +318,14 @@ per_host AS (
 hosts AS (
     UPDATE host_state h
     SET in_flight = greatest(h.in_flight - p.ended, 0),
-        -- A hold $1 still has (its answer's release did not happen: a stop, a failure)
-        -- ends here, as release_slots (hosts.sql) would end it.
-        next_allowed_at = CASE WHEN h.lease_owner = $1
+        -- A hold one of these claims still has (its answer's release did not happen: a
+        -- failure) ends here, as release_slots (hosts.sql) would end it.
+        next_allowed_at = CASE WHEN h.lease_owner = ANY (p.holds)
                                THEN greatest(h.next_allowed_at,
                                              frontier_after(c.now, h.delay_ms / 1000.0))
                                ELSE h.next_allowed_at END,
-        lease_owner = CASE WHEN h.lease_owner = $1 THEN NULL ELSE h.lease_owner END,
-        lease_until = CASE WHEN h.lease_owner = $1 THEN NULL ELSE h.lease_until END,
+        lease_owner = CASE WHEN h.lease_owner = ANY (p.holds) THEN NULL ELSE h.lease_owner END,
+        lease_until = CASE WHEN h.lease_owner = ANY (p.holds) THEN NULL ELSE h.lease_until END,
         pending_count = h.pending_count + p.requeued,
         pending_priority = greatest(h.pending_priority, p.priority),
         pending_due_at = least(h.pending_due_at, p.due_at),

@@ -18,7 +18,7 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
 from frontier.imports import MAX_LINE_BYTES
-from frontier.queue import Candidate, QueueRepository, SourceRef
+from frontier.queue import Candidate, QueueRepository, SourceRef, claim_hold
 from frontier.settings import Settings
 from frontier.states import FetchKind, LogOutcome, Origin
 
@@ -526,7 +526,8 @@ async def test_metrics_count_hosts_held_back_by_politeness_per_reason(
     claims = await queue.claim("w1", 10)
     assert len(claims) == 3  # one per host, each host held by w1 (a delay of 1 s)
     hosts = HostRepository(db)
-    await hosts.release_slots(["slow.example", "wall.example"], "w1")  # their answers are in
+    answered = [c for c in claims if c.host != "busy.example"]  # their answers are in
+    await hosts.release_slots({c.host: claim_hold("w1", c.url_hash) for c in answered})
     await db.execute(
         "UPDATE host_state SET backoff_until = now() + interval '1 hour' WHERE host = $1",
         "wall.example",

@@ -20,6 +20,7 @@ from frontier.queue import (
     QueuePolicy,
     QueueRepository,
     SourceRef,
+    claim_hold,
     prepare,
 )
 from frontier.states import Origin
@@ -74,7 +75,8 @@ async def test_every_url_is_claimed_once_over_the_buckets(db: Database, manual: 
     # the next bucket until it has its batch or has asked every bucket.
     first = await queue.claim("w1", 100, now=at(1))
     assert sorted(c.host for c in first) == sorted(HOSTS)
-    assert await HostRepository(db).release_slots(HOSTS, "w1", now=at(1.2)) == len(HOSTS)
+    holds = {c.host: claim_hold("w1", c.url_hash) for c in first}
+    assert await HostRepository(db).release_slots(holds, now=at(1.2)) == len(HOSTS)
     assert await queue.claim("w1", 100, now=at(1.5)) == []  # every host waits its delay
     second = await queue.claim("w1", 100, now=at(3))
     assert sorted(c.host for c in second) == sorted(HOSTS)
@@ -116,7 +118,7 @@ async def test_host_statements_route_by_bucket(db: Database, manual: SourceRef) 
     leased = await hosts.take_leases(dict.fromkeys(HOSTS), "w1", 30, now=at(1))
     assert leased == set(HOSTS)
     assert await hosts.take_leases(dict.fromkeys(HOSTS), "w2", 30, now=at(1)) == set()
-    assert await hosts.release_slots(HOSTS, "w1", now=at(2)) == len(HOSTS)
+    assert await hosts.release_slots(dict.fromkeys(HOSTS, "w1"), now=at(2)) == len(HOSTS)
     free = await db.fetchval(
         "SELECT count(*) FROM host_state WHERE lease_owner IS NULL AND next_allowed_at = $1",
         at(3),  # the default delay, 1000 ms, after the answer

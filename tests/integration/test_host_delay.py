@@ -10,7 +10,14 @@ from datetime import UTC, datetime, timedelta
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS, host_delay_ms, slowdown_after
 from frontier.hosts import HostRepository
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.queue import (
+    Candidate,
+    Outcome,
+    OutcomeKind,
+    QueuePolicy,
+    QueueRepository,
+    claim_hold,
+)
 from frontier.source_schema import SourcePatch
 from frontier.sources import SourceRepository
 from frontier.states import Origin
@@ -90,7 +97,8 @@ async def test_changing_a_sources_rate_limit_applies_to_its_hosts(db: Database) 
     async def claims(seconds: float) -> int:
         """Claims at `seconds`, each answered at once (its hold given back)."""
         claimed = await queue.claim("w1", 5, now=at(seconds))
-        await HostRepository(db).release_slots([c.host for c in claimed], "w1", now=at(seconds))
+        holds = {c.host: claim_hold("w1", c.url_hash) for c in claimed}
+        await HostRepository(db).release_slots(holds, now=at(seconds))
         return len(claimed)
 
     assert (await claims(0), await claims(0)) == (1, 1)  # no delay: ready again at once

@@ -19,6 +19,7 @@ from frontier.queue import (
     QueuePolicy,
     QueueRepository,
     SourceRef,
+    claim_hold,
     prepare,
 )
 from frontier.states import Origin
@@ -159,17 +160,39 @@ async def test_claim_takes_one_url_per_host_and_honours_the_delay(
     assert all(c.lease_until == at(60) for c in first)
     # The claim holds the host until its answer is in, however long that takes.
     held = await host(db, "a.example")
-    assert (held["lease_owner"], held["lease_until"]) == ("w1", at(60))
+    assert held["lease_until"] == at(60)
     assert await queue.claim("w2", 10, now=at(30)) == []
 
     # The answer came at 2 s: the host's next request waits its delay after it.
-    assert await HostRepository(db).release_slots(["a.example", "b.example"], "w1", now=at(2))
+    # The hold is the claim's own (another claim of w1 never ends it).
+    holds = {c.host: claim_hold("w1", c.url_hash) for c in first}
+    assert held["lease_owner"] == holds["a.example"]
+    assert await HostRepository(db).release_slots(holds, now=at(2)) == 2
     assert (await host(db, "a.example"))["next_allowed_at"] == at(3)
     assert await queue.claim("w2", 10, now=at(2.999)) == []
     second = await queue.claim("w2", 10, now=at(3))
     assert [c.url for c in second] == ["http://a.example/2"]
     assert await queue.claim("w2", 10, now=at(5)) == []  # nothing left pending
     assert (await host(db, "a.example"))["ready_at"] is None
+
+
+async def test_a_workers_earlier_claim_never_ends_the_hold_of_its_later_one(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    """A fetcher's batches overlap: one is still being stored when the next claims the
+    same host again. The completion of the first must not free the host while the
+    second's request is in flight."""
+    await queue.submit(manual_urls(manual, "http://a.example/1", "http://a.example/2"), now=T0)
+    [first] = await queue.claim("w1", 10, now=at(0))
+    released = await HostRepository(db).release_slots(
+        {first.host: claim_hold("w1", first.url_hash)}, now=at(0.5)
+    )
+    assert released == 1  # its answer is in: the host waits its delay after it
+    [second] = await queue.claim("w1", 10, now=at(1.5))  # the same worker's next batch
+    await queue.complete("w1", [Outcome(first, OutcomeKind.FETCHED, http_status=200)], now=at(2))
+    held = await host(db, "a.example")
+    assert held["lease_owner"] == claim_hold("w1", second.url_hash)  # still held
+    assert await queue.claim("w2", 10, now=at(10)) == []
 
 
 async def test_claim_prefers_higher_priority_hosts_and_urls(

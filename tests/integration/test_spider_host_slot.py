@@ -29,7 +29,7 @@ async def take(db: Database, at: datetime, owner: str = "spider-1") -> HostSlot:
 
 
 async def release(db: Database, at: datetime, owner: str = "spider-1") -> int:
-    return await HostRepository(db).release_slots([HOST], owner, now=at)
+    return await HostRepository(db).release_slots({HOST: owner}, now=at)
 
 
 async def next_allowed(db: Database) -> datetime:

@@ -193,7 +193,7 @@ async def test_a_batch_that_saw_robots_txt_missing_reads_what_another_just_store
         await a.run_once()
         assert len(local_site.hits("/robots.txt")) == 1
         page = Page(claims_b[0], UNKNOWN)
-        await b.pipeline.robots.check([page], stale, BatchHolds(hosts, "w-b", stale))
+        await b.pipeline.robots.check([page], stale, BatchHolds(hosts, "w-b", claims_b, stale))
     assert len(local_site.hits("/robots.txt")) == 1
     if claims_b[0].url.endswith("/private/b"):
         assert page.outcome is not None and page.outcome.kind == "robots_blocked"
