@@ -3,7 +3,9 @@ session made with it plus the form's CSRF token). Reads are open unless
 FRONTIER_API_READ_AUTH is on; then they take the write token, the read-only
 FRONTIER_API_READ_TOKEN or a dashboard session. A browser asking for a page without any
 of them is sent to the login form (`/login`, frontier.api.routes.login); a JSON client
-gets 401 with `WWW-Authenticate: Bearer`. Tokens are compared in constant time."""
+gets 401 with `WWW-Authenticate: Bearer`. Tokens are compared in constant time. A session
+cookie acts only while the server holds its session (frontier.api.session_store): logging
+out ends it."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from frontier.api import sessions
 from frontier.api.context import ApiContext, context_of
 from frontier.api.errors import ApiError, Unauthorized, WritesDisabled
+from frontier.api.session_store import SessionStore
 from frontier.api.sessions import Role, Session
 
 bearer = HTTPBearer(
@@ -50,12 +53,20 @@ def tokens_of(context: ApiContext) -> dict[Role, str | None]:
     return {"write": settings.api_token, "read": settings.api_read_token}
 
 
-def session_of(request: Request) -> Session | None:
-    """The dashboard session the request's cookie holds, if it is valid now."""
+async def session_of(request: Request) -> Session | None:
+    """The dashboard session the request's cookie holds, if it is valid now: signed with
+    its role's current token, not expired, and still open on the server (not logged out).
+    Looked up once per request."""
+    if hasattr(request.state, "session"):
+        found: Session | None = request.state.session
+        return found
+    context = context_of(request)
     value = request.cookies.get(sessions.COOKIE)
-    if not value:
-        return None
-    return sessions.verify(value, tokens_of(context_of(request)), now=time.time())
+    session = sessions.verify(value, tokens_of(context), now=time.time()) if value else None
+    if session is not None and not await SessionStore(context.reads).alive(session):
+        session = None
+    request.state.session = session
+    return session
 
 
 def _bearer_role(
@@ -66,10 +77,14 @@ def _bearer_role(
     return sessions.role_of_token(credentials.credentials, tokens_of(context))
 
 
-def is_identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
+def has_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
+    """The request carries a valid bearer token (of either role); no database needed."""
+    return _bearer_role(context_of(request), credentials) is not None
+
+
+async def is_identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
     """The request carries a valid token or dashboard session (of either role)."""
-    context = context_of(request)
-    return _bearer_role(context, credentials) is not None or session_of(request) is not None
+    return has_token(request, credentials) or await session_of(request) is not None
 
 
 def _wants_page(request: Request) -> bool:
@@ -106,7 +121,7 @@ async def require_write(request: Request, credentials: Credentials) -> None:
 
 async def require_read(request: Request, credentials: Credentials) -> None:
     context = context_of(request)
-    if not context.settings.api_read_auth or is_identified(request, credentials):
+    if not context.settings.api_read_auth or await is_identified(request, credentials):
         return
     if not (context.settings.api_token or context.settings.api_read_token):
         raise WritesDisabled(
@@ -129,10 +144,10 @@ async def require_read(request: Request, credentials: Credentials) -> None:
     )
 
 
-def session_for_write(request: Request, csrf: str | None) -> Session:
+async def session_for_write(request: Request, csrf: str | None) -> Session:
     """The session behind a dashboard form's write: made with the write token, and the
     form carried its CSRF token (`csrf`); else 401 or 403."""
-    session = session_of(request)
+    session = await session_of(request)
     if session is None or not session.can_write:
         raise Unauthorized("log in with the write token (FRONTIER_API_TOKEN) to act")
     if not sessions.csrf_matches(session, csrf):

@@ -55,6 +55,11 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+def csrf_of(page: httpx.Response) -> str:
+    """The CSRF token of a dashboard page's forms."""
+    return page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+
+
 async def log_in(api: httpx.AsyncClient, token: str) -> httpx.Response:
     return await api.post("/login", content=f"token={token}&next=/", headers=FORM)
 
@@ -150,7 +155,7 @@ async def test_dashboard_actions_need_the_write_session_and_its_csrf_token(
     await log_in(api, WRITE)
     page = await api.get("/", headers=HTML)
     assert 'data-testid="disable-wire"' in page.text
-    csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    csrf = csrf_of(page)
     no_token = await api.post("/actions/sources/wire/disable", content="next=/", headers=FORM)
     assert no_token.status_code == 403
     forged = await api.post("/actions/sources/wire/disable", content="csrf=0" * 3, headers=FORM)
@@ -316,3 +321,46 @@ def test_forwarded_headers_are_believed_from_the_trusted_proxies_only(
     config = uvicorn_config(create_app(settings, db), settings)
     assert config.proxy_headers is True
     assert config.forwarded_allow_ips == "10.0.0.5,10.0.0.6"
+
+
+async def test_logging_out_ends_the_session_on_the_server(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """Logging out only deleted the cookie from the browser: the same value, replayed,
+    still read and acted (issue 35). The session now ends on the server."""
+    await SourceRepository(db).create(
+        parse_config({"name": "wire", "feed_url": "https://wire.example/rss"})
+    )
+    value = (await log_in(api, WRITE)).cookies[COOKIE]
+    page = await api.get("/", headers=HTML)
+    csrf = csrf_of(page)
+    assert (await api.get("/api/v1/stats")).status_code == 200
+    out = await api.post("/logout", content=f"csrf={csrf}", headers=FORM)
+    assert out.status_code == 303
+    api.cookies.set(COOKIE, value)  # the stolen or kept cookie, replayed
+    assert (await api.get("/api/v1/stats")).status_code == 401
+    again = await api.get("/", headers=HTML)
+    assert again.status_code == 303 and again.headers["location"].startswith("/login")
+    acted = await api.post(
+        "/actions/sources/wire/disable", content=f"csrf={csrf}&next=/", headers=FORM
+    )
+    assert acted.status_code == 401
+    assert (await SourceRepository(db).get("wire")).enabled is True
+
+
+async def test_a_signed_cookie_the_server_never_opened_is_refused(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """A cookie acts only while the server holds its session; expired ones are pruned at
+    the next login."""
+    from frontier.api.sessions import issue
+
+    api.cookies.set(COOKIE, issue("read", READ, now=1e10, lifetime_s=60))
+    assert (await api.get("/api/v1/stats")).status_code == 401
+    await db.execute(
+        "INSERT INTO api_sessions (id, role, expires_at) "
+        "VALUES ('stale', 'read', now() - interval '1 second')"
+    )
+    api.cookies.clear()
+    await log_in(api, READ)
+    assert await db.fetchval("SELECT array_agg(id = 'stale') FROM api_sessions") == [False]

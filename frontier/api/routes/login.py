@@ -1,6 +1,7 @@
 """The dashboard's login: `GET /login` shows a form that takes the read or the write
 token, `POST /login` checks it and sets the session cookie (frontier.api.sessions),
-`POST /logout` ends it. A browser sent here by `LoginRequired` comes back to the page it
+`POST /logout` ends it, on the server too (frontier.api.session_store: the same cookie,
+replayed, no longer acts). A browser sent here by `LoginRequired` comes back to the page it
 asked for (`next`, a path on this server only).
 
 The cookie is HttpOnly, SameSite=Strict, Secure when the request came over https (as a
@@ -20,6 +21,7 @@ from frontier.api.auth import LoginRequired, session_of, tokens_of
 from frontier.api.context import context_of
 from frontier.api.errors import BadBody
 from frontier.api.routes.pages import _render
+from frontier.api.session_store import SessionStore
 
 router = APIRouter(tags=["dashboard"], include_in_schema=False)
 FORM_MAX_BYTES = 8 * 1024  # a token and a path
@@ -56,7 +58,7 @@ def login_redirect(_request: Request, exc: Exception) -> Response:
     return RedirectResponse(f"/login?next={quote(exc.next_path, safe='')}", status_code=303)
 
 
-def _form(
+async def _form(
     request: Request, next_path: str, error: str | None = None, status: int = 200
 ) -> HTMLResponse:
     settings = context_of(request).settings
@@ -65,7 +67,7 @@ def _form(
         status,
         next_path=next_path,
         error=error,
-        session=session_of(request),
+        session=await session_of(request),
         can_log_in=bool(settings.api_token or settings.api_read_token),
         hours=settings.api_session_hours,
     )
@@ -73,28 +75,34 @@ def _form(
 
 @router.get("/login", response_class=HTMLResponse)
 async def login_form(request: Request) -> HTMLResponse:
-    return _form(request, safe_next(request.query_params.get("next")))
+    return await _form(request, safe_next(request.query_params.get("next")))
 
 
 @router.post("/login", response_class=HTMLResponse)
 async def log_in(request: Request) -> Response:
     form = await read_form(request)
     next_path = safe_next(form.get("next"))
-    tokens = tokens_of(context_of(request))
+    context = context_of(request)
+    tokens = tokens_of(context)
     role = sessions.role_of_token(form.get("token", ""), tokens)
     if role is None:
-        return _form(request, next_path, "That is not the read or the write token.", 401)
+        return await _form(request, next_path, "That is not the read or the write token.", 401)
     token = tokens[role]
     assert token is not None
-    lifetime_s = context_of(request).settings.api_session_hours * 3600
+    lifetime_s = context.settings.api_session_hours * 3600
+    now = time.time()
+    value = sessions.issue(role, token, now=now, lifetime_s=lifetime_s)
+    session = sessions.verify(value, tokens, now=now)
+    assert session is not None  # just signed
+    await SessionStore(context.db).open(session)
     response = RedirectResponse(next_path, status_code=303)
     response.set_cookie(
         sessions.COOKIE,
-        sessions.issue(role, token, now=time.time(), lifetime_s=lifetime_s),
+        value,
         max_age=int(lifetime_s),
         httponly=True,
         samesite="strict",
-        secure=context_of(request).settings.api_secure_cookies or request.url.scheme == "https",
+        secure=context.settings.api_secure_cookies or request.url.scheme == "https",
         path="/",
     )
     return response
@@ -103,9 +111,11 @@ async def log_in(request: Request) -> Response:
 @router.post("/logout")
 async def log_out(request: Request) -> Response:
     form = await read_form(request)
-    session = session_of(request)
-    if session is not None and not sessions.csrf_matches(session, form.get("csrf")):
-        raise BadBody("the form's CSRF token is missing or wrong: reload the page")
+    session = await session_of(request)
+    if session is not None:
+        if not sessions.csrf_matches(session, form.get("csrf")):
+            raise BadBody("the form's CSRF token is missing or wrong: reload the page")
+        await SessionStore(context_of(request).db).close(session)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(sessions.COOKIE, path="/", httponly=True, samesite="strict")
     return response
