@@ -5,7 +5,8 @@ FRONTIER_API_READ_TOKEN or a dashboard session. A browser asking for a page with
 of them is sent to the login form (`/login`, frontier.api.routes.login); a JSON client
 gets 401 with `WWW-Authenticate: Bearer`. Tokens are compared in constant time. A session
 cookie acts only while the server holds its session (frontier.api.session_store): logging
-out ends it."""
+out ends it. Wrong tokens, as a bearer token or at the login form, are throttled per client
+address (frontier.api.login_throttle)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from frontier.api import sessions
 from frontier.api.context import ApiContext, context_of
-from frontier.api.errors import ApiError, Unauthorized, WritesDisabled
+from frontier.api.errors import ApiError, RateLimited, Unauthorized, WritesDisabled
+from frontier.api.read_gate import client_of
 from frontier.api.session_store import SessionStore
 from frontier.api.sessions import Role, Session
 
@@ -69,22 +71,42 @@ async def session_of(request: Request) -> Session | None:
     return session
 
 
-def _bearer_role(
-    context: ApiContext, credentials: HTTPAuthorizationCredentials | None
+def role_of_sent_token(request: Request, sent: str) -> Role | None:
+    """Which role the token a client sent (bearer or login form) is of; raises
+    RateLimited (429) while its address is held for wrong tokens, and counts a wrong one."""
+    context = context_of(request)
+    client, now = client_of(request), time.monotonic()
+    context.login_throttle.check(client, now=now)
+    role = sessions.role_of_token(sent, tokens_of(context))
+    if role is None:
+        context.login_throttle.failed(client, now=now)
+    return role
+
+
+def _sent_bearer_role(
+    request: Request, credentials: HTTPAuthorizationCredentials | None
 ) -> Role | None:
+    """The role of the request's bearer token, if it sent one (throttled)."""
     if credentials is None or credentials.scheme.lower() != "bearer":
         return None
-    return sessions.role_of_token(credentials.credentials, tokens_of(context))
+    return role_of_sent_token(request, credentials.credentials)
 
 
 def has_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
-    """The request carries a valid bearer token (of either role); no database needed."""
-    return _bearer_role(context_of(request), credentials) is not None
+    """The request carries a valid bearer token (of either role); no database needed. An
+    address held for wrong tokens is told it has none (for /healthz, which always
+    answers)."""
+    try:
+        return _sent_bearer_role(request, credentials) is not None
+    except RateLimited:
+        return False
 
 
 async def is_identified(request: Request, credentials: HTTPAuthorizationCredentials | None) -> bool:
-    """The request carries a valid token or dashboard session (of either role)."""
-    return has_token(request, credentials) or await session_of(request) is not None
+    """The request carries a valid token or dashboard session (of either role); a wrong
+    bearer token counts against the client's address."""
+    role = _sent_bearer_role(request, credentials)
+    return role is not None or await session_of(request) is not None
 
 
 def _wants_page(request: Request) -> bool:
@@ -107,7 +129,7 @@ async def require_write(request: Request, credentials: Credentials) -> None:
             "missing bearer token: send 'Authorization: Bearer <FRONTIER_API_TOKEN>'",
             headers=CHALLENGE,
         )
-    role = _bearer_role(context, credentials)
+    role = _sent_bearer_role(request, credentials)
     if role == "read":
         raise Unauthorized(
             "the read-only token (FRONTIER_API_READ_TOKEN) cannot write: send FRONTIER_API_TOKEN",

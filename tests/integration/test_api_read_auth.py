@@ -364,3 +364,32 @@ async def test_a_signed_cookie_the_server_never_opened_is_refused(
     api.cookies.clear()
     await log_in(api, READ)
     assert await db.fetchval("SELECT array_agg(id = 'stale') FROM api_sessions") == [False]
+
+
+async def test_wrong_tokens_are_throttled_per_client_address(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """200 wrong logins in a second were each answered 401 (issue 35): after 5 wrong tokens
+    from one address in a minute, by the login form or as a bearer token, that address
+    gets 429 with Retry-After, even with the right token; other addresses are not held."""
+    app = create_app(settings_for(fresh_dsn, tmp_path), db)
+
+    def client_at(address: str) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(app=app, client=(address, 40000))
+        return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+    async with client_at("10.0.0.7") as guesser, client_at("10.0.0.8") as other:
+        for _ in range(3):
+            assert (await log_in(guesser, "guess")).status_code == 401
+        for _ in range(2):
+            wrong = await guesser.get("/api/v1/stats", headers=bearer("guess"))
+            assert wrong.status_code == 401
+        held = await log_in(guesser, WRITE)
+        assert held.status_code == 429 and COOKIE not in held.cookies
+        assert 0 < int(held.headers["Retry-After"]) <= 60
+        assert "too many wrong tokens" in held.text
+        refused = await guesser.get("/api/v1/stats", headers=bearer(READ))
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+        assert 0 < int(refused.headers["Retry-After"]) <= 60
+        assert (await log_in(other, WRITE)).status_code == 303
+        assert (await other.get("/api/v1/stats", headers=bearer(READ))).status_code == 200

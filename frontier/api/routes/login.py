@@ -6,7 +6,8 @@ asked for (`next`, a path on this server only).
 
 The cookie is HttpOnly, SameSite=Strict, Secure when the request came over https (as a
 trusted proxy says: FRONTIER_API_TRUSTED_PROXIES) or always with FRONTIER_API_SECURE_COOKIES,
-and expires with the session (FRONTIER_API_SESSION_HOURS)."""
+and expires with the session (FRONTIER_API_SESSION_HOURS). Wrong tokens are throttled per
+client address (frontier.api.login_throttle): the form then answers 429 with Retry-After."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from frontier.api import sessions
-from frontier.api.auth import LoginRequired, session_of, tokens_of
+from frontier.api.auth import LoginRequired, role_of_sent_token, session_of, tokens_of
 from frontier.api.context import context_of
-from frontier.api.errors import BadBody
+from frontier.api.errors import BadBody, RateLimited
 from frontier.api.routes.pages import _render
 from frontier.api.session_store import SessionStore
 
@@ -84,7 +85,12 @@ async def log_in(request: Request) -> Response:
     next_path = safe_next(form.get("next"))
     context = context_of(request)
     tokens = tokens_of(context)
-    role = sessions.role_of_token(form.get("token", ""), tokens)
+    try:
+        role = role_of_sent_token(request, form.get("token", ""))
+    except RateLimited as exc:
+        held = await _form(request, next_path, f"Not checked: {exc.message}.", exc.status)
+        held.headers.update(exc.headers or {})
+        return held
     if role is None:
         return await _form(request, next_path, "That is not the read or the write token.", 401)
     token = tokens[role]
