@@ -25,8 +25,8 @@ from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
 
-WRITE = "write-secret-token"
-READ = "read-only-token"
+WRITE = "write-secret-token-0123456789abcdef"
+READ = "read-only-token-0123456789abcdef0"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 

@@ -54,7 +54,7 @@ DDL = (
     "TRUNCATE url_frontier",
     "TRUNCATE sources CASCADE",
 )
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 RUN_DEADLINE_S = 60
