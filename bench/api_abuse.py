@@ -47,7 +47,7 @@ from bench.hostile_documents import empty_elements_sitemap, malformed_feed, site
 from bench.server import emit_result, log, median, running_server
 from frontier.safe_http import raise_open_file_limit
 
-TOKEN = "bench-abuse-token"
+TOKEN = "bench-abuse-token-0123456789abcdef"
 CHUNK = 256 * 1024
 ANSWER_DEADLINE_S = 30.0
 

@@ -34,7 +34,7 @@ import httpx
 from bench.server import emit_result, log, median, percentile, running_server
 from bench.submit import build_urls, time_import
 
-TOKEN = "bench-token"
+TOKEN = "bench-token-0123456789abcdef0123456789"
 CHUNK = 1 << 16
 
 

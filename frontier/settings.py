@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -18,10 +19,24 @@ from frontier.dsn import check_dsn
 from frontier.errors import FrontierError
 
 ENV_PREFIX = "FRONTIER_"
+MIN_SECRET_CHARS = 32  # a token of 32 random characters resists any guessing
+EXAMPLE_MARK = "change-me"  # the placeholders of deploy/*.env.example
+MAKE_A_SECRET = "e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 class SettingsError(FrontierError, ValueError):
     """A `FRONTIER_*` variable holds a value the platform cannot use."""
+
+
+def _refuse_an_example_password(url: str) -> None:
+    """Raise `ValueError` (echoing no part of `url`) when the password in `url` is a
+    placeholder of the deploy examples: the user must set a real one."""
+    try:
+        password = unquote(urlsplit(url).password or "")
+    except ValueError:
+        return  # not a URL: the field's own check says so
+    if EXAMPLE_MARK in password.lower():
+        raise ValueError(f"the password is an example value ({EXAMPLE_MARK}...): set the real one")
 
 
 class Settings(BaseSettings):
@@ -41,7 +56,9 @@ class Settings(BaseSettings):
         description="Elasticsearch endpoint. Unset: the PostgreSQL raw_content table.",
     )
     api_token: str | None = Field(
-        default=None, description="Bearer token for write endpoints. Unset: writes are refused."
+        default=None,
+        description="Bearer token for write endpoints: at least 32 characters, never an "
+        "example value (change-me...). Unset: writes are refused.",
     )
     allow_private_networks: bool = Field(
         default=False, description="Let outbound requests reach private or loopback addresses."
@@ -289,7 +306,8 @@ class Settings(BaseSettings):
     api_read_token: str | None = Field(
         default=None,
         description="Bearer token for reads only (GET endpoints, /metrics, the dashboard); "
-        "never accepted for writes. The write token is accepted for reads too.",
+        "never accepted for writes. The write token is accepted for reads too. At least 32 "
+        "characters, never an example value.",
     )
     api_session_hours: float = Field(
         default=12.0,
@@ -373,6 +391,34 @@ class Settings(BaseSettings):
         it (it may hold a password): never a driver's traceback later."""
         if value:
             check_dsn(value)
+            _refuse_an_example_password(value)
+        return value
+
+    @field_validator("elasticsearch_url")
+    @classmethod
+    def _elasticsearch_url_has_no_example_password(cls, value: str | None) -> str | None:
+        if value:
+            _refuse_an_example_password(value)
+        return value
+
+    @field_validator("api_token", "api_read_token")
+    @classmethod
+    def _tokens_are_secrets(cls, value: str | None) -> str | None:
+        """A token (the dashboard's login, the key its sessions are signed with) is refused
+        when it is an example value or shorter than 32 characters, without echoing it;
+        empty is unset."""
+        if not value:
+            return value
+        if EXAMPLE_MARK in value.lower():
+            raise ValueError(
+                f"an example value ({EXAMPLE_MARK}...): set a secret of at least "
+                f"{MIN_SECRET_CHARS} random characters, {MAKE_A_SECRET}"
+            )
+        if len(value) < MIN_SECRET_CHARS:
+            raise ValueError(
+                f"{len(value)} characters; at least {MIN_SECRET_CHARS} random characters, "
+                f"{MAKE_A_SECRET}"
+            )
         return value
 
     @classmethod

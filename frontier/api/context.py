@@ -1,6 +1,7 @@
 """What every request handler may use, built once per app and kept on `app.state`:
 settings, the database (`db` for writes; `reads`, the same pool with each statement
-bounded by FRONTIER_API_READ_TIMEOUT_S, for reads), the gate of expensive reads, the app's
+bounded by FRONTIER_API_READ_TIMEOUT_S, for reads), the gate of expensive reads, the
+throttle of wrong tokens, the app's
 own Prometheus registry, the manual fire the edge gave the app (the poller's
 `poller.service.fire`; the API never imports a service) and (made on first use) the safe
 HTTP client it needs and the one-connection pool of /healthz."""
@@ -14,6 +15,7 @@ from uuid import UUID
 
 from fastapi import Request
 
+from frontier.api.login_throttle import LoginThrottle
 from frontier.api.read_gate import ReadGate
 from frontier.db import Database
 from frontier.settings import Settings
@@ -58,6 +60,7 @@ class ApiContext:
     reader: DocumentReader | None = None  # the configured sink's reader, made on first use
     reads: Database = field(init=False)  # `db` with each statement bounded in time
     read_gate: ReadGate = field(init=False)
+    login_throttle: LoginThrottle = field(default_factory=LoginThrottle)
     probe: Database | None = None  # /healthz's own connection, made on first use
     probe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 

@@ -5,8 +5,9 @@ A session is `role.expires.nonce.signature`: the role ("read" or "write"), when 
 expires (Unix seconds), 16 random bytes, and an HMAC-SHA256 of the rest under a key
 derived from that role's token. The token itself never leaves the server, so a stolen
 cookie does not reveal it; changing a token ends every session made with it; a cookie
-whose role was edited fails its signature. (itsdangerous would sign the same way; it is not
-a dependency, and the standard library's `hmac` is all this needs.)
+whose role was edited fails its signature. The server also keeps each session, keyed by
+its nonce (frontier.api.session_store): logging out ends it there. (itsdangerous would sign
+the same way; it is not a dependency, and the standard library's `hmac` is all this needs.)
 
 The CSRF token of a session is an HMAC of its nonce under the same key: a form posted
 from another site carries neither the cookie (SameSite=Strict) nor this token.

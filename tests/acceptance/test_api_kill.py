@@ -40,7 +40,7 @@ from tests.processes import free_port, frontier_process, read_log
 
 DEADLINE_S = 120.0
 HELD_HOST = "held.example"
-TOKEN = "acceptance-token"
+TOKEN = "acceptance-token-0123456789abcdef"
 VICTIM = "frontier-victim"  # application_name of the child's connections
 API_BATCHES, API_HELD_BATCH = 40, 21  # 200k lines; batches 1..20 in before the held one
 CLI_BATCHES, CLI_HELD_BATCH = 40, 13

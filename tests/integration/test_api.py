@@ -22,7 +22,7 @@ from frontier.queue import Candidate, QueueRepository, SourceRef, claim_hold
 from frontier.settings import Settings
 from frontier.states import FetchKind, LogOutcome, Origin
 
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 

@@ -29,7 +29,7 @@ from frontier.api.server import uvicorn_config
 from frontier.db import Database
 from frontier.settings import Settings
 
-TOKEN = "fuzz-token-0123456789"
+TOKEN = "fuzz-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 FUZZ = settings(
     max_examples=60,

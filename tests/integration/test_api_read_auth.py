@@ -25,8 +25,8 @@ from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
 
-WRITE = "write-secret-token"
-READ = "read-only-token"
+WRITE = "write-secret-token-0123456789abcdef"
+READ = "read-only-token-0123456789abcdef0"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
@@ -53,6 +53,11 @@ async def api(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[htt
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def csrf_of(page: httpx.Response) -> str:
+    """The CSRF token of a dashboard page's forms."""
+    return page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
 
 
 async def log_in(api: httpx.AsyncClient, token: str) -> httpx.Response:
@@ -150,7 +155,7 @@ async def test_dashboard_actions_need_the_write_session_and_its_csrf_token(
     await log_in(api, WRITE)
     page = await api.get("/", headers=HTML)
     assert 'data-testid="disable-wire"' in page.text
-    csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    csrf = csrf_of(page)
     no_token = await api.post("/actions/sources/wire/disable", content="next=/", headers=FORM)
     assert no_token.status_code == 403
     forged = await api.post("/actions/sources/wire/disable", content="csrf=0" * 3, headers=FORM)
@@ -316,3 +321,75 @@ def test_forwarded_headers_are_believed_from_the_trusted_proxies_only(
     config = uvicorn_config(create_app(settings, db), settings)
     assert config.proxy_headers is True
     assert config.forwarded_allow_ips == "10.0.0.5,10.0.0.6"
+
+
+async def test_logging_out_ends_the_session_on_the_server(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """Logging out only deleted the cookie from the browser: the same value, replayed,
+    still read and acted (issue 35). The session now ends on the server."""
+    await SourceRepository(db).create(
+        parse_config({"name": "wire", "feed_url": "https://wire.example/rss"})
+    )
+    value = (await log_in(api, WRITE)).cookies[COOKIE]
+    page = await api.get("/", headers=HTML)
+    csrf = csrf_of(page)
+    assert (await api.get("/api/v1/stats")).status_code == 200
+    out = await api.post("/logout", content=f"csrf={csrf}", headers=FORM)
+    assert out.status_code == 303
+    api.cookies.set(COOKIE, value)  # the stolen or kept cookie, replayed
+    assert (await api.get("/api/v1/stats")).status_code == 401
+    again = await api.get("/", headers=HTML)
+    assert again.status_code == 303 and again.headers["location"].startswith("/login")
+    acted = await api.post(
+        "/actions/sources/wire/disable", content=f"csrf={csrf}&next=/", headers=FORM
+    )
+    assert acted.status_code == 401
+    assert (await SourceRepository(db).get("wire")).enabled is True
+
+
+async def test_a_signed_cookie_the_server_never_opened_is_refused(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """A cookie acts only while the server holds its session; expired ones are pruned at
+    the next login."""
+    from frontier.api.sessions import issue
+
+    api.cookies.set(COOKIE, issue("read", READ, now=1e10, lifetime_s=60))
+    assert (await api.get("/api/v1/stats")).status_code == 401
+    await db.execute(
+        "INSERT INTO api_sessions (id, role, expires_at) "
+        "VALUES ('stale', 'read', now() - interval '1 second')"
+    )
+    api.cookies.clear()
+    await log_in(api, READ)
+    assert await db.fetchval("SELECT array_agg(id = 'stale') FROM api_sessions") == [False]
+
+
+async def test_wrong_tokens_are_throttled_per_client_address(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """200 wrong logins in a second were each answered 401 (issue 35): after 5 wrong tokens
+    from one address in a minute, by the login form or as a bearer token, that address
+    gets 429 with Retry-After, even with the right token; other addresses are not held."""
+    app = create_app(settings_for(fresh_dsn, tmp_path), db)
+
+    def client_at(address: str) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(app=app, client=(address, 40000))
+        return httpx.AsyncClient(transport=transport, base_url="http://test")
+
+    async with client_at("10.0.0.7") as guesser, client_at("10.0.0.8") as other:
+        for _ in range(3):
+            assert (await log_in(guesser, "guess")).status_code == 401
+        for _ in range(2):
+            wrong = await guesser.get("/api/v1/stats", headers=bearer("guess"))
+            assert wrong.status_code == 401
+        held = await log_in(guesser, WRITE)
+        assert held.status_code == 429 and COOKIE not in held.cookies
+        assert 0 < int(held.headers["Retry-After"]) <= 60
+        assert "too many wrong tokens" in held.text
+        refused = await guesser.get("/api/v1/stats", headers=bearer(READ))
+        assert refused.status_code == 429 and refused.json()["error"]["code"] == "rate_limited"
+        assert 0 < int(refused.headers["Retry-After"]) <= 60
+        assert (await log_in(other, WRITE)).status_code == 303
+        assert (await other.get("/api/v1/stats", headers=bearer(READ))).status_code == 200

@@ -16,7 +16,7 @@ from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.settings import Settings
 
-TOKEN = "schemathesis-token"
+TOKEN = "schemathesis-token-0123456789abcdef"
 
 
 async def test_schemathesis_finds_no_server_errors(

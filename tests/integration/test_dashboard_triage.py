@@ -23,7 +23,7 @@ from frontier.states import FetchKind, LogOutcome, Origin
 from tests.browser import CHROMIUM, chromium_page, serving
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
-WRITE, READ = "write-token-for-the-test", "read-token-for-the-test"
+WRITE, READ = "write-token-for-the-test-0123456789", "read-token-for-the-test-0123456789"
 
 
 class Fired:

@@ -54,7 +54,7 @@ DDL = (
     "TRUNCATE url_frontier",
     "TRUNCATE sources CASCADE",
 )
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 RUN_DEADLINE_S = 60
@@ -391,6 +391,15 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
                     response = await api.get(path)
                     assert response.status_code == 200, (path, response.text)
                 assert (await api.get("/api/v1/stats")).json()["total"] == 3
+                # The dashboard's login and logout (its sessions table, migration 0030).
+                form = {"Content-Type": "application/x-www-form-urlencoded"}
+                login = await api.post("/login", content=f"token={TOKEN}", headers=form)
+                assert login.status_code == 303, login.text
+                page = await api.get("/", headers={"Accept": "text/html"})
+                assert "logged in (write)" in page.text
+                csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+                logout = await api.post("/logout", content=f"csrf={csrf}", headers=form)
+                assert logout.status_code == 303, logout.text
                 deleted = await api.delete(f"/api/v1/sources/{source_id}", headers=AUTH)
                 assert deleted.status_code == 204
 
@@ -406,6 +415,7 @@ async def test_api_role_serves_manages_sources_imports_and_fires(
         "UPDATE url_frontier SET content_hash = NULL, etag = NULL",
         "DELETE FROM raw_content",
         "UPDATE host_state SET backoff_until = now()",
+        "UPDATE api_sessions SET expires_at = 'infinity'",
     )
 
 

@@ -20,9 +20,9 @@ from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.url_actions import UrlActions, parse_filter
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
-from tests.processes import clean_env, frontier_output
+from tests.processes import clean_env, free_port, frontier_output
 
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 
 
 async def test_a_private_address_names_the_setting_and_a_requeue_fetches_it_once_set(
@@ -69,6 +69,19 @@ async def test_token_refusals_name_the_settings(
         write = await api.post("/api/v1/urls/purge", json={})
         assert write.status_code == 403
         assert "FRONTIER_API_TOKEN" in write.json()["error"]["message"]
+
+
+async def test_serve_refuses_to_start_with_an_example_or_short_token(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    """`change-me-*` and short tokens were accepted (issue 35): the API started and took
+    them as its write token."""
+    for token, told in (("change-me-too", "an example value"), ("short", "at least 32")):
+        env = {**clean_env(fresh_dsn), "FRONTIER_HOME": str(tmp_path), "FRONTIER_API_TOKEN": token}
+        code, out, err = await frontier_output("serve", "--port", str(free_port()), env=env)
+        assert (code, out) == (2, ""), err
+        assert len(err.strip().splitlines()) == 1, err
+        assert "FRONTIER_API_TOKEN" in err and told in err and token not in err
 
 
 async def test_an_unreachable_database_names_frontier_database_url(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ from tests.processes import clean_env, frontier_output
 
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin_kind"
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 

@@ -24,7 +24,7 @@ from frontier.source_specs import import_specs, parse_specs
 from frontier.sources import SourceRepository
 from tests.processes import clean_env, frontier_output
 
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "sources.md"
 

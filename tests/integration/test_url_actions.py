@@ -28,7 +28,7 @@ from tests.processes import clean_env, frontier_output
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 POLICY = QueuePolicy(default_delay_ms=0, max_retries=0, lease_seconds=60)
-TOKEN = "test-token-0123456789"
+TOKEN = "test-token-0123456789abcdef0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 

@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from frontier.cli import load_commands
-from frontier.settings import ENV_PREFIX, Settings
+from frontier.settings import ENV_PREFIX, Settings, SettingsError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -296,3 +296,33 @@ def test_the_image_is_multi_stage_slim_and_unprivileged() -> None:
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0")
     assert 'ENTRYPOINT ["frontier"]' in lines
+
+
+def _env_values(name: str) -> dict[str, str]:
+    text = (DEPLOY / name).read_text()
+    return dict(re.findall(r"^([A-Z_]+)=(.*)$", text, re.M))
+
+
+def test_the_env_examples_ship_no_secret_that_would_be_accepted() -> None:
+    """The examples' placeholders are refused as they are: the user must set real ones."""
+    compose_env = _env_values(".env.example")
+    dsns = [
+        f"postgresql://{user}:{compose_env[key]}@postgres:5432/frontier"
+        for user, key in (
+            ("frontier", "POSTGRES_PASSWORD"),
+            ("fetcher_1", "POSTGRES_FETCHER_PASSWORD"),
+            ("poller_1", "POSTGRES_POLLER_PASSWORD"),
+            ("spider_1", "POSTGRES_SPIDER_PASSWORD"),
+            ("api_1", "POSTGRES_API_PASSWORD"),
+        )
+    ]
+    fetcher_env = _env_values("fetcher.env.example")
+    refused = [
+        *({"database_url": dsn} for dsn in [*dsns, fetcher_env["FRONTIER_DATABASE_URL"]]),
+        {"elasticsearch_url": compose_env["ELASTICSEARCH_URL"]},
+        {"elasticsearch_url": fetcher_env["FRONTIER_ELASTICSEARCH_URL"]},
+        {"api_token": _env_values("frontier.env.example")["FRONTIER_API_TOKEN"]},
+    ]
+    for values in refused:
+        with pytest.raises(SettingsError, match="example value"):
+            Settings.load(**values, _env_file=None)

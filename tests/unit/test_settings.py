@@ -89,3 +89,45 @@ def test_messages_about_a_dsn_never_hold_its_password(dsn: str) -> None:
         with pytest.raises(DatabaseUnavailable) as refused:
             sqlalchemy_url(dsn)
         assert "s3cret" not in str(refused.value)
+
+
+EXAMPLE_OR_SHORT_SECRETS = [
+    ("FRONTIER_API_TOKEN", "change-me-too", "an example value"),
+    ("FRONTIER_API_TOKEN", "please-change-me-0123456789abcdef0123456789", "an example value"),
+    ("FRONTIER_API_TOKEN", "test-token-0123456789", "21 characters; at least 32"),
+    ("FRONTIER_API_READ_TOKEN", "read-only-token", "15 characters; at least 32"),
+    (
+        "FRONTIER_DATABASE_URL",
+        "postgresql://api_1:change-me-api@postgres:5432/frontier",
+        "the password is an example value",
+    ),
+    (
+        "FRONTIER_ELASTICSEARCH_URL",
+        "http://elastic:CHANGE-ME-elastic@elasticsearch:9200",
+        "the password is an example value",
+    ),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "told"), EXAMPLE_OR_SHORT_SECRETS)
+def test_example_or_short_secrets_are_refused_by_name(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, told: str
+) -> None:
+    """Placeholder secrets (`change-me-*`) and short tokens were accepted (issue 35)."""
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError) as refused:
+        Settings.load(_env_file=None)
+    message = str(refused.value)
+    assert message.startswith(f"invalid configuration: {variable}: "), message
+    assert told in message and value not in message
+
+
+def test_long_random_tokens_load_and_an_empty_one_is_unset(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token = "k3J9-xQ2v_Lm8pR4tW7yZ1aB5cD0eF6g"  # 32 characters
+    monkeypatch.setenv("FRONTIER_API_TOKEN", token)
+    monkeypatch.setenv("FRONTIER_API_READ_TOKEN", "")
+    monkeypatch.setenv("FRONTIER_ELASTICSEARCH_URL", "http://elastic:pw@127.0.0.1:9200")
+    settings = Settings.load(_env_file=None)
+    assert settings.api_token == token and not settings.api_read_token

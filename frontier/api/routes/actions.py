@@ -39,7 +39,7 @@ def _back(request: Request, form: dict[str, str], notice: str) -> RedirectRespon
 @router.post("/sources/{name}/fire")
 async def fire(request: Request, name: str) -> RedirectResponse:
     form = await read_form(request)
-    session_for_write(request, form.get("csrf"))
+    await session_for_write(request, form.get("csrf"))
     context = context_of(request)
     source = await SourceRepository(context.db).get(name)  # 404 for an unknown name
     if context.fire is None:
@@ -69,7 +69,7 @@ async def fire(request: Request, name: str) -> RedirectResponse:
 @router.post("/sources/{name}/{change}")
 async def enable_or_disable(request: Request, name: str, change: str) -> RedirectResponse:
     form = await read_form(request)
-    session_for_write(request, form.get("csrf"))
+    await session_for_write(request, form.get("csrf"))
     if change not in ("enable", "disable"):
         return _back(request, form, f"unknown action {change!r}: enable, disable or fire")
     repository = SourceRepository(context_of(request).db)

@@ -50,7 +50,7 @@ async def dashboard(request: Request) -> HTMLResponse:
     backing_off = await queries.hosts_backing_off(now, 10)
     spider_runs = await queries.spider_runs(10)
     recent_errors = [{**r, "at": datetime.fromisoformat(r["at"])} for r in stats.recent_errors]
-    session = session_of(request)
+    session = await session_of(request)
     statuses = [(str(s), stats.by_status[str(s)]) for s in UrlStatus]
     labels = [datetime.fromisoformat(b["minute"]).strftime("%H:%M") for b in throughput]
     hour = {name: sum(b[name] for b in throughput) for name in SERIES}

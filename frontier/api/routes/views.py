@@ -8,7 +8,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from frontier.api.auth import Credentials, is_identified, require_read
+from frontier.api.auth import Credentials, has_token, require_read
 from frontier.api.context import HEALTH_TIMEOUT_S, context_of
 from frontier.api.errors import FieldInvalid, error_response
 from frontier.api.models import ErrorBody, FetchLogPage, FrontierPage, Health, Stats
@@ -31,14 +31,15 @@ HASH_PATTERN = r"^[0-9a-f]{64}$"
 async def healthz(request: Request, credentials: Credentials) -> Any:
     """Liveness and database reachability (never needs a token), on a connection of its
     own: it never waits behind the pool's work. During an outage an anonymous caller is
-    told only "database unavailable"; one with a token or session learns where and why."""
+    told only "database unavailable"; one with a token learns where and why (a session
+    cannot be checked while the database is away)."""
     context = context_of(request)
     try:
         probe = await context.health_db()
         await probe.fetchval("SELECT 1")  # the seam's own probe, no table read
     except DatabaseUnavailable as exc:
         context.db.outage.report(exc, None)
-        told = str(exc) if is_identified(request, credentials) else "database unavailable"
+        told = str(exc) if has_token(request, credentials) else "database unavailable"
         return error_response(503, "unavailable", told, headers={"Retry-After": "5"})
     except StatementTimedOut:
         told = f"database did not answer within {HEALTH_TIMEOUT_S:g} s"
