@@ -51,6 +51,7 @@ PRELOAD = (
     "frontier.parse_pool",
     "poller.feed_parse",
     "poller.sitemap_parse",
+    "poller.kind_wordpress",
     "fetcher.robots",
 )
 
