@@ -27,3 +27,19 @@ def malformed_feed(size: int) -> bytes:
     head = b'<?xml version="1.0"?><rss version="2.0"><channel><title>hostile</title>'
     item = b"<item><title>a<b><i>"
     return head + item * max(1, (size - len(head)) // len(item))
+
+
+def robots_many_groups(size: int, *, rule_for_all: str) -> str:
+    """A robots.txt of `size` characters (past 512 KiB: the most any crawler parses) made
+    of one small group per made-up crawler, each with a wildcard rule, and last a group
+    for everyone with `rule_for_all`: costly to parse whole, cheap to match."""
+    last = f"User-agent: *\nDisallow: {rule_for_all}\n"
+    groups = [f"User-agent: bot{i}\nDisallow: /*{i}*\n" for i in range(size // 30)]
+    return "".join(groups)[: size - len(last)] + "\n" + last
+
+
+def robots_many_rules(size: int) -> str:
+    """A robots.txt of `size` characters: one group for everyone, of nothing but wildcard
+    rules (Protego tries them one by one for each URL)."""
+    rules = [f"Disallow: /*{i}x*y\n" for i in range(size // 12)]
+    return ("User-agent: *\n" + "".join(rules))[:size]

@@ -23,16 +23,8 @@ its own URL (content-hash dedup still catches byte-identical text).
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-import tldextract
-
+from frontier.public_suffix import registrable_domain
 from frontier.urls import InvalidURL, normalize_url, url_host
-
-# The Public Suffix List snapshot bundled with tldextract: no network, no cache directory.
-_SUFFIXES = tldextract.TLDExtract(
-    suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
-)
 
 
 def canonical_identity(page_url: str, href: str | None) -> str | None:
@@ -85,16 +77,6 @@ def site_of(host: str) -> str:
     public suffix), without the port."""
     name = host.rpartition(":")[0] if _has_port(host) else host
     return registrable_domain(name) or name
-
-
-@lru_cache(maxsize=4096)
-def registrable_domain(host: str) -> str | None:
-    """The host's domain under its public suffix (`news.example.co.uk` ->
-    `example.co.uk`); None for an IP literal or a public suffix itself."""
-    parts = _SUFFIXES(host)
-    if not parts.suffix or not parts.domain:
-        return None
-    return f"{parts.domain}.{parts.suffix}"
 
 
 def _has_port(host: str) -> bool:

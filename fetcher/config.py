@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from fetcher.allocators import preload_for
+from frontier.parse_pool import ParseLimits
 from frontier.settings import Settings
 
 
@@ -46,6 +47,7 @@ class FetcherConfig:
     extract_preload: str | None = None  # the workers' allocator (fetcher.allocators)
     extract_timeout_s: float = 30.0  # a page's extraction time limit
     extract_memory_mb: int = 1024  # an extraction worker's address space limit
+    parse: ParseLimits = field(default_factory=ParseLimits)  # robots.txt's parse processes
 
     @property
     def claim_batch(self) -> int:
@@ -70,6 +72,7 @@ class FetcherConfig:
             "extract_preload": preload_for(settings.extract_allocator),
             "extract_timeout_s": settings.extract_timeout_s,
             "extract_memory_mb": settings.extract_memory_mb,
+            "parse": ParseLimits.from_settings(settings),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -2,27 +2,42 @@
 (`interpret`), and whether a URL may be fetched under the stored state (`RobotsRules`).
 
 - 2xx: parsed with Protego (at most `ROBOTS_MAX_BYTES`; the rest is ignored, as RFC 9309
-  allows above 500 KiB); rules are matched with the product token of the User-Agent.
+  allows above 500 KiB); rules are matched with the product token of the User-Agent. A
+  file whose group for that token holds more than `MAX_GROUP_RULES` rules is not used:
+  everything is disallowed for now and the fetch retried later, as for a 5xx.
 - 4xx (and more than 5 redirects): no usable robots.txt, so everything is allowed.
 - 5xx, a timeout or a network error: everything is disallowed for now and the fetch is
   retried later; this is never cached as allow-all.
+
+What an outsider wrote is parsed only in a parse process (`frontier.parse_pool`, under its
+time, CPU and memory limits): `interpret` and `RobotsRules.of` are the jobs, and what they
+return is small. Protego keeps every group of a file and costs as much to pickle as to
+parse (a 512 KiB file: about 0.1 s each way), so `RobotsRules` keeps only the group that
+applies to the crawler, and a group is used only up to `MAX_GROUP_RULES` rules, which
+bounds what matching a page costs on the event loop (docs/fetching.md, "robots.txt").
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from protego import Protego
 
 from frontier.hosts import RobotsRecord
+from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.states import RobotsStatus
 
 log = logging.getLogger(__name__)
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
+# The rules of the crawler's group that are matched per page: Protego tries them one by
+# one, 0.2-0.5 us each (a group of 2,000 wildcard rules: about 1 ms a page, a 512 KiB
+# file of them 8 ms); real files hold far fewer (Wikipedia's: under 1,000 in all).
+MAX_GROUP_RULES = 2000
 ROBOTS_REDIRECTS = 5
 _TOKEN = re.compile(r"[A-Za-z_-]+")
 _UA_LINE = re.compile(r"(?im)^([ \t]*user-?agent[ \t]*:[ \t]*)([A-Za-z_-]+)[ \t][^\r\n#]*")
@@ -81,6 +96,9 @@ def interpret(
         parsed = parse(text)
         delay_ms = None
         sitemaps: tuple[str, ...] = ()
+        over = _over_rules(parsed, token)
+        if over:
+            return RobotsRecord(host, RobotsStatus.DISALLOW_ALL, None, http_status, over)
         if parsed is not None:
             delay = parsed.crawl_delay(token)
             if delay is not None and delay >= 0:
@@ -97,18 +115,57 @@ def interpret(
     return RobotsRecord(host, RobotsStatus.DISALLOW_ALL, None, http_status, reason)
 
 
+def _group(parsed: Protego | None, token: str) -> Any:
+    """Protego's rule set for `token` (None: no group applies). Protego has no public
+    way to read one group, so its own choice (`_get_matching_rule_set`) is used here and
+    in `_only_group`, nowhere else; the conformance suite (RFC 9309 and Google's cases,
+    tests/unit/test_fetch_robots_conformance.py) goes through both."""
+    return None if parsed is None else parsed._get_matching_rule_set(token)
+
+
+def _over_rules(parsed: Protego | None, token: str) -> str | None:
+    """Why the group for `token` is not used (more rules than `MAX_GROUP_RULES`)."""
+    group = _group(parsed, token)
+    count = 0 if group is None else len(group._rules)
+    if count <= MAX_GROUP_RULES:
+        return None
+    return (
+        f"robots.txt unusable: {count} rules for {token!r}, more than the "
+        f"{MAX_GROUP_RULES} read: disallowed for now"
+    )
+
+
+def _only_group(parsed: Protego | None, token: str) -> Protego | None:
+    """A Protego holding only the group for `token` of `parsed` (its decisions for
+    `token` are the same), or None when no group applies: small to pickle."""
+    group = _group(parsed, token)
+    if group is None:
+        return None
+    only = Protego()
+    only._user_agents = {group.user_agent: group}
+    group._parser_instance = only
+    return only
+
+
 @dataclass(frozen=True, slots=True)
 class RobotsRules:
-    """The rules a host's stored robots state imposes."""
+    """The rules a host's stored robots state imposes on the crawler (`token`)."""
 
     status: RobotsStatus
-    parser: Protego | None = None
+    parser: Protego | None = None  # the crawler's group only
+    error: str | None = None  # why the stored robots.txt is not used (DISALLOW_ALL)
 
     @classmethod
-    def of(cls, status: RobotsStatus, robots_txt: str | None) -> RobotsRules:
-        if status is RobotsStatus.OK and robots_txt:
-            return cls(status, parse(robots_txt))
-        return cls(status)
+    def of(cls, status: RobotsStatus, robots_txt: str | None, token: str) -> RobotsRules:
+        """The rules of a stored state; a job for a parse process (`robots_txt` comes
+        from outside)."""
+        if status is not RobotsStatus.OK or not robots_txt:
+            return cls(status)
+        parsed = parse(robots_txt)
+        over = _over_rules(parsed, token)
+        if over:
+            return cls(RobotsStatus.DISALLOW_ALL, error=over)
+        return cls(status, _only_group(parsed, token))
 
     def allows(self, url: str, token: str) -> bool:
         if self.status is RobotsStatus.DISALLOW_ALL:
@@ -122,13 +179,26 @@ class RobotsRules:
             return False
 
 
-def stored_rules_check(user_agent: str) -> Callable[[str, str | None, str], bool]:
-    """`check(robots_status, robots_txt, url)`: whether a host's stored robots state allows
-    `url` for `user_agent`, as the fetcher decides it (for `frontier url show` and the API,
-    which read host_state rather than fetch robots.txt)."""
+def stored_allows(status: str, robots_txt: str | None, url: str, token: str) -> bool:
+    """Whether a host's stored robots state allows `url` for `token`; a job for a parse
+    process (the stored robots.txt came from outside)."""
+    return RobotsRules.of(RobotsStatus(status), robots_txt, token).allows(url, token)
+
+
+def stored_rules_check(
+    user_agent: str, parser: ParsePool
+) -> Callable[[str, str | None, str], Awaitable[bool | None]]:
+    """`await check(robots_status, robots_txt, url)`: whether a host's stored robots state
+    allows `url` for `user_agent`, as the fetcher decides it (for `frontier url show` and
+    the API, which read host_state rather than fetch robots.txt), parsed and matched in
+    `parser`'s process; None when that parse went over a limit."""
     token = product_token(user_agent)
 
-    def check(status: str, robots_txt: str | None, url: str) -> bool:
-        return RobotsRules.of(RobotsStatus(status), robots_txt).allows(url, token)
+    async def check(status: str, robots_txt: str | None, url: str) -> bool | None:
+        try:
+            return await parser.run(stored_allows, status, robots_txt, url, token)
+        except ParseLimitExceeded as exc:
+            log.warning("robots.txt of %s not matched: %s", url, exc)
+            return None
 
     return check

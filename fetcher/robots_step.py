@@ -1,7 +1,10 @@
 """The robots.txt step of a batch: fetch robots.txt for the hosts that need it (holding the
 host, so one worker of all fetcher processes fetches it per host per TTL; see hosts.sql
 `take_leases`), store it, and decide which pages robots.txt lets through. What a
-robots.txt answer means is `fetcher.robots` (pure)."""
+robots.txt answer means is `fetcher.robots` (pure); the body, and a stored robots.txt this
+process has no rules of yet, are parsed in a parse process (`frontier.parse_pool`), never
+on the event loop: a parse over a limit leaves the host "unavailable" for now
+(disallowed, robots.txt fetched again later), as a 5xx does."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import NamedTuple
 
 from fetcher.config import FetcherConfig
@@ -20,6 +24,7 @@ from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_tok
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
+from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.queue import OutcomeKind
 from frontier.safe_http import (
     PRIVATE_NETWORKS_HINT,
@@ -51,11 +56,13 @@ class RobotsStep:
         client: SafeClient,
         fetch_log: FetchLogRepository,
         config: FetcherConfig,
+        parser: ParsePool,
     ) -> None:
         self.hosts = hosts
         self.client = client
         self.fetch_log = fetch_log
         self.config = config
+        self.parser = parser
         self.worker_id = config.worker_id
         self.token = product_token(config.user_agent)
         # Parsed rules per host, valid while the stored robots.txt is the same.
@@ -75,9 +82,18 @@ class RobotsStep:
         request waits the delay after it); the caller gives them back."""
         hosts = {p.claim.host for p in pages if context[p.claim.host].robots_needed()}
         await self._settle(pages, context, holds, hosts, now)
+        ruled = sorted(
+            {
+                p.claim.host
+                for p in pages
+                if p.outcome is None and context[p.claim.host].robots_status is RobotsStatus.OK
+            }
+        )
+        found = await asyncio.gather(*(self._rules_for(context[host]) for host in ruled))
+        rules = dict(zip(ruled, found, strict=True))
         for page in pages:
             if page.outcome is None:
-                self._apply(page, context[page.claim.host])
+                self._apply(page, context[page.claim.host], rules.get(page.claim.host))
 
     async def _settle(
         self,
@@ -178,7 +194,8 @@ class RobotsStep:
             status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
         except HttpError as exc:
             error = str(exc)
-        record = interpret(
+        read = partial(
+            interpret,
             host,
             token=self.token,
             http_status=status,
@@ -186,6 +203,12 @@ class RobotsStep:
             error=error,
             max_crawl_delay_ms=self.config.robots_max_crawl_delay_ms,
         )
+        try:
+            record = await self.parser.run(read)
+        except ParseLimitExceeded as exc:
+            log.warning("robots.txt of %s unreadable: %s", host, exc)
+            reason = f"robots.txt unreadable: {exc}: disallowed for now"
+            record = RobotsRecord(host, RobotsStatus.DISALLOW_ALL, None, status, reason)
         if status == 310:
             record = replace(record, http_status=None)
         outcome = (
@@ -205,21 +228,28 @@ class RobotsStep:
         log.debug("robots host=%s status=%s http=%s", host, record.status, record.http_status)
         return RobotsFetch(record, entry)
 
-    def _rules_for(self, ctx: HostContext) -> RobotsRules:
+    async def _rules_for(self, ctx: HostContext) -> RobotsRules:
+        """The host's rules: cached while its stored robots.txt is the same, else parsed
+        in a parse process (not cached when that fails: tried again with the next page)."""
         cached = self._rules.get(ctx.host)
-        if (
-            cached is not None
-            and cached[0] == ctx.robots_fetched_at
-            and cached[1].status is ctx.robots_status
-        ):
+        if cached is not None and cached[0] == ctx.robots_fetched_at:
             return cached[1]
-        rules = RobotsRules.of(ctx.robots_status, ctx.robots_txt)
+        try:
+            rules = await self.parser.run(
+                RobotsRules.of, ctx.robots_status, ctx.robots_txt, self.token
+            )
+        except ParseLimitExceeded as exc:
+            log.warning("stored robots.txt of %s unreadable: %s", ctx.host, exc)
+            error = f"robots.txt unreadable: {exc}: disallowed for now"
+            return RobotsRules(RobotsStatus.DISALLOW_ALL, error=error)
         if len(self._rules) >= ROBOTS_CACHE_HOSTS:
             self._rules.pop(next(iter(self._rules)))
         self._rules[ctx.host] = (ctx.robots_fetched_at, rules)
         return rules
 
-    def _apply(self, page: Page, ctx: HostContext) -> None:
+    def _apply(self, page: Page, ctx: HostContext, rules: RobotsRules | None) -> None:
+        """End `page` if robots.txt does not let it through; `rules`: the host's, when its
+        robots.txt is `ok`."""
         if ctx.robots_status is RobotsStatus.UNKNOWN:
             page.end(
                 OutcomeKind.DEFERRED,
@@ -239,5 +269,10 @@ class RobotsStep:
                 error="robots.txt unavailable (5xx or unreachable): disallowed for now",
             )
             return
-        if not self._rules_for(ctx).allows(page.claim.url, self.token):
+        if rules is not None and rules.status is RobotsStatus.DISALLOW_ALL:
+            # a stored robots.txt this process could not use (a parse over a limit)
+            page.end(
+                OutcomeKind.DEFERRED, retry_after_s=self.config.robots_retry_s, error=rules.error
+            )
+        elif rules is not None and not rules.allows(page.claim.url, self.token):
             page.end(OutcomeKind.ROBOTS_BLOCKED, error="disallowed by robots.txt")

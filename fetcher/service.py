@@ -12,6 +12,7 @@ from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.loops import stop_event
+from frontier.parse_pool import ParsePool
 from frontier.queue import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
 from frontier.settings import Settings
@@ -65,9 +66,12 @@ async def run_fetcher(
         sink = await open_sink(settings, db)
         extraction = extraction_for(config)
         try:
-            async with SafeClient(http_limits(settings, config.concurrency)) as client:
+            async with (
+                SafeClient(http_limits(settings, config.concurrency)) as client,
+                ParsePool(config.parse) as parser,
+            ):
                 policy = QueuePolicy.from_settings(settings)
-                fetcher = Fetcher(db, client, sink, config, policy, extraction)
+                fetcher = Fetcher(db, client, sink, config, policy, extraction, parser)
                 return await fetcher.run(until_idle=until_idle, stop=stopping)
         finally:
             await asyncio.to_thread(extraction.close)  # waits for the workers to exit

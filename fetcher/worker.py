@@ -38,6 +38,7 @@ from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
 from frontier.loops import run_every
+from frontier.parse_pool import ParsePool
 from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.sinks import ContentSink
@@ -61,8 +62,10 @@ class Fetcher:
         config: FetcherConfig,
         policy: QueuePolicy | None = None,
         extraction: ExtractionPool | InProcessExtraction | None = None,
+        parser: ParsePool | None = None,
     ) -> None:
-        """`extraction`: where pages are parsed (default: a thread of this process)."""
+        """`extraction`: where pages are parsed (default: a thread of this process);
+        `parser`: where robots.txt is (default: a pool of its own, under `config.parse`)."""
         self.db = db
         self.config = config
         self.worker_id = config.worker_id
@@ -79,7 +82,9 @@ class Fetcher:
             sources=SourceCache(SourceRepository(db)),
             duplicates=DuplicateContent(db),
             queue=self.queue,
-            robots=RobotsStep(self.hosts, client, self.fetch_log, config),
+            robots=RobotsStep(
+                self.hosts, client, self.fetch_log, config, parser or ParsePool(config.parse)
+            ),
             worker_id=self.worker_id,
             sink_backoff=self.sink_backoff,
             extraction=extraction,

@@ -149,7 +149,8 @@ class Settings(BaseSettings):
         gt=0,
         le=3600,
         description="Wall-clock seconds one feed, sitemap or robots.txt parse may take "
-        "(its process is then killed and the poll fails).",
+        "(its process is then killed: the poll fails, or the host's robots.txt is "
+        "unavailable for now).",
     )
     parse_cpu_s: int = Field(
         default=20, ge=1, le=3600, description="CPU seconds one parse may use (RLIMIT_CPU)."

@@ -8,7 +8,7 @@ import: the edge passes `robots_allows(status, robots_txt, url)` in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,8 @@ LOG_ROWS = 50
 HOST_LOG_WALK = 20_000  # newest fetch-log rows a host page looks through
 HASH_LENGTH = 64
 
-RobotsCheck = Callable[[str, str | None, str], bool]
+# (robots_status, robots_txt, url): whether it allows the URL; None: not known
+RobotsCheck = Callable[[str, str | None, str], Awaitable[bool | None]]
 
 
 def hash_of(key: str) -> str:
@@ -111,7 +112,7 @@ class UrlStoryRepository:
         document = await documents.get(digest)
         allows = None
         if host is not None and host["robots_status"] == "ok":
-            allows = robots_allows(host["robots_status"], host["robots_txt"], row["url"])
+            allows = await robots_allows(host["robots_status"], host["robots_txt"], row["url"])
         why = why_url_waits(
             row,
             host,

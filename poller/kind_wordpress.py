@@ -9,7 +9,9 @@ in the `X-WP-Total` and `X-WP-TotalPages` headers, a page past the last answered
 `modified_gmt` (ISO 8601 without a zone, in UTC), `title.rendered`, `excerpt.rendered`
 and `content.rendered` (HTML); with `?_embed` the author (`_embedded.author[0].name`)
 and the featured image (`_embedded["wp:featuredmedia"][0].source_url`) come inline.
-The newest posts come first (the default `orderby=date`, `order=desc`).
+The newest posts come first (the default `orderby=date`, `order=desc`). Each page (JSON,
+and the HTML of its excerpts and contents) is read in a parse process (`request.parser`,
+`frontier.parse_pool`), never on the event loop.
 """
 
 from __future__ import annotations
@@ -64,14 +66,14 @@ class WordPressKind:
         first = await request.get(_page(request.url, options, 1), conditional=True)
         if not request.readable(first):
             return KindResult(first)
-        entries = _entries(first.body, first.url)
+        entries = await request.parser.run(_entries, first.body, first.url)
         seen = len(entries)
         pages = min(options.max_pages, _int(first.headers.get("X-WP-TotalPages"), 1))
         for page in range(2, pages + 1):
             response = await request.get(_page(request.url, options, page))
             if not 200 <= response.status < 300:
                 break  # a page past the end (posts removed meanwhile): keep what we have
-            more = _entries(response.body, response.url)
+            more = await request.parser.run(_entries, response.body, response.url)
             seen += len(more)
             entries.extend(more)
         return KindResult(first, entries, seen)

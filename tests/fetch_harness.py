@@ -13,6 +13,7 @@ from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.worker import Fetcher
 from frontier.clock import utcnow
 from frontier.db import Database
+from frontier.parse_pool import ParsePool
 from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.sinks import ContentSink
@@ -35,6 +36,7 @@ async def fetcher_for(
     extraction: ExtractionPool | InProcessExtraction | None = None,
     allow_private_networks: bool = True,
     max_body_bytes: int = 1_000_000,
+    parser: ParsePool | None = None,
     **config: Any,
 ) -> AsyncIterator[Fetcher]:
     limits = HttpLimits(
@@ -49,7 +51,7 @@ async def fetcher_for(
     values.update(config)
     async with SafeClient(limits) as client:
         config_ = FetcherConfig(**values)
-        yield Fetcher(db, client, sink or PostgresSink(db), config_, policy, extraction)
+        yield Fetcher(db, client, sink or PostgresSink(db), config_, policy, extraction, parser)
 
 
 def after(seconds: float) -> datetime:

@@ -23,6 +23,7 @@ from frontier.settings import Settings
 if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
     from frontier.documents import DocumentReader
+    from frontier.parse_pool import ParsePool
     from frontier.safe_http import SafeClient
 
 
@@ -63,6 +64,7 @@ class ApiContext:
     login_throttle: LoginThrottle = field(default_factory=LoginThrottle)
     probe: Database | None = None  # /healthz's own connection, made on first use
     probe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    parser: ParsePool | None = None  # for what is parsed from outside, made on first use
 
     def __post_init__(self) -> None:
         self.reads = self.db.bounded(self.settings.api_read_timeout_s)
@@ -90,6 +92,14 @@ class ApiContext:
                 self.owns_client = True
             return self.client
 
+    def parse_pool(self) -> ParsePool:
+        """The parse processes of this app (a stored robots.txt is matched there)."""
+        if self.parser is None:
+            from frontier.parse_pool import ParseLimits, ParsePool
+
+            self.parser = ParsePool(ParseLimits.from_settings(self.settings))
+        return self.parser
+
     def documents(self) -> DocumentReader:
         """The reader of the configured content sink (one per app, closed with it)."""
         if self.reader is None:
@@ -108,6 +118,9 @@ class ApiContext:
         if self.client is not None and self.owns_client:
             await self.client.close()
             self.client = None
+        if self.parser is not None:
+            await asyncio.to_thread(self.parser.close)
+            self.parser = None
 
 
 def context_of(request: Request) -> ApiContext:

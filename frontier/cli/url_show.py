@@ -12,6 +12,7 @@ from fetcher.robots import stored_rules_check
 from frontier.cli.app import app, run_with_database, settings_of
 from frontier.cli.terminal import printable
 from frontier.db import Database
+from frontier.parse_pool import ParseLimits, ParsePool
 from frontier.sinks.configured import open_reader
 from frontier.url_story import UrlStory, UrlStoryRepository
 
@@ -32,9 +33,11 @@ def url_show(
     async def work(db: Database) -> UrlStory:
         reader = open_reader(settings, db)
         try:
-            return await UrlStoryRepository(db).story(
-                url, documents=reader, robots_allows=stored_rules_check(settings.user_agent)
-            )
+            async with ParsePool(ParseLimits.from_settings(settings)) as parser:
+                check = stored_rules_check(settings.user_agent, parser)
+                return await UrlStoryRepository(db).story(
+                    url, documents=reader, robots_allows=check
+                )
         finally:
             await reader.close()
 

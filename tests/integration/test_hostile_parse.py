@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -29,35 +29,11 @@ from poller.scheduler import Poller
 from poller.sitemap_parse import MAX_ELEMENTS
 from tests.conditions import wait_until
 from tests.local_site import LocalSite
+from tests.watched_pool import WatchedPool, watching
 
-T = TypeVar("T")
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = PollPolicy(concurrency=4, lease_s=600)
 BIG = 8 * 1024 * 1024  # inflated: 2 M empty elements, twice the per-file element cap
-
-
-class WatchedPool(ParsePool):
-    """A parse pool that counts the event loop's turns while each parse is awaited."""
-
-    def __init__(self, limits: ParseLimits) -> None:
-        super().__init__(limits)
-        self.turns = 0
-        self.turns_per_parse: list[int] = []
-        self.in_flight = 0
-
-    async def tick(self) -> None:
-        while True:
-            self.turns += 1
-            await asyncio.sleep(0.001)
-
-    async def run(self, job: Callable[..., T], *args: Any) -> T:
-        before = self.turns
-        self.in_flight += 1
-        try:
-            return await super().run(job, *args)
-        finally:
-            self.in_flight -= 1
-            self.turns_per_parse.append(self.turns - before)
 
 
 @pytest.fixture
@@ -68,10 +44,8 @@ async def client() -> AsyncIterator[SafeClient]:
 
 @pytest.fixture
 async def watched() -> AsyncIterator[WatchedPool]:
-    async with WatchedPool(ParseLimits(timeout_s=120, cpu_s=120)) as pool:
-        ticker = asyncio.create_task(pool.tick())
+    async with watching() as pool:
         yield pool
-        ticker.cancel()
 
 
 async def state(db: Database, source: Source) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from tests.local_site import LocalSite
 from tests.processes import clean_env, frontier_output
+from tests.watched_pool import watching
 
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin_kind"
@@ -194,6 +195,27 @@ async def test_a_wordpress_source_submits_its_posts_with_their_metadata(
     assert meta["published_at"] == "2030-02-23T13:00:00+00:00"  # date_gmt, not local date
     assert rows[local_site.url("/2030/02/story-3")]["origin"] == "feed"
     assert await log_rows(db, source) == [("feed", "ok", 200)]
+
+
+async def test_a_wordpress_listing_is_read_in_a_parse_process(
+    db: Database, client: SafeClient, local_site: LocalSite, policy: PollPolicy
+) -> None:
+    serve_wordpress(local_site, posts=4, per_page=2)
+    await create(
+        db,
+        {
+            "name": "wp",
+            "base_url": local_site.url("/"),
+            "kind": "wordpress",
+            "config": {"per_page": 2, "max_pages": 2},
+        },
+    )
+    async with watching() as parser:
+        [summary] = await Poller(db, client, policy, parser=parser).run_once(now=T0)
+    assert (summary.ok, summary.items_new) == (True, 4)
+    # both pages' JSON and HTML: in processes of their own, the event loop turning meanwhile
+    assert len(parser.pids) == 2 and os.getpid() not in parser.pids
+    assert all(parser.turns_per_parse)
 
 
 async def test_a_wordpress_listing_that_is_not_json_fails_that_poll(

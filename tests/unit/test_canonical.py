@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fetcher.canonical import canonical_identity, registrable_domain, same_site
+from fetcher.canonical import canonical_identity, same_site
 from fetcher.extract import canonical_href
+from frontier.public_suffix import registrable_domain
 
 PAGE = "https://news.example.co.uk/2026/05/story?share=twitter"
 

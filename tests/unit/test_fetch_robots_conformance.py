@@ -5,6 +5,7 @@ robots.txt through the parser without an exception."""
 from __future__ import annotations
 
 import ast
+import pickle
 import re
 from pathlib import Path
 
@@ -63,7 +64,10 @@ def our_verdict(robots: bytes, url: str, user_agent: str) -> bool:
         error=None,
         max_crawl_delay_ms=30_000,
     )
-    rules = RobotsRules.of(record.status, record.robots_txt)
+    # as a parse process hands them back: the crawler's group alone, pickled
+    rules = pickle.loads(
+        pickle.dumps(RobotsRules.of(record.status, record.robots_txt, product_token(user_agent)))
+    )
     return rules.allows(url, product_token(user_agent))
 
 
@@ -105,7 +109,7 @@ def test_every_saved_robots_txt_parses(path: Path) -> None:
         max_crawl_delay_ms=30_000,
     )
     assert record.status is RobotsStatus.OK
-    rules = RobotsRules.of(record.status, record.robots_txt)
+    rules = RobotsRules.of(record.status, record.robots_txt, "frontier-crawler")
     assert isinstance(rules.allows("http://example.com/some/page?q=1", "frontier-crawler"), bool)
 
 

@@ -197,7 +197,7 @@ def test_robots_interpret_and_match_never_raise(body: bytes, status: int | None,
     # Stored as PostgreSQL text, which cannot hold NUL (a binary robots.txt crashed the fetcher).
     assert "\x00" not in (record.robots_txt or "")
     assert record.crawl_delay_ms is None or 0 <= record.crawl_delay_ms <= 60_000
-    rules = RobotsRules.of(record.status, record.robots_txt)
+    rules = RobotsRules.of(record.status, record.robots_txt, "frontier-crawler")
     allowed = rules.allows(url, "frontier-crawler")
     assert isinstance(allowed, bool)
     if record.status is RobotsStatus.DISALLOW_ALL:

@@ -91,7 +91,7 @@ async def url_story(request: Request, key: str) -> dict[str, Any]:
     story = await UrlStoryRepository(context.reads).story(
         key,
         documents=context.documents(),
-        robots_allows=stored_rules_check(context.settings.user_agent),
+        robots_allows=stored_rules_check(context.settings.user_agent, context.parse_pool()),
     )
     if story.row is None:
         raise NotFound(f"{key[:300]!r} is not in the frontier")

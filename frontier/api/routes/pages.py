@@ -100,7 +100,7 @@ async def url_page(request: Request, key: str) -> HTMLResponse:
         story = await UrlStoryRepository(context.reads).story(
             key,
             documents=context.documents(),
-            robots_allows=stored_rules_check(context.settings.user_agent),
+            robots_allows=stored_rules_check(context.settings.user_agent, context.parse_pool()),
         )
     except InvalidURL:
         return _not_found("that URL")
