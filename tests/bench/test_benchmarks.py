@@ -22,6 +22,7 @@ BENCHES = [
     "extract_quality",
     "api_reads",
     "url_actions",
+    "host_holds",
 ]
 
 
