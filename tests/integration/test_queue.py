@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -215,6 +216,24 @@ async def test_source_rate_limit_sets_a_new_hosts_delay(
     assert (await host(db, "own.example"))["delay_ms"] == 0
     await claim_one(queue, at(0))
     await claim_one(queue, at(0))  # delay 0: the host is ready again at once
+
+
+async def test_a_host_without_a_delay_has_at_most_its_concurrency_in_flight(
+    manual: SourceRef, db: Database
+) -> None:
+    queue = QueueRepository(db, replace(POLICY, host_concurrency=3))
+    own = SourceRef(manual.id, rate_limit_ms=0)
+    urls = [f"http://own.example/{i}" for i in range(6)]
+    await queue.submit(manual_urls(own, *urls), now=T0)
+    claims = [c for _ in range(5) for c in await queue.claim("w1", 10, now=at(0))]
+    assert len(claims) == 3  # one per claim, three at once: no hold, a cap
+    assert (await host(db, "own.example"))["in_flight"] == 3
+    await queue.complete("w1", [Outcome(claims[0], OutcomeKind.FETCHED, http_status=200)])
+    assert len(await queue.claim("w1", 10, now=at(1))) == 1  # a place came free
+    assert await queue.claim("w1", 10, now=at(1)) == []
+    await queue.reap(now=at(62))  # the leases of those still in flight ran out
+    assert (await host(db, "own.example"))["in_flight"] == 0
+    assert len(await queue.claim("w1", 10, now=at(62))) == 1
 
 
 async def test_future_urls_wait_for_their_time(
