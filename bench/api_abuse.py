@@ -1,6 +1,6 @@
 """Benchmark the API under abuse (issues 19 and 35): a 2 GiB body to every write endpoint,
-with and without a token, 10,000 idle half-open connections, and hostile feeds and sitemaps
-polled by the server itself.
+with and without a token, 10,000 idle half-open connections, hostile feeds and sitemaps
+polled by the server itself, and hostile pages fetched beside it.
 
 Run ``python -m bench.api_abuse [--quick] [--runs N]`` (``--quick``: a 256 MiB body and
 2,000 connections). Each run starts `frontier serve` as a child process on a fresh
@@ -15,11 +15,23 @@ database of a throwaway embedded server (see `bench.server`), then:
 3. serves hostile documents on loopback (`bench.hostile_documents`: a sitemap index naming
    two gzip sitemaps that inflate to 50 MiB of empty elements each, and a 2 MiB feed that
    is not well-formed), fires a source for each through the API (the server parses them)
-   and asks /healthz every 0.1 s until both fires have answered: the slowest answer.
+   and asks /healthz every 0.1 s until both fires have answered: the slowest answer;
+4. serves hostile pages on loopback (nothing but `<br>` tags: two of 3 MiB, over the
+   time limit, and one of 9.9 MiB, over the memory limit) beside 20 articles on four
+   hosts with no delay, submits them all, and runs `frontier fetch --until-idle` on the
+   database `frontier serve` reads, with `FRONTIER_EXTRACT_TIMEOUT_S` 8 and the default
+   memory limit (1024 MiB), asking /healthz every 0.1 s meanwhile: the slowest answer;
+   for the normal pages, the longest time from a page's request (the site's clock) to the
+   end of its extraction (`fetch_log.elapsed_ms`) and to its fetch_log row (written once
+   it is stored and completed), and the longest from the fetch process's start to that
+   row; each hostile page's status, error and requests; the fetch process tree's peak RSS.
+   This phase is the same with and without `--quick` (about 20 s).
 
 The last line of standard output is one JSON object with the medians over the runs.
 Targets: every answer under 1 s, peak RSS under 300 MB, /healthz answering, and within
-1 s at every check while the hostile documents are parsed.
+1 s at every check while the hostile documents are parsed and the hostile pages
+extracted; every normal page stored within the extraction limit of its request; every
+hostile page `failed` with the limit named, requested once.
 """
 
 from __future__ import annotations
