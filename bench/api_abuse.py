@@ -304,10 +304,11 @@ def hostile_pages(base: str, dsn: str, workdir: Path) -> dict[str, Any]:
         )
         for h, address in enumerate(PAGE_HOSTS)
     ]
+    hostile = set()
     for site, (path, mib) in zip(sites, HOSTILE_PAGES.items(), strict=False):
         site.documents[path] = line_breaks(mib)
+        hostile.add(site.origin + path)
     urls = [site.origin + path for site in sites for path in site.documents]
-    hostile = {s.origin + path for s in sites for path in HOSTILE_PAGES if path in s.documents}
     submit_urls(dsn, urls)
     env = frontier_env(
         dsn,
