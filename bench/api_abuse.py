@@ -1,6 +1,6 @@
 """Benchmark the API under abuse (issues 19 and 35): a 2 GiB body to every write endpoint,
-with and without a token, 10,000 idle half-open connections, and hostile feeds and sitemaps
-polled by the server itself.
+with and without a token, 10,000 idle half-open connections, hostile feeds and sitemaps
+polled by the server itself, and hostile pages fetched beside it.
 
 Run ``python -m bench.api_abuse [--quick] [--runs N]`` (``--quick``: a 256 MiB body and
 2,000 connections). Each run starts `frontier serve` as a child process on a fresh
@@ -15,17 +15,30 @@ database of a throwaway embedded server (see `bench.server`), then:
 3. serves hostile documents on loopback (`bench.hostile_documents`: a sitemap index naming
    two gzip sitemaps that inflate to 50 MiB of empty elements each, and a 2 MiB feed that
    is not well-formed), fires a source for each through the API (the server parses them)
-   and asks /healthz every 0.1 s until both fires have answered: the slowest answer.
+   and asks /healthz every 0.1 s until both fires have answered: the slowest answer;
+4. serves hostile pages on loopback (nothing but `<br>` tags: two of 3 MiB, over the
+   time limit, and one of 9.9 MiB, over the memory limit) beside 20 articles on four
+   hosts with no delay, submits them all, and runs `frontier fetch --until-idle` on the
+   database `frontier serve` reads, with `FRONTIER_EXTRACT_TIMEOUT_S` 8 and the default
+   memory limit (1024 MiB), asking /healthz every 0.1 s meanwhile: the slowest answer;
+   for the normal pages, the longest time from a page's request (the site's clock) to the
+   end of its extraction (`fetch_log.elapsed_ms`) and to its fetch_log row (written once
+   it is stored and completed), and the longest from the fetch process's start to that
+   row; each hostile page's status, error and requests; the fetch process tree's peak RSS.
+   This phase is the same with and without `--quick` (about 20 s).
 
 The last line of standard output is one JSON object with the medians over the runs.
 Targets: every answer under 1 s, peak RSS under 300 MB, /healthz answering, and within
-1 s at every check while the hostile documents are parsed.
+1 s at every check while the hostile documents are parsed and the hostile pages
+extracted; every normal page stored within the extraction limit of its request; every
+hostile page `failed` with the limit named, requested once.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import select
 import socket
@@ -35,16 +48,23 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
 from bench.api_import import free_port, vm_hwm_mib, wait_ready
-from bench.hostile_documents import empty_elements_sitemap, malformed_feed, sitemap_index
-from bench.server import emit_result, log, median, running_server
+from bench.fetch import news_page_html, submit_urls
+from bench.hostile_documents import (
+    empty_elements_sitemap,
+    line_breaks,
+    malformed_feed,
+    sitemap_index,
+)
+from bench.server import emit_result, log, median, run_measured, running_server
 from frontier.safe_http import raise_open_file_limit
 
 TOKEN = "bench-abuse-token-0123456789abcdef"
@@ -147,49 +167,88 @@ def half_open(port: int, count: int, base: str) -> dict[str, Any]:
     }
 
 
-def hostile_site() -> ThreadingHTTPServer:
-    """A loopback server of hostile documents, in a thread of its own."""
-    documents: dict[str, bytes] = {
-        "/big-1.xml.gz": empty_elements_sitemap(50 << 20),
-        "/big-2.xml.gz": empty_elements_sitemap(50 << 20),
-        "/feed.xml": malformed_feed(2 << 20),
-    }
+class LoopbackSite:
+    """A server of fixed documents on a loopback address, in a thread of its own, that
+    notes when each path was asked (epoch seconds, the clock PostgreSQL's `now()` reads).
+    `content_type`: the header of every answer, or None for none."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = documents.get(self.path, b"")
-            self.send_response(200 if body else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def __init__(
+        self,
+        documents: dict[str, bytes],
+        address: str = "127.0.0.1",
+        content_type: str | None = None,
+    ) -> None:
+        self.documents = documents
+        self.hits: list[tuple[str, float]] = []
+        site = self
 
-        def log_message(self, *_args: object) -> None:
-            pass
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.hits.append((self.path, time.time()))
+                body = site.documents.get(self.path, b"")
+                self.send_response(200 if body else 404)
+                if content_type and body:
+                    self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    origin = f"http://127.0.0.1:{server.server_address[1]}"
-    documents["/index.xml"] = sitemap_index(
-        origin + "/big-1.xml.gz", origin + "/big-2.xml.gz"
+            def log_message(self, *_args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer((address, 0), Handler)
+        self.origin = f"http://{address}:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def hostile_site() -> LoopbackSite:
+    """A loopback server of hostile feeds and sitemaps."""
+    site = LoopbackSite(
+        {
+            "/big-1.xml.gz": empty_elements_sitemap(50 << 20),
+            "/big-2.xml.gz": empty_elements_sitemap(50 << 20),
+            "/feed.xml": malformed_feed(2 << 20),
+        }
+    )
+    site.documents["/index.xml"] = sitemap_index(
+        site.origin + "/big-1.xml.gz", site.origin + "/big-2.xml.gz"
     ).encode()
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return site
+
+
+def healthz_while(base: str, work: list[Future[Any]]) -> list[float]:
+    """Ask /healthz every 0.1 s until all of `work` is done: how long each answer took
+    (infinity for none)."""
+    checks: list[float] = []
+    while not all(f.done() for f in work):
+        asked = time.perf_counter()
+        try:
+            httpx.get(base + "/healthz", timeout=600)
+        except httpx.HTTPError:
+            checks.append(float("inf"))
+        else:
+            checks.append(time.perf_counter() - asked)
+        time.sleep(0.1)
+    return checks
 
 
 def hostile_polls(base: str) -> dict[str, Any]:
     """Fire a hostile sitemap source and a hostile feed source; meanwhile, ask /healthz
     every 0.1 s. Returns the slowest /healthz answer and what the fires answered."""
     site = hostile_site()
-    origin = f"http://127.0.0.1:{site.server_address[1]}"
     auth = {"Authorization": f"Bearer {TOKEN}"}
     sources = {
-        "hostile-sitemap": {"sitemap_url": origin + "/index.xml"},
-        "hostile-feed": {"feed_url": origin + "/feed.xml"},
+        "hostile-sitemap": {"sitemap_url": site.origin + "/index.xml"},
+        "hostile-feed": {"feed_url": site.origin + "/feed.xml"},
     }
     ids = [
         httpx.post(base + "/api/v1/sources", json={"name": name, **urls}, headers=auth).json()["id"]
         for name, urls in sources.items()
     ]
-    checks: list[float] = []
     try:
         with ThreadPoolExecutor(len(ids)) as threads:
             fires = [
@@ -199,18 +258,10 @@ def hostile_polls(base: str) -> dict[str, Any]:
                 for i in ids
             ]
             started = time.perf_counter()
-            while not all(f.done() for f in fires):
-                asked = time.perf_counter()
-                try:
-                    httpx.get(base + "/healthz", timeout=600)
-                except httpx.HTTPError:
-                    checks.append(float("inf"))
-                else:
-                    checks.append(time.perf_counter() - asked)
-                time.sleep(0.1)
+            checks = healthz_while(base, fires)
             answers = [f.result() for f in fires]
     finally:
-        site.shutdown()
+        site.close()
     return {
         "healthz_checks": len(checks),
         "healthz_max_s": round(max(checks, default=0.0), 3),
@@ -226,15 +277,113 @@ def hostile_polls(base: str) -> dict[str, Any]:
     }
 
 
+# The hostile pages' phase: one page (path -> MiB of `<br>`) on each of the first hosts,
+# beside ARTICLES normal articles on every host; under these limits the 3 MiB pages are
+# over the time limit (tens of seconds to extract) and the 9.9 MiB one over the memory
+# limit (it takes the address space within about 3 s, under the 10 MiB body cap).
+PAGE_HOSTS = ("127.0.0.61", "127.0.0.62", "127.0.0.63", "127.0.0.64")
+HOSTILE_PAGES = {"/br-3mib-a": 3.0, "/br-3mib-b": 3.0, "/br-9.9mib": 9.9}
+ARTICLES = 5  # a host
+EXTRACT_TIMEOUT_S = 8
+EXTRACT_MEMORY_MB = 1024  # the default
+
+
+def hostile_pages(base: str, dsn: str, workdir: Path) -> dict[str, Any]:
+    """Serve hostile `<br>` pages beside normal articles on loopback hosts, submit them
+    all, and run `frontier fetch --until-idle` with the extraction limits above on the
+    database `frontier serve` reads; meanwhile, ask /healthz every 0.1 s. Returns the
+    slowest /healthz answer, how long each normal page took from its request to its
+    fetch_log row (written once it is stored and completed) and from the fetch process's
+    start, what became of the hostile pages and how often each was asked, and the fetch
+    process's peak RSS (it and its extraction workers)."""
+    sites = [
+        LoopbackSite(
+            {f"/s/{p}": news_page_html(h, p).encode() for p in range(ARTICLES)},
+            address,
+            "text/html; charset=utf-8",
+        )
+        for h, address in enumerate(PAGE_HOSTS)
+    ]
+    hostile = set()
+    for site, (path, mib) in zip(sites, HOSTILE_PAGES.items(), strict=False):
+        site.documents[path] = line_breaks(mib)
+        hostile.add(site.origin + path)
+    urls = [site.origin + path for site in sites for path in site.documents]
+    submit_urls(dsn, urls)
+    env = frontier_env(
+        dsn,
+        FRONTIER_EXTRACT_TIMEOUT_S=str(EXTRACT_TIMEOUT_S),
+        FRONTIER_EXTRACT_MEMORY_MB=str(EXTRACT_MEMORY_MB),
+    )
+    command = [sys.executable, "-m", "frontier", "fetch", "--until-idle"]
+    try:
+        with ThreadPoolExecutor(1) as thread:
+            started = time.time()
+            fetch = thread.submit(run_measured, command, env=env, cwd=workdir)
+            checks = healthz_while(base, [fetch])
+            run = fetch.result()
+    finally:
+        for site in sites:
+            site.close()
+    if run.returncode:
+        raise RuntimeError(f"the fetch process failed:\n{run.stderr[-3000:]}")
+    asked: dict[str, list[float]] = {}
+    for site in sites:
+        for path, at in site.hits:
+            asked.setdefault(site.origin + path, []).append(at)
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT u.url, u.status::text, u.last_error, extract(epoch FROM l.at)::float8, "
+            "l.elapsed_ms FROM url_frontier u LEFT JOIN LATERAL (SELECT at, elapsed_ms "
+            "FROM fetch_log WHERE url = u.url AND kind = 'page' ORDER BY at DESC LIMIT 1) l "
+            "ON true WHERE u.url = ANY(%s)",
+            [urls],
+        ).fetchall()
+    # A normal page's times: from its request (the site's clock) to its fetch_log row, written
+    # once its batch is stored and completed; and to the end of its extraction (elapsed_ms).
+    stored = sorted(
+        (at - min(asked[url]), elapsed_ms / 1000, at - started, url)
+        for url, status, _, at, elapsed_ms in rows
+        if url not in hostile and status == "fetched"
+    )
+    for held, extracted, after_start, url in stored[-5:]:
+        log(
+            f"{url}: stored {held:.2f} s after its request (extracted after {extracted:.2f} s), "
+            f"{after_start:.2f} s after the fetch process started"
+        )
+    return {
+        "healthz_checks": len(checks),
+        "healthz_max_s": round(max(checks, default=0.0), 3),
+        "extract_timeout_s": EXTRACT_TIMEOUT_S,
+        "extract_memory_mb": EXTRACT_MEMORY_MB,
+        "normal_pages": len(urls) - len(hostile),
+        "normal_stored": len(stored),
+        "request_to_stored_max_s": round(max((page[0] for page in stored), default=math.nan), 2),
+        "request_to_extracted_max_s": round(max((page[1] for page in stored), default=math.nan), 2),
+        "start_to_stored_max_s": round(max((page[2] for page in stored), default=math.nan), 2),
+        "fetch_wall_s": round(run.wall_s, 1),
+        "fetch_tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
+        "hostile": {
+            url.rsplit("/", 1)[1]: f"{status}: {error}; requests: {len(asked.get(url, []))}"
+            for url, status, error, _, _ in rows
+            if url in hostile
+        },
+    }
+
+
+def frontier_env(dsn: str, **settings: str) -> dict[str, str]:
+    """The environment of a `frontier` child process on `dsn`: ours without its FRONTIER_
+    settings, private networks allowed (the hostile documents are on loopback), and
+    `settings`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    env.update(FRONTIER_DATABASE_URL=dsn, FRONTIER_ALLOW_PRIVATE_NETWORKS="true", **settings)
+    return env
+
+
 def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(
-        FRONTIER_DATABASE_URL=dsn,
-        FRONTIER_API_TOKEN=TOKEN,
-        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",  # the hostile documents are on loopback
-    )
+    env = frontier_env(dsn, FRONTIER_API_TOKEN=TOKEN)
     errors = workdir / "serve.log"
     with errors.open("wb") as stderr:
         process = subprocess.Popen(
@@ -280,6 +429,8 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
         peak = max(peak, vm_hwm_mib(process.pid))
         hostile = hostile_polls(base)
         log(f"hostile polls: {hostile}")
+        pages = hostile_pages(base, dsn, workdir)
+        log(f"hostile pages: {pages}")
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -290,6 +441,7 @@ def one_run(dsn: str, workdir: Path, body: int, connections: int) -> dict[str, A
         "peak_rss_mib": peak,
         "idle": idle,
         "hostile": hostile,
+        "pages": pages,
         "tracebacks": tracebacks,
     }
 
@@ -338,6 +490,27 @@ def main(argv: list[str] | None = None) -> int:
                 median([run["hostile"]["healthz_max_s"] for run in runs]), 3
             ),
             "hostile_polls_s": round(median([run["hostile"]["polls_s"] for run in runs]), 1),
+            "pages_healthz_max_s": round(
+                median([run["pages"]["healthz_max_s"] for run in runs]), 3
+            ),
+            "pages_extract_timeout_s": EXTRACT_TIMEOUT_S,
+            "pages_extract_memory_mb": EXTRACT_MEMORY_MB,
+            "pages_normal_stored": f"{min(r['pages']['normal_stored'] for r in runs)} of "
+            f"{runs[0]['pages']['normal_pages']}",
+            **{
+                f"pages_{figure}": round(median([run["pages"][figure] for run in runs]), 2)
+                for figure in (
+                    "request_to_stored_max_s",
+                    "request_to_extracted_max_s",
+                    "start_to_stored_max_s",
+                    "fetch_wall_s",
+                    "fetch_tree_peak_rss_mib",
+                )
+            },
+            "pages_hostile": {
+                page: sorted({run["pages"]["hostile"][page] for run in runs})
+                for page in runs[0]["pages"]["hostile"]
+            },
             "server_tracebacks": sum(run["tracebacks"] for run in runs),
         }
     )

@@ -1,5 +1,5 @@
-"""Hostile feeds and sitemaps (issue 35), for the tests and `bench.api_abuse`: documents
-that are cheap to send and dear to parse."""
+"""Hostile feeds, sitemaps, robots.txt files and pages (issue 35), for the tests and
+`bench.api_abuse`: documents that are cheap to send and dear to parse."""
 
 from __future__ import annotations
 
@@ -43,3 +43,10 @@ def robots_many_rules(size: int) -> str:
     rules (Protego tries them one by one for each URL)."""
     rules = [f"Disallow: /*{i}x*y\n" for i in range(size // 12)]
     return ("User-agent: *\n" + "".join(rules))[:size]
+
+
+def line_breaks(mib: float) -> bytes:
+    """A page of nothing but `<br>` tags, `mib` MiB long: seconds and hundreds of MiB a
+    MiB to extract (issue 35, before the limits: 1 MiB 17 s and 323 MiB, 3 MiB 73 s and
+    825 MiB)."""
+    return b"<br>" * int(mib * 2**18)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.hostile_documents import line_breaks
 from fetcher.allocators import preload_for
 from fetcher.config import FetcherConfig, usable_cores
 from fetcher.extract_pool import (
@@ -134,12 +135,6 @@ async def test_a_page_that_kills_its_worker_every_time_fails_with_the_reason(
     assert poison["status"] == "failed"
     assert "extraction crashed: the page killed the extraction process" in poison["last_error"]
     assert len(await stored_titles(db)) == len(urls)  # the pages in flight with it survive
-
-
-def line_breaks(mib: int) -> bytes:
-    """A page of nothing but `<br>` tags: seconds and hundreds of MiB a MiB to extract
-    (issue 35: 1 MiB 17 s, 3 MiB 73 s and 825 MiB, unbounded)."""
-    return b"<br>" * (mib * 2**18)
 
 
 @pytest.mark.parametrize(
