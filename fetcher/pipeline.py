@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
 
@@ -62,6 +63,7 @@ from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 
 log = logging.getLogger(__name__)
 NOT_EXTRACTED = Extraction(Extracted(), None, None, 0, 0)  # extraction off (benchmarks)
+LINGER_S = 1.0  # how long a page done waits for the rest of its batch (`waves`)
 MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all, per fetch
 
 
@@ -98,9 +100,25 @@ class BatchPipeline:
     async def fetch(self, claims: Sequence[Claim], *, now: datetime | None = None) -> list[Page]:
         """A page per claim; each either has its outcome or was fetched. Every host the
         batch held is given back by the time this returns."""
+        pages: list[Page] = []
+        async with aclosing(self.waves(claims, now=now)) as waves:
+            async for wave in waves:
+                pages += wave
+        return pages
+
+    async def waves(
+        self, claims: Sequence[Claim], *, now: datetime | None = None, linger_s: float = LINGER_S
+    ) -> AsyncGenerator[list[Page], None]:
+        """The pages of `claims` (as `fetch` makes them), in groups as they are done: all
+        at once when they are done together, as they nearly always are; a page done while
+        others of the batch are still fetched or extracted waits for them `linger_s` at
+        most, and then goes on without them, so that no page is held for long behind a
+        slow one (a hostile page runs to its extraction limit). Every host the batch held
+        is given back once the last group is out (or the iteration is closed)."""
         hosts = sorted({c.host for c in claims})
         context = await self.hosts.context(hosts, now=now)
         holds = BatchHolds(self.hosts, self.worker_id, claims, context, now=now)
+        tasks: dict[asyncio.Task[None], Page] = {}
         try:
             infos = await self.sources.get_many(c.source_id for c in claims)
             pages = [
@@ -113,12 +131,40 @@ class BatchPipeline:
                     )
             waiting = [p for p in pages if p.outcome is None]
             await self.robots.check(waiting, context, holds, now=now)
-            await asyncio.gather(
-                *(self._fetch_page(p, holds, now) for p in waiting if p.outcome is None)
-            )
+            done = [p for p in pages if p.outcome is not None]  # no request to make
+            tasks = {
+                asyncio.create_task(self._fetch_page(p, holds, now)): p
+                for p in waiting
+                if p.outcome is None
+            }
+            running = set(tasks)
+            first_done = time.monotonic() if done else None
+            while running:
+                timeout = None if first_done is None else first_done + linger_s - time.monotonic()
+                finished, running = await asyncio.wait(
+                    running,
+                    timeout=max(timeout, 0.0) if timeout is not None else None,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                for task in finished:
+                    task.result()  # a failure nobody planned for ends the batch
+                    done.append(tasks[task])
+                if done and first_done is None:
+                    first_done = time.monotonic()
+                if (
+                    running
+                    and first_done is not None
+                    and (time.monotonic() - first_done >= linger_s)
+                ):
+                    wave, done, first_done = done, [], None
+                    yield wave
+            if done:
+                yield done
         finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.shield(holds.release_all())
-        return pages
 
     async def _fetch_page(self, page: Page, holds: BatchHolds, now: datetime | None) -> None:
         started = time.monotonic()

@@ -20,6 +20,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import aclosing
 from datetime import datetime
 from typing import TypeVar
 
@@ -124,12 +125,19 @@ class Fetcher:
             self.in_flight[claim.url_hash] = claim
         try:
             self.fetching += len(claims)
+            fetching = len(claims)
             try:
-                pages = await self.pipeline.fetch(claims, now=now)
+                # Each group of pages done is stored and completed while the rest of the
+                # batch is still fetched or extracted (BatchPipeline.waves).
+                async with aclosing(self.pipeline.waves(claims, now=now)) as waves:
+                    async for pages in waves:
+                        self.fetching -= len(pages)
+                        fetching -= len(pages)
+                        self.fetched.set()
+                        await self._finish(pages, batch, now)
             finally:
-                self.fetching -= len(claims)
+                self.fetching -= fetching
                 self.fetched.set()
-            await self._finish(pages, batch, now)
             batch.batches += 1
         except BaseException:
             left = [c for c in claims if c.url_hash in self.in_flight]

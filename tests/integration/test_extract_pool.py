@@ -406,11 +406,20 @@ def test_the_default_is_one_process_per_usable_core() -> None:
 
 
 def children(pid: int) -> set[int]:
-    """The live child processes of `pid` (zombies left to a reaper are not alive)."""
+    """The live extraction workers of `pid` (zombies left to a reaper are not alive; the
+    parse pool's fork server and multiprocessing's resource tracker are children too, and
+    not among them)."""
     found = set()
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         found |= {int(c) for c in task.read_text().split()}
-    return {c for c in found if _alive(c)}
+    return {c for c in found if _alive(c) and b"fetcher.extract_pool" in _cmdline(c)}
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _alive(pid: int) -> bool:

@@ -11,6 +11,7 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.urls import normalize_url, url_hash
+from tests.conditions import wait_until
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
 from tests.local_site import LocalSite
 
@@ -317,3 +318,42 @@ async def test_the_same_body_in_two_batches_at_once_is_stored_once(
         ("fetched", None),
     ]
     assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
+
+
+async def test_pages_done_are_stored_while_a_slow_one_of_their_batch_goes_on(
+    db: Database, local_site: LocalSite
+) -> None:
+    """A batch is stored and completed in groups as its pages are done: a page done while
+    another of its batch is still fetched (or extracted, up to its limit) waits for it a
+    second at most (BatchPipeline.waves)."""
+    release = asyncio.Event()
+
+    async def stall(_request: web.Request) -> web.StreamResponse:
+        await release.wait()
+        return web.Response(text=article("The late one", word="late"), content_type="text/html")
+
+    local_site.route("/slow", stall)
+    quick = [f"/quick-{i}" for i in range(3)]
+    for path in quick:
+        local_site.serve(path, article(f"Quick {path}", word=path.strip("/")))
+    await submit(db, local_site.url("/slow"), *(local_site.url(p) for p in quick))
+
+    async def quick_ones_fetched() -> bool:
+        rows = [await frontier_row(db, local_site.url(p)) for p in quick]
+        return all(row["status"] == "fetched" for row in rows)
+
+    async with fetcher_for(db, timeout_s=60) as fetcher:
+        claims = [c for _ in range(4) for c in await fetcher.claim(10)]
+        assert len(claims) == 4  # one batch: the host has no delay
+        batch = asyncio.create_task(fetcher.process(claims))
+        try:
+            await wait_until(quick_ones_fetched, what="the quick pages completed")
+            assert not batch.done()  # the slow page is still being fetched
+            assert (await frontier_row(db, local_site.url("/slow")))["status"] == "fetching"
+            stored = await db.fetchval("SELECT count(*) FROM raw_content")
+            assert stored == len(quick)
+        finally:
+            release.set()
+        summary = await batch
+    assert summary.outcomes["fetched"] == 4
+    assert (await frontier_row(db, local_site.url("/slow")))["status"] == "fetched"
