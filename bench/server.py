@@ -181,8 +181,8 @@ def _tree(pid: int) -> list[Path]:
     while todo:
         current = todo.pop()
         found.append(Path(f"/proc/{current}/status"))
-        for children in Path(f"/proc/{current}/task").glob("*/children"):
-            with contextlib.suppress(OSError):  # it exited meanwhile
+        with contextlib.suppress(OSError):  # it exited meanwhile (a parse process)
+            for children in Path(f"/proc/{current}/task").glob("*/children"):
                 todo += [int(c) for c in children.read_text().split()]
     return found
 

@@ -253,9 +253,11 @@ class ExtractionPool:
         worker = min(self._workers, key=attrgetter("in_flight"))
         try:
             return _result(await worker.send(request))  # the worker frees the slot
-        except _WorkerDied:
+        except _WorkerDied as died:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed") from None
+            if died.culprit_known:  # killed for the page before it: this one is innocent
+                return await self.extract(*args)
         # The worker died while this page was in flight on it: it, or another page then on
         # that worker, killed it. Alone, it is known which.
         return await self._extract_alone(request)
@@ -330,7 +332,12 @@ class ExtractionPool:
 
 class _WorkerDied(Exception):
     """The worker a page was in flight on died (not raised to callers: the page is
-    extracted again alone)."""
+    extracted again). `culprit_known`: it was killed for another page, over its time
+    limit, so this one goes back to the pool rather than to be extracted alone."""
+
+    def __init__(self, *, culprit_known: bool = False) -> None:
+        super().__init__()
+        self.culprit_known = culprit_known
 
 
 class _RemoteTraceback(Exception):
@@ -473,7 +480,11 @@ class _Worker(asyncio.Protocol):
             self._on_answer()
             if not waiter.done():  # the page parsed when it was killed is over the limit
                 over = waiter is self._killed_for
-                waiter.set_exception(over_time(self._timeout_s) if over else _WorkerDied())
+                waiter.set_exception(
+                    over_time(self._timeout_s)
+                    if over
+                    else _WorkerDied(culprit_known=self._killed_for is not None)
+                )
         self._on_exit(self)
 
     def _connect_failed(self, connecting: asyncio.Task[Any]) -> None:
