@@ -347,7 +347,10 @@ class BatchPipeline:
             [
                 (p.claim.url_hash, p.outcome.content_hash)
                 for p in written + gone
-                if p.outcome is not None and p.outcome.content_hash
+                if p.outcome is not None
+                and p.outcome.content_hash
+                # only a URL stored before under another text has keys to forget
+                and p.claim.content_hash not in (None, p.outcome.content_hash)
             ]
         )
         await self._submit_canonicals(written)

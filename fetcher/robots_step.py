@@ -204,7 +204,9 @@ class RobotsStep:
             max_crawl_delay_ms=self.config.robots_max_crawl_delay_ms,
         )
         try:
-            record = await self.parser.run(read)
+            # Only a body is parsed, and so only a body goes to a parse process: an
+            # answer without one (4xx, 5xx, no answer) is read here at no cost.
+            record = await self.parser.run(read) if _has_body(status, body) else read()
         except ParseLimitExceeded as exc:
             log.warning("robots.txt of %s unreadable: %s", host, exc)
             reason = f"robots.txt unreadable: {exc}: disallowed for now"
@@ -235,9 +237,12 @@ class RobotsStep:
         if cached is not None and cached[0] == ctx.robots_fetched_at:
             return cached[1]
         try:
-            rules = await self.parser.run(
-                RobotsRules.of, ctx.robots_status, ctx.robots_txt, self.token
-            )
+            if ctx.robots_status is RobotsStatus.OK and ctx.robots_txt:
+                rules = await self.parser.run(
+                    RobotsRules.of, ctx.robots_status, ctx.robots_txt, self.token
+                )
+            else:  # nothing to parse
+                rules = RobotsRules.of(ctx.robots_status, ctx.robots_txt, self.token)
         except ParseLimitExceeded as exc:
             log.warning("stored robots.txt of %s unreadable: %s", ctx.host, exc)
             error = f"robots.txt unreadable: {exc}: disallowed for now"
@@ -276,3 +281,9 @@ class RobotsStep:
             )
         elif rules is not None and not rules.allows(page.claim.url, self.token):
             page.end(OutcomeKind.ROBOTS_BLOCKED, error="disallowed by robots.txt")
+
+
+def _has_body(status: int | None, body: bytes | None) -> bool:
+    """Whether a robots.txt answer has rules to parse (fetcher.robots.interpret parses
+    only a 2xx body)."""
+    return status is not None and 200 <= status < 300 and bool(body)

@@ -46,8 +46,8 @@ T = TypeVar("T")
 # and pydantic) took 80-130 ms to start instead of 4-10 ms. Like every multiprocessing
 # start method but fork, this needs a main script guarded by `if __name__ == "__main__"`
 # (console scripts are; `python -m` is not imported again).
-PRELOAD = (
-    "__main__",
+PRELOAD = (  # not "__main__" (multiprocessing's default): every job is a module's function,
+    # and a fetch or serve process's __main__ is the whole command line
     "frontier.parse_pool",
     "poller.feed_parse",
     "poller.sitemap_parse",

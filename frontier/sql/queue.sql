@@ -199,6 +199,11 @@ hosts AS (
     UPDATE host_state h
     SET lease_owner = CASE WHEN s.got AND s.delay_ms > 0 THEN $1 || '/' || s.url_hash
                            ELSE h.lease_owner END,
+        -- A host without a delay goes to the back of its priority's queue (ready_at now),
+        -- so that claims go round the hosts.
+        next_allowed_at = CASE WHEN s.got AND s.delay_ms = 0
+                               THEN greatest(h.next_allowed_at, c.now)
+                               ELSE h.next_allowed_at END,
         lease_until = CASE WHEN s.got AND s.delay_ms > 0 THEN frontier_after(c.now, $4::float8)
                            ELSE h.lease_until END,
         in_flight = h.in_flight + s.got::int,
