@@ -482,13 +482,25 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
             try:
                 async with conn.transaction():
                     plan = await conn.fetch(
-                        analyse + SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS, 0
+                        analyse + SQL["claim"],
+                        "bench-explain",
+                        batch,
+                        None,
+                        LEASE_SECONDS,
+                        0,
+                        policy.host_concurrency,
                     )
                     what = "claim" if with_complete else "empty claim (every host rate-limited)"
                     log(f"EXPLAIN {what}, batch {batch}:\n" + "\n".join(r[0] for r in plan))
                     if with_complete:
                         claims = await conn.fetch(
-                            SQL["claim"], "bench-explain", batch, None, LEASE_SECONDS, 0
+                            SQL["claim"],
+                            "bench-explain",
+                            batch,
+                            None,
+                            LEASE_SECONDS,
+                            0,
+                            policy.host_concurrency,
                         )
                         hashes = [record["url_hash"] for record in claims]
                         n = len(hashes)
