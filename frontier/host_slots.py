@@ -99,6 +99,7 @@ class HostSlots:
         hosts = HostRepository(self.db)
         started = time.monotonic()
         while True:
+            asked = time.monotonic()
             slot = await self.db.outage.ride_out(
                 lambda: hosts.take_slot(
                     host,
@@ -118,8 +119,12 @@ class HostSlots:
                     f"{host} backs off for {slot.wait_s:.0f} s more (after 429/503 or "
                     "repeated failures): not requested"
                 )
-            pause = min(slot.wait_s, HELD_POLL_S) if reason == SLOT_HELD else slot.wait_s
-            await asyncio.sleep(max(pause, 0.001))
+            # Counted from when it was asked, not from the answer: a fetcher wakes for the
+            # host at the moment it is free, and a requester that woke a round trip later
+            # would lose every turn of a busy host to the fetchers (seen: a spider held
+            # back until they were done).
+            wait = min(slot.wait_s, HELD_POLL_S) if reason == SLOT_HELD else slot.wait_s
+            await asyncio.sleep(max(asked + wait - time.monotonic(), 0.001))
 
     async def release(self, host: str) -> None:
         await self.db.outage.ride_out(
