@@ -1,5 +1,6 @@
-"""A parse pool (`frontier.parse_pool`) that shows the event loop kept turning while each
-parse was awaited: nothing is timed, a ticker counts the loop's turns."""
+"""A parse pool (`frontier.parse_pool`) that shows the event loop kept serving while each
+parse was awaited: nothing is timed, a callback scheduled once the parse has started must
+run before the parse is done (a parse on the event loop itself would be done first)."""
 
 from __future__ import annotations
 
@@ -14,35 +15,29 @@ T = TypeVar("T")
 
 
 class WatchedPool(ParsePool):
-    """A parse pool that counts the event loop's turns while each parse is awaited."""
+    """A parse pool that notes, for each parse, whether the event loop ran something else
+    while it was in flight."""
 
     def __init__(self, limits: ParseLimits) -> None:
         super().__init__(limits)
-        self.turns = 0
-        self.turns_per_parse: list[int] = []
+        self.served_during_parse: list[bool] = []
         self.in_flight = 0
 
-    async def tick(self) -> None:
-        while True:
-            self.turns += 1
-            await asyncio.sleep(0.001)
-
     async def run(self, job: Callable[..., T], *args: Any) -> T:
-        before = self.turns
         self.in_flight += 1
+        parse = asyncio.ensure_future(super().run(job, *args))
+        served: list[bool] = []
+        # Runs once the parse task has taken its first step (and handed the work over).
+        asyncio.get_running_loop().call_soon(lambda: served.append(not parse.done()))
         try:
-            return await super().run(job, *args)
+            return await parse
         finally:
             self.in_flight -= 1
-            self.turns_per_parse.append(self.turns - before)
+            self.served_during_parse.append(served == [True])
 
 
 @asynccontextmanager
 async def watching() -> AsyncIterator[WatchedPool]:
-    """A watched pool with generous limits, its ticker running."""
+    """A watched pool with generous limits."""
     async with WatchedPool(ParseLimits(timeout_s=120, cpu_s=120)) as pool:
-        ticker = asyncio.create_task(pool.tick())
-        try:
-            yield pool
-        finally:
-            ticker.cancel()
+        yield pool

@@ -76,7 +76,7 @@ async def test_hostile_documents_are_parsed_while_the_event_loop_serves(
     assert sorted(s.source for s in summaries) == ["feed", "sitemap"]
     # index, two sitemaps, the feed: each parsed in a process of its own, not this one
     assert len(watched.pids) == 4 and os.getpid() not in watched.pids
-    assert len(watched.turns_per_parse) == 4 and all(watched.turns_per_parse)
+    assert len(watched.served_during_parse) == 4 and all(watched.served_during_parse)
     # the per-file element cap stopped both big files, and the poll kept its result
     error = (await state(db, sitemap))["sitemap_last_error"] or ""
     assert error.count(f"{MAX_ELEMENTS} elements per file") == 2

@@ -65,7 +65,7 @@ async def test_a_costly_robots_txt_is_parsed_while_the_event_loop_serves(
     # the body once (interpret), the stored file once per batch whose rules were not
     # cached yet: each in a process of its own, and the event loop turned meanwhile
     assert len(watched.pids) >= 2 and os.getpid() not in watched.pids
-    assert all(watched.turns_per_parse)
+    assert all(watched.served_during_parse)
 
 
 async def test_a_group_of_too_many_rules_is_unavailable_for_now(

@@ -215,7 +215,7 @@ async def test_a_wordpress_listing_is_read_in_a_parse_process(
     assert (summary.ok, summary.items_new) == (True, 4)
     # both pages' JSON and HTML: in processes of their own, the event loop turning meanwhile
     assert len(parser.pids) == 2 and os.getpid() not in parser.pids
-    assert all(parser.turns_per_parse)
+    assert all(parser.served_during_parse)
 
 
 async def test_a_wordpress_listing_that_is_not_json_fails_that_poll(
