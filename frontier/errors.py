@@ -29,7 +29,7 @@ under this root (one module each, named in brackets):
     │   │   ├── BodyTooLarge     over the body or decompression cap
     │   │   └── TooManyRedirects
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
-    ├── HostBackingOff           (frontier.host_slots) a host that backs off for longer
+    │       └── HostBackingOff   (frontier.host_slots) a host that backs off for longer
     │                            than its requester waits: not requested
     ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
     │                            process each time it was extracted alone

@@ -23,14 +23,13 @@ import os
 import socket
 import time
 import uuid
-from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from frontier.db import Database
-from frontier.errors import FrontierError
 from frontier.hosts import SLOT_BACKOFF, SLOT_HELD, HostRepository
+from frontier.safe_http import FetchFailed
 from frontier.settings import Settings
 from frontier.urls import normalize_url, url_host
 
@@ -39,9 +38,10 @@ DB_PATIENCE_S = 120.0
 BACKOFF_PATIENCE_S = 60.0  # a host backing off for longer is not requested
 
 
-class HostBackingOff(FrontierError):
+class HostBackingOff(FetchFailed):
     """The host backs off (after 429/503 or repeated failures) for longer than the
-    requester waits."""
+    requester waits: not requested, and, as any transient failure of a fetch, to be tried
+    again later (callers that handle `HttpError` handle it)."""
 
 
 def slot_host(url: str) -> str:
@@ -66,7 +66,6 @@ class HostSlots:
     new_host_delay_ms: int
     lease_s: float
     backoff_patience_s: float = BACKOFF_PATIENCE_S
-    held_back: Counter[str] = field(default_factory=Counter)  # waits, by reason
     waited_s: float = 0.0  # time spent waiting for hosts, in all
 
     @classmethod
@@ -113,7 +112,6 @@ class HostSlots:
                 self.waited_s += time.monotonic() - started
                 return slot.held
             reason = slot.reason or "delay"
-            self.held_back[reason] += 1
             if reason == SLOT_BACKOFF and slot.wait_s > self.backoff_patience_s:
                 raise HostBackingOff(
                     f"{host} backs off for {slot.wait_s:.0f} s more (after 429/503 or "

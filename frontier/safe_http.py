@@ -33,8 +33,7 @@ Errors (all `HttpError`, a `FrontierError`):
     │   ├── BodyTooLarge     over the body cap
     │   └── TooManyRedirects over the redirect cap, or a redirect to a non-http URL
     └── FetchFailed      transient: timeout, DNS failure, connection error; retry later
-
-and `HostBackingOff` (frontier.host_slots, a `FrontierError`: nothing was attempted).
+        └── HostBackingOff   (frontier.host_slots) the host backs off: not requested
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from frontier.db import Database
+from frontier.host_slots import HostSlots
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.sources import Source, SourceRepository, UnknownSource
 from poller.errors import FireRateLimited
@@ -373,3 +374,27 @@ async def test_run_forever_reports_a_failed_tick_and_keeps_going(
     await asyncio.wait_for(poller.run_forever(stop, on_failed=on_failed), 30)
 
     assert [str(exc) for exc in failures] == ["bad statement", "bad statement"]
+
+
+async def test_a_host_backing_off_fails_the_poll_without_a_request(
+    db: Database, local_site: LocalSite
+) -> None:
+    """The poller holds each host as the fetchers do (frontier/host_slots.py); a host that
+    backs off for longer than it waits is not requested, and the poll fails and backs off
+    like any other transient failure (not a crash)."""
+    local_site.serve("/feed.xml", rss("/ok/1"), content_type="application/rss+xml")
+    source = await add(db, "walled", feed_url=local_site.url("/feed.xml"))
+    await db.execute(
+        "INSERT INTO host_state (host, backoff_until) VALUES ($1, now() + interval '1 hour')",
+        f"{local_site.address}:{local_site.port}",
+    )
+    slots = HostSlots(db, "poller-test", new_host_delay_ms=0, lease_s=60)
+    limits = HttpLimits("frontier-test/1", allow_private_networks=True)
+    async with SafeClient(limits, slots) as client:
+        summaries = await Poller(db, client, POLICY).run_once(now=T0)
+    assert summaries[0].ok is False and "backs off" in (summaries[0].error or "")
+    assert local_site.requests == []
+    row = await state(db, source)
+    assert row["consecutive_errors"] == 1 and row["next_poll_at"] > T0
+    logged = await db.fetch("SELECT kind, outcome FROM fetch_log")
+    assert [(r["kind"], r["outcome"]) for r in logged] == [("feed", "failed")]  # no crash
