@@ -44,8 +44,9 @@ import resource
 import socket
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -56,8 +57,19 @@ from frontier.errors import FrontierError
 from frontier.settings import Settings
 from frontier.urls import InvalidURL, request_spelling
 
-if TYPE_CHECKING:
-    from frontier.host_slots import HostSlots, Pace
+
+class HostSlots(Protocol):
+    """Holds a URL's host while one request is in flight (frontier.host_slots.HostSlots;
+    a protocol here, so that this module does not import that one, which imports it)."""
+
+    def hold(self, url: str) -> AbstractAsyncContextManager[None]: ...
+
+
+class Pace(Protocol):
+    """Keeps one holder's requests to a host the delay apart (frontier.host_slots.Pace)."""
+
+    def turn(self) -> AbstractAsyncContextManager[None]: ...
+
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
