@@ -3,7 +3,8 @@
 followed breadth first, at most `max_files` documents per poll, never one twice, within
 the poll's budget (`PollPolicy.poll_budget`), each parsed in a parse process. (A feed
 source's `sitemap_url` is still polled beside its feed on the sitemap interval, by
-`poller.sitemaps`, with its own window and cursor.)"""
+`poller.sitemaps`, with its own window and cursor; a `sitemap_url` this kind polls
+itself is not read there a second time.)"""
 
 from __future__ import annotations
 

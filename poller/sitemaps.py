@@ -88,13 +88,21 @@ async def poll_sitemaps(
     *,
     now: datetime,
     parser: ParsePool,
+    kind_target: str | None = None,
 ) -> SitemapOutcome:
+    """`kind_target`: what the source's kind polls (`SourceKind.target`); a `sitemap_url`
+    of that identity is the kind's own document, already read this poll, and is not read
+    again here (a `sitemap`-kind source polls its `sitemap_url` by default)."""
     started = time.monotonic()
     later = now + timedelta(seconds=policy.sitemap_interval_s)
     site = source.base_url or source.sitemap_url
-    if not source.sitemap_url and (not source.base_url or source.kind != DEFAULT_KIND):
+    if (not source.sitemap_url and (not source.base_url or source.kind != DEFAULT_KIND)) or (
+        source.sitemap_url
+        and kind_target
+        and _identity(source.sitemap_url) == _identity(kind_target)
+    ):
         # a source of another kind uses its base_url for that kind: its sitemaps are
-        # looked for only when it names one
+        # looked for only when it names one, and one its kind polls is not polled twice
         return SitemapOutcome(source, replace(state, sitemap_next_poll_at=later), None, None)
     outcome = SitemapOutcome(source, state, None, LogOutcome.FAILED)
     try:

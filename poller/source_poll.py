@@ -8,13 +8,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from frontier.fetch_log import LogEntry
 from frontier.parse_pool import ParsePool
 from frontier.queue import Candidate, QueueRepository
 from frontier.safe_http import SafeClient
-from frontier.source_kinds import KindRegistry
+from frontier.source_kinds import KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin
+from frontier.urls import InvalidURL
 from poller.entries import FeedEntry
 from poller.feed_state import FeedState, FeedStateRepository
 from poller.policy import PollPolicy
@@ -91,7 +94,13 @@ async def poll_source(
         polled.state = polled.feed.state
     if sitemap:
         polled.sitemap = await poll_sitemaps(
-            client, source, polled.state, policy, now=now, parser=parser
+            client,
+            source,
+            polled.state,
+            policy,
+            now=now,
+            parser=parser,
+            kind_target=_kind_target(kinds, source),
         )
         polled.state = polled.sitemap.state
     if dry_run:
@@ -107,6 +116,19 @@ async def poll_source(
         if part is not None and part.outcome is not None and part.url
     ]
     return polled
+
+
+def _kind_target(kinds: KindRegistry, source: Source) -> str | None:
+    """The URL the source's kind polls (None: a kind not installed or misconfigured,
+    which `poll_feed` reports)."""
+    kind = kinds.get(source.kind)
+    if kind is None:
+        return None
+    try:
+        target: str | None = kind.target(source, parse_options(kind, source.config or {}))
+    except (ValidationError, InvalidURL):
+        return None
+    return target
 
 
 def _feed_fields(outcome: FeedOutcome) -> dict[str, Any]:

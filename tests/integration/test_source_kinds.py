@@ -269,6 +269,36 @@ async def test_a_sitemap_source_submits_its_locs_as_sitemap_urls(
     assert await log_rows(db, source) == [("feed", "ok", 200)]
 
 
+async def test_a_sitemap_source_that_also_sets_sitemap_url_requests_it_once_a_poll(
+    db: Database, client: SafeClient, local_site: LocalSite, policy: PollPolicy
+) -> None:
+    """Issue 29 item 7: the kind polls `sitemap_url` (its default target); the sitemaps
+    polled beside a source's feed must not read it a second time in the same poll."""
+    local_site.serve(
+        "/sitemap.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{local_site.url('/n/1')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
+    source = await create(
+        db,
+        {
+            "name": "maps",
+            "kind": "sitemap",
+            "base_url": local_site.url("/"),
+            "sitemap_url": local_site.url("/sitemap.xml"),
+        },
+    )
+
+    [summary] = await Poller(db, client, policy).run_once(now=T0)
+
+    assert summary.ok and summary.items_new == 1
+    assert len(local_site.hits("/sitemap.xml")) == 1
+    assert await log_rows(db, source) == [("feed", "ok", 200)]
+    state = await feed_state(db, source)
+    assert state["sitemap_next_poll_at"] is not None and state["sitemap_next_poll_at"] > T0
+
+
 # -- a third-party kind through the entry-point group -----------------------------------
 
 
