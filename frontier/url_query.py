@@ -6,6 +6,9 @@ stay inside their parameter. Parameters are then:
 
 - dropped when empty (``a&&b`` is ``a&b``; a trailing ``&`` goes),
 - dropped when their name is a tracking parameter (below),
+- dropped when they are a session identifier (`frontier.session_ids`: ``PHPSESSID``,
+  ``jsessionid``, a 32-character ``sid``, ColdFusion's ``CFID`` and ``CFTOKEN`` together
+  ...), and a session path parameter written inside one (``a=1;jsessionid=...``) goes,
 - sorted by name, stably: parameters with the same name keep their input order, because
   ``?tag=b&tag=a`` may well mean something different from ``?tag=a&tag=b``.
 
@@ -16,6 +19,8 @@ costs a duplicate fetch.
 """
 
 from operator import itemgetter
+
+from frontier.session_ids import has_session_pair, is_session_param, strip_path_sessions
 
 # Tracking parameters, compared case-insensitively with the parameter's name (after
 # its percent-escapes of unreserved characters are decoded).
@@ -86,20 +91,33 @@ def is_tracking_param(name: str) -> bool:
 
 
 def clean_query(query: str) -> str:
-    """Drop empty and tracking parameters and sort the rest stably by name.
+    """Drop empty, tracking and session parameters and sort the rest stably by name.
 
     `query` is already escape-normalised and has no leading ``?``; the result may be
     empty, in which case the URL has no query at all.
     """
     if "&" not in query:
-        if not query or is_tracking_param(query.partition("=")[0]):
+        if ";" in query:
+            query = strip_path_sessions(query)
+        if not query or _dropped(query.partition("=")[0], query):
             return ""
         return query
     named = []
     for param in query.split("&"):
+        if ";" in param:
+            param = strip_path_sessions(param)
         if param:
             name = param.partition("=")[0]
-            if not is_tracking_param(name):
+            if not _dropped(name, param):
                 named.append((name, param))
+    if len(named) > 1 and has_session_pair({name.lower() for name, _ in named}):
+        named = [(name, param) for name, param in named if name.lower() not in _COLDFUSION]
     named.sort(key=_first)
     return "&".join([param for _, param in named])
+
+
+_COLDFUSION = frozenset({"cfid", "cftoken"})
+
+
+def _dropped(name: str, param: str) -> bool:
+    return is_tracking_param(name) or is_session_param(name, param)

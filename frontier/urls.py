@@ -35,12 +35,14 @@ Public API:
    non-ASCII as UTF-8) is percent-encoded, so the result is pure ASCII.
    This runs before rule 9 so that ``%2E%2E`` is a dot segment (the URL Standard treats
    it as one), which normalisation must see for ``normalize_url`` to be idempotent.
-9. Dot segments are resolved (RFC 3986 section 5.2.4); an empty path becomes ``/``.
+9. Session path parameters (``;jsessionid=...`` and the like; `frontier.session_ids`)
+   are dropped, then dot segments are resolved (RFC 3986 section 5.2.4); an empty path
+   becomes ``/``.
    Repeated slashes are kept: ``/a//b`` may be a different resource (web archives put a
    whole URL in the path).
 10. Trailing slashes of a non-root path are removed (all of them, so the rule is
     idempotent) unless `keep_trailing_slash` is set for the source.
-11. The query loses its empty and tracking parameters, keeps blank values as written
+11. The query loses its empty, tracking and session parameters, keeps blank values as written
     (``a=`` and ``a`` stay distinct), and is sorted stably by parameter name; an empty
     query loses its ``?``. See `frontier.url_query`.
 12. The fragment is dropped.
@@ -51,7 +53,8 @@ nothing but `InvalidURL` is ever raised.
 Identity and request spelling are two things (DESIGN.md): the normalised URL is the
 identity, used for dedup and nothing else; `request_spelling` is what is requested, the
 URL as discovered with its path and query exactly as written (no slash removed, no
-parameter dropped or reordered, no escape decoded) and only the fragment dropped. Its
+parameter dropped or reordered, no escape decoded, a session identifier kept for the
+server that needs it) and only the fragment dropped. Its
 scheme and authority are the normalised ones (credentials never enter the frontier), and
 it is resolved against `base` as a browser resolves a link. A site that wants `/a/` and
 redirects `/a` back to it is then asked for `/a/`, the spelling it linked.
@@ -64,6 +67,7 @@ from urllib.parse import urljoin
 
 from frontier.errors import FrontierError
 from frontier.hostnames import normalize_host
+from frontier.session_ids import strip_path_sessions
 from frontier.url_query import clean_query
 
 __all__ = [
@@ -155,6 +159,8 @@ def normalize_url(url: str, base: str | None = None, *, keep_trailing_slash: boo
         if path:
             if _NOT_RAW.search(path) is not None:
                 path = _ESCAPE_OR_NOT_RAW.sub(_fix_escape, path)
+            if ";" in path:
+                path = strip_path_sessions(path)
             if "/." in path:
                 path = _remove_dot_segments(path)
             if not keep_trailing_slash:
@@ -206,7 +212,8 @@ def request_spelling(url: str, base: str | None = None) -> str:
 #   host is never read as an IPv4 address);
 # - port (rule 7): 1-65535 without a leading zero, and neither 80 nor 443, whatever the scheme;
 # - path (rules 8-10): present, of characters allowed raw only (so no ``%``), no ``.`` or
-#   ``..`` segment, and in `_FIXED_POINT` no trailing slash unless it is the root;
+#   ``..`` segment, no ``;`` (a session path parameter is dropped), and in `_FIXED_POINT`
+#   no trailing slash unless it is the root;
 # - no query and no fragment (rules 11, 12). The length limit is checked apart.
 # The quantifiers are possessive (``*+``): nothing here needs backtracking, which cost 30%.
 _FIXED_START = (
@@ -215,7 +222,7 @@ _FIXED_START = (
     r"(?::(?!80/|443/)"
     r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
 )
-_FIXED_SEGMENT = r"/(?!\.\.?(?:/|\Z))[A-Za-z0-9._~!$&'()*+,;=:@-]*+"
+_FIXED_SEGMENT = r"/(?!\.\.?(?:/|\Z))[A-Za-z0-9._~!$&'()*+,=:@-]*+"
 _FIXED_POINT = re.compile(rf"{_FIXED_START}(?:(?:{_FIXED_SEGMENT})++(?<!/)|/)")
 _FIXED_POINT_KEEPING_SLASH = re.compile(rf"{_FIXED_START}(?:{_FIXED_SEGMENT})++")
 

@@ -8,6 +8,7 @@ test id carries its vector's number and the file's vector count, e.g. ``wpt-fail
 import csv
 import hashlib
 import json
+import re
 import string
 from collections.abc import Iterator
 from typing import Any
@@ -166,6 +167,47 @@ GOLDEN = [
     ("https://foo.com/search?q=tl;dr", "https://foo.com/search?q=tl;dr"),
     ("http://x.com/s?q=a+b", "http://x.com/s?q=a+b"),
     ("http://x.com/?=1&a=1", "http://x.com/?=1&a=1"),
+    # session identifiers dropped (frontier.session_ids): Nutch's default rule's names,
+    # whatever the value, in the path or the query (its own test vectors, then ours)
+    (
+        "http://www.foo.com/foo.html;jsessionid=1E6FEC0D14D044541DD84D2D013D29ED?param=1&another=2",
+        "http://www.foo.com/foo.html?another=2&param=1",
+    ),
+    (
+        "http://www.foo.com/foo.html?param=1&another=2;jsessionid=1E6FEC0D14D044541DD84D2D013D29ED",
+        "http://www.foo.com/foo.html?another=2&param=1",
+    ),
+    ("http://foo.com/foo.php?PHPSESSID=cdc993a493e899bed04f4d0c8a462a03", "http://foo.com/foo.php"),
+    (
+        "http://foo.com/foo.php?f=2&PHPSESSID=cdc993a493e899bed04f4d0c8a462a03&q=3",
+        "http://foo.com/foo.php?f=2&q=3",
+    ),
+    (
+        "http://www.foo.com/foo.php?Bv_SessionID=fassassddsajkl&x=y",
+        "http://www.foo.com/foo.php?x=y",
+    ),
+    (
+        "http://www.foo.com/foo.html?_sessionID=824A6C0A13a7e11205wxN28F44E3",
+        "http://www.foo.com/foo.html",
+    ),
+    ("http://x.com/a;JSESSIONID=abc.node1;b=1/c", "http://x.com/a;b=1/c"),
+    ("http://x.com/a/;jsessionid=abc", "http://x.com/a"),
+    ("http://x.com/a;%6Asessionid=abc", "http://x.com/a"),
+    ("http://x.com/a;jsessionid=1/./b", "http://x.com/a/b"),
+    ("http://x.com/a?PHPSESSID", "http://x.com/a"),
+    # a `sid` only with a 32-character value (Heritrix): a sid is often a story's id
+    ("http://x.com/a?_sid=587fba8f825b05844526519fdb7d75c8&b=35", "http://x.com/a?b=35"),
+    ("http://x.com/a?sid=587FBA8F825B05844526519FDB7D75C8", "http://x.com/a"),
+    ("http://x.com/article.pl?sid=05/01/01/1234", "http://x.com/article.pl?sid=05/01/01/1234"),
+    ("http://x.com/a?sid=xyz&x=1", "http://x.com/a?sid=xyz&x=1"),
+    ("http://x.com/a;sid=587fba8f825b05844526519fdb7d75c8", "http://x.com/a"),
+    # classic ASP (Heritrix), ColdFusion's CFID and CFTOKEN only together (Heritrix)
+    ("http://x.com/a?ASPSESSIONIDAQBSDSRT=EOHBLBDDPFCLHKPGGKLILNAM&p=2", "http://x.com/a?p=2"),
+    ("http://x.com/boo?CFID=1169580&CFTOKEN=48630702&dt=22", "http://x.com/boo?dt=22"),
+    ("http://x.com/boo?CFID=1169580&dt=22", "http://x.com/boo?CFID=1169580&dt=22"),
+    # names that merely contain one are kept (Nutch's NUTCH-706, NUTCH-1328)
+    ("http://x.com/n.aspx?NewsID=1567539", "http://x.com/n.aspx?NewsID=1567539"),
+    ("http://x.com/a?usersessionid=1&xsid=2", "http://x.com/a?usersessionid=1&xsid=2"),
     # fragment dropped
     ("http://example.com/a#section", "http://example.com/a"),
     ("http://example.com/a?b=1#c?d=2", "http://example.com/a?b=1"),
@@ -591,11 +633,14 @@ _HOSTS = st.one_of(
 # Path segments that normalisation treats specially (dot segments, escapes, characters
 # sent escaped or refused), shared with test_urls_fast_path.py's generator.
 ODD_SEGMENTS = (
-    *(".", "..", "...", ".a", "a.", "", "a", "B", "~", "+", ";x=1"),
+    *(".", "..", "...", ".a", "a.", "", "a", "B", "~", "+", ";x=1", ";jsessionid=A1"),
+    *("a;JSessionID=B2.n1", ".;jsessionid=", "..;phpsessid=1;x=2"),
     *("%2e", "%2E%2e", "%2E%2E", "%41", "%7e", "%2F", "%2f", "%25", "%", "%zz", "%c3%a9"),
     *("é", " ", "a b", "[x]", "{}", "|", "\\", '"', "^", "`", "?", "#"),
     *("\t", "\x00", "\x7f", "\x85", "\ud800"),
 )
+# Session identifiers (frontier.session_ids) and names that are not one.
+SESSION_NAMES = ("PHPSESSID", "jsessionid", "_sessionID", "sid", "cfid", "CFTOKEN", "newsid")
 _SEGMENTS = st.one_of(st.sampled_from(ODD_SEGMENTS), st.text(max_size=6))
 _PARAMS = st.tuples(
     st.sampled_from(
@@ -615,9 +660,12 @@ _PARAMS = st.tuples(
             "q",
             "a+b",
             "%26",
+            *SESSION_NAMES,
         ]
     ),
-    st.sampled_from([None, "", "1", "x y", "%2", "é", "=", "a=b", "%3D"]),
+    st.sampled_from(
+        [None, "", "1", "x y", "%2", "é", "=", "a=b", "%3D", "587fba8f825b05844526519fdb7d75c8"]
+    ),
 )
 
 
@@ -740,3 +788,64 @@ def test_identity_and_spelling_is_normalize_url_and_request_spelling(
 )
 def test_identity_and_spelling_on_slashes(url: str, base: str | None, keep: bool) -> None:
     assert _together(url, base, keep) == _separately(url, base, keep)
+
+
+# --- session identifiers: never in the identity, always in the request spelling ---------
+
+_SESSION_QUERY = st.sampled_from(
+    [
+        "PHPSESSID=cdc993a493e899bed04f4d0c8a462a03",
+        "phpsessid=x",
+        "jsessionid=1E6FEC0D14D044541DD84D2D013D29ED",
+        "_sessionid=qmyrcedt",
+        "Bv_SessionID=fassassddsajkl",
+        "sid=587fba8f825b05844526519fdb7d75c8",
+        "_sid=587FBA8F825B05844526519FDB7D75C8",
+        "ASPSESSIONIDAQBSDSRT=EOHBLBDDPFCLHKPGGKLILNAM",
+    ]
+)
+_SESSION_PATH = st.sampled_from(
+    [";jsessionid=1E6FEC0D14D044541DD84D2D013D29ED", ";JSESSIONID=abc.node1", ";phpsessid=9"]
+)
+_SESSION_MARKS = re.compile(
+    r"sessionid|phpsessid|[?&;]_?sid=[0-9a-z]{32}|aspsessionid|cfid=.*cftoken=", re.IGNORECASE
+)
+
+
+@st.composite
+def _session_urls(draw: st.DrawFn) -> tuple[str, str]:
+    """A URL without a session and the same URL with sessions written into it."""
+    segments = draw(st.lists(st.sampled_from(["a", "b.html", "x;v=1", "", "%41"]), max_size=3))
+    params = draw(st.lists(st.sampled_from(["q=1", "tag=b", "sid=42", "p", "x=cfid"]), max_size=3))
+    plain = "http://example.com/" + "/".join(segments)
+    session_path = draw(st.lists(_SESSION_PATH, max_size=2))
+    sessions = draw(st.lists(_SESSION_QUERY, max_size=2))
+    where = draw(st.integers(0, len(params)))
+    with_session = plain + "".join(session_path)
+    mixed = params[:where] + sessions + params[where:]
+    if draw(st.booleans()):
+        mixed += ["CFID=1169580", "CFTOKEN=48630702"]
+    if params:
+        plain += "?" + "&".join(params)
+    if mixed:
+        with_session += "?" + "&".join(mixed)
+    return plain, with_session
+
+
+@_PROPERTY_SETTINGS
+@given(_session_urls(), st.booleans())
+def test_session_identifiers_never_reach_the_identity(urls: tuple[str, str], keep: bool) -> None:
+    plain, with_session = urls
+    identity = normalize_url(with_session, keep_trailing_slash=keep)
+    assert identity == normalize_url(plain, keep_trailing_slash=keep)
+    assert _SESSION_MARKS.search(identity) is None
+    assert normalize_url(identity, keep_trailing_slash=keep) == identity
+
+
+@_PROPERTY_SETTINGS
+@given(_session_urls())
+def test_the_request_spelling_keeps_the_sessions_as_written(urls: tuple[str, str]) -> None:
+    """`fetch_url` is what the server gave: its session stays, so the server finds it."""
+    _plain, with_session = urls
+    assert request_spelling(with_session) == with_session
+    assert identity_and_spelling(with_session) == (normalize_url(with_session), with_session)

@@ -73,7 +73,7 @@ FIXED_POINTS = [
     "https://fooxn--bar.example/",  # "xn--" inside a label is no A-label
     "https://example.com/.well-known/security.txt",
     "https://example.com/.../..a/a../.a./a.b",
-    "https://example.com/~user/a;b=c,d!$&'()*+:@-_",
+    "https://example.com/~user/a,b=c,d!$&'()*+:@-_",
     "https://" + "a" * 63 + ".com/",
     f"https://{_HOST_253}/",
     _LONGEST,
@@ -153,6 +153,8 @@ GENERAL_PATH = [
     "https://example.com/a|b",
     'https://example.com/"a"',
     "https://example.com/[a]",
+    "https://example.com/~user/a;b=c,d!$&'()*+:@-_",  # normal, but a ";" may start a session
+    "https://example.com/a;jsessionid=1E6FEC0D14D044541DD84D2D013D29ED",
     "https://example.com/a?b=1",
     "https://example.com/a?",
     "https://example.com/a#f",
