@@ -1,5 +1,7 @@
-"""Which URL keeps an article reached under several (pure): a page's `<link rel="canonical">`
-names the identity its document is stored under, when the fetcher can trust it.
+"""Which URL keeps an article reached under several (pure): a page's `<link rel="canonical">`,
+or its response's `Link: <...>; rel="canonical"` header (`fetcher.link_header`; Drupal
+sends both), names the identity its document is stored under, when the fetcher can trust
+it. The header and the tag count alike; when both are there and disagree, neither does.
 
 Trusted: a canonical on the same site as the page, that is the same scheme and either the
 same host or another host under the same registrable domain (the Public Suffix List's
@@ -8,8 +10,9 @@ same host or another host under the same registrable domain (the Public Suffix L
 (rel=canonical since 2.9) names the permalink on every view of a post, whatever query
 string it was reached with; its AMP plugin's `/amp/` and `?amp=1` views, and AMP pages in
 general (`<html amp>`, which the AMP validator refuses without a canonical), name the
-regular page; Drupal and news CMSes name the clean URL of pages reached with session or
-tracking parameters the normalisation keeps on purpose (`?ref=`, `?share=`, `?sessionid=`).
+regular page; Drupal and news CMSes name the clean URL of pages reached with parameters
+the normalisation keeps on purpose (`?ref=`, `?share=`) and of `/node/123` under its path
+alias.
 
 Ignored, never an error: no canonical, one that does not parse, one naming another scheme
 or site, and mistakes that would merge distinct articles: an absolute URL written without
@@ -54,6 +57,19 @@ def canonical_claim(page_url: str, href: str | None) -> str | None:
     if not same_site(page_url, target) or _is_root(target):
         return None
     return target
+
+
+def page_canonical_claim(page_url: str, tag: str | None, header: str | None) -> str | None:
+    """`canonical_claim` of what a response names: its `<link rel="canonical">` href
+    (`tag`) and its HTTP `Link: <...>; rel="canonical"` target (`header`), which count
+    alike (RFC 6596 section 3). Both given and naming different identities: neither is
+    trusted, as with several tags that disagree."""
+    if header is None:
+        return canonical_claim(page_url, tag)
+    from_header = canonical_claim(page_url, header)
+    if tag is None or not tag.strip():
+        return from_header
+    return from_header if canonical_claim(page_url, tag) == from_header else None
 
 
 def same_site(first: str, second: str) -> bool:

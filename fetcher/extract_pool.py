@@ -69,9 +69,10 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, cast
 
-from fetcher.canonical import canonical_claim
+from fetcher.canonical import page_canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
+from fetcher.link_header import canonical_from_links
 from frontier.errors import FrontierError
 
 log = logging.getLogger(__name__)
@@ -126,12 +127,17 @@ def extract_page(
     url: str,
     selectors: Mapping[str, Any] | None,
     meta: Mapping[str, Any] | None,
+    links: tuple[str, ...] = (),
+    base: str | None = None,
 ) -> Extraction:
     """Decode the body and extract the article and the identity its document belongs
-    under when the page names a trusted canonical other than itself (`fetcher.canonical`)."""
+    under when the page names a trusted canonical other than itself (`fetcher.canonical`),
+    in a `<link rel="canonical">` or in the response's `links` (its `Link` header values,
+    targets resolved against `base`, the URL that answered: `fetcher.link_header`)."""
     html, _encoding = decode_html(body, content_type)
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
-    claim = canonical_claim(url, canonical_href(html))
+    header = canonical_from_links(links, base or url) if links else None
+    claim = page_canonical_claim(url, canonical_href(html), header)
     return Extraction(
         extracted,
         None if claim == url else claim,

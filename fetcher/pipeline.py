@@ -32,6 +32,7 @@ from fetcher.extract_pool import (
     ExtractionPool,
     InProcessExtraction,
 )
+from fetcher.link_header import link_values
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
@@ -264,7 +265,13 @@ class BatchPipeline:
         if self.config.extract:
             try:
                 extraction = await self.extraction.extract(
-                    body, content_type, claim.url, page.source.selectors, claim.discovery_meta
+                    body,
+                    content_type,
+                    claim.url,
+                    page.source.selectors,
+                    claim.discovery_meta,
+                    link_values(headers),
+                    page.fetch_url or claim.request_url,  # the URL that answered
                 )
             except ExtractionCrashed as exc:  # a page that kills the parser's process
                 log.error("extraction crashed for %s: %s", claim.url, exc)
