@@ -94,7 +94,12 @@ class LocalSite:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         seen = Seen(request.path_qs, dict(request.headers), time.monotonic())
         self.requests.append(seen)
-        handler = self._routes.get(request.path_qs) or self._routes.get(request.path)
+        handler = (
+            self._routes.get(request.path_qs)
+            or self._routes.get(request.path)
+            # a path parameter (`;jsessionid=`) is the server's, not part of the route
+            or (self._routes.get(request.path.partition(";")[0]) if ";" in request.path else None)
+        )
         if handler is None:
             response: web.StreamResponse = web.Response(status=404, text="not found")
         else:
