@@ -1,5 +1,8 @@
 """Article extraction: the body from per-source CSS selectors (selectolax) when they
-yield enough text, else from trafilatura's main-text extraction (`main_text`); the
+yield enough text, else from trafilatura's main-text extraction (`main_text`), or from
+what the page declares in structured data (schema.org `articleBody`, JSON-LD or
+microdata) when the HTML's text is thin beside it (a client-rendered page whose text is
+only in its JSON-LD: THIN_SHARE, as for trafilatura's two readings); the
 metadata from what the page declares (`fetcher.metadata`), then trafilatura's metadata
 pass only for fields still missing, then what the feed or sitemap said
 (`discovery_meta`). Which of them produced the body is recorded as the extractor.
@@ -8,6 +11,11 @@ The page is parsed once with selectolax for the selectors and the declared metad
 with lxml (trafilatura's own loader) for trafilatura's readings and the date search, which
 each copy the tree before changing it, and once by resiliparse (lexbor) for its check.
 bench/extract_quality.py measures the body candidates against the corpus (bench/RESULTS.md).
+
+A page that declares its article not free to read (`isAccessibleForFree: false`, on the
+article or on the `hasPart` element its `cssSelector` names, as Google documents for
+paywalled content) and whose text here is not the whole article is `paywalled`: its
+teaser is stored with the flag, not as a whole article (`paywall`).
 
 `content_hash` is the SHA-256 of the normalised body text (Unicode NFKC, case-folded,
 whitespace collapsed), so the same article served under two URLs hashes the same.
@@ -32,7 +40,13 @@ from selectolax.lexbor import LexborHTMLParser
 from trafilatura.settings import Extractor
 from trafilatura.utils import load_html
 
-from fetcher.metadata import PageMeta, parse_date, plausible_date, read_metadata
+from fetcher.metadata import (
+    PageMeta,
+    microdata_body,
+    parse_date,
+    plausible_date,
+    read_metadata,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +58,12 @@ MIN_SELECTOR_WORDS = 30  # selectors yielding less body text than this fall back
 # characters: on the article benchmark every page's decision is the one a share of words
 # gives (the two ratios differ by 0.04 at most), without splitting both texts per page.
 THIN_SHARE = 0.5
+# A page declaring its article not free, without naming the gated part (`cssSelector`),
+# is whole when its text has at least this many words: a paywall's teaser is the
+# standfirst and a paragraph or two, where the shortest whole news stories (briefs) run
+# to 150-250 words. With a `cssSelector`, the gated part itself must be in the page and
+# hold MIN_SELECTOR_WORDS.
+TEASER_WORDS = 150
 # trafilatura's metadata pass costs about four times its text extraction: run it only
 # when the page declares none of these.
 _COSTLY_FIELDS = ("title", "author", "published_at")
@@ -60,6 +80,7 @@ class Extracted:
     image_url: str | None = None
     language: str | None = None
     extractor: str | None = None  # selectors | generic | feed
+    paywalled: bool = False  # declared not free, and the text here is not the whole article
 
     @property
     def word_count(self) -> int:
@@ -318,15 +339,22 @@ def extract(
         picked = by_selectors(tree, selectors)
         if picked.word_count >= MIN_SELECTOR_WORDS:
             result = picked
-    declared = from_declared(read_metadata(tree, now=now))
+    meta = read_metadata(tree, now=now)
+    declared = from_declared(meta)
     missing = [
         name
         for name in _COSTLY_FIELDS
         if not getattr(declared, name) and not (result and getattr(result, name))
     ]
     page = lxml_page(html) if result is None or missing else None
+    structured = False
     if result is None:
-        result = Extracted(body=main_text(html, url, page), extractor="generic")
+        body = main_text(html, url, page)
+        declared_body = meta.article_body or (
+            microdata_body(tree) if "articleBody" in html else None
+        )
+        structured = declared_body is not None and len(body or "") < THIN_SHARE * len(declared_body)
+        result = Extracted(body=declared_body if structured else body, extractor="generic")
     result = _merge(result, declared)
     if missing == ["published_at"]:
         result = _merge(result, date_from_markup(html, url, now, page))
@@ -335,4 +363,23 @@ def extract(
     result = _merge(result, from_discovery(discovery_meta, now))
     if not result.body and result.summary:
         result = replace(result, body=result.summary, extractor="feed")
+    if meta.closed and not structured and not _whole_behind_paywall(tree, meta, result):
+        result = replace(result, paywalled=True)
     return result
+
+
+def _whole_behind_paywall(tree: LexborHTMLParser, meta: PageMeta, result: Extracted) -> bool:
+    """Whether a page declaring its article not free holds it whole all the same (served
+    whole to crawlers, as Google's paywalled-content markup is meant for): the gated
+    parts its `cssSelector`s name are in the page with text, or, naming none, its text is
+    longer than a teaser (TEASER_WORDS)."""
+    if not meta.gated:
+        return result.word_count >= TEASER_WORDS
+    words = 0
+    for selector in meta.gated:
+        try:
+            nodes = tree.css(selector)
+        except Exception:  # selectolax raises on invalid CSS: that part is not found
+            continue
+        words += sum(len(node.text(separator=" ").split()) for node in nodes)
+    return words >= MIN_SELECTOR_WORDS

@@ -15,6 +15,19 @@ Sources, best first for each field:
 - `<time datetime>` (the `datePublished`/`pubdate` one, else the first in `<article>`),
   `<html lang>`, a single `<h1>`, `<title>`.
 
+The article's text as structured data declares it, for a page whose HTML has little of
+it (a client-rendered page: `fetcher.extract` decides): schema.org `articleBody` in the
+JSON-LD article object, else the text of the microdata `itemprop="articleBody"` element.
+And whether the page says its article is not free to read: `isAccessibleForFree: false`
+on the article (or its WebPage), or on a `WebPageElement` of its `hasPart` whose
+`cssSelector` names the gated part, as Google documents for subscription and paywalled
+content (developers.google.com/search/docs/appearance/structured-data/paywalled-content).
+
+Bounded: a JSON-LD script longer than `MAX_JSON_LD_CHARS` is skipped (a real one is a few
+kilobytes; one with a whole `articleBody` some tens), and so is JSON nested deeper than
+Python's parser goes (`RecursionError`). This runs in the extraction worker, under its
+time and memory limits (`fetcher.extract_pool`), never on the event loop.
+
 Malformed JSON-LD (trailing commas, HTML comments, CDATA wrappers, raw newlines in
 strings, several objects in one script) is repaired where that is unambiguous and
 skipped otherwise: it never stops the extraction.
@@ -63,6 +76,7 @@ ARTICLE_TYPES = frozenset(
         "TechArticle",
     }
 )
+MAX_JSON_LD_CHARS = 1_000_000  # a longer script is skipped, not parsed
 _PAGE_TYPES = frozenset({"WebPage", "ItemPage", "AboutPage", "CollectionPage"})
 _NESTED_KEYS = ("@graph", "mainEntity", "mainEntityOfPage", "hasPart", "itemListElement")
 _MAX_DEPTH = 6
@@ -80,6 +94,9 @@ class PageMeta:
     image_url: str | None = None
     language: str | None = None
     summary: str | None = None
+    article_body: str | None = None  # JSON-LD `articleBody` (microdata: `microdata_body`)
+    closed: bool = False  # declares `isAccessibleForFree: false`
+    gated: tuple[str, ...] = ()  # the `cssSelector`s of the parts it declares gated
 
 
 def parse_date(value: object) -> datetime | None:
@@ -138,7 +155,27 @@ def read_metadata(tree: LexborHTMLParser, *, now: datetime | None = None) -> Pag
             meta.get("content-language"),
         ),
         summary=_first(article.get("summary"), *(meta.get(n) for n in _SUMMARY_METAS)),
+        article_body=article.get("body"),
+        closed=bool(article.get("closed")),
+        gated=article.get("gated", ()),
     )
+
+
+def microdata_body(tree: LexborHTMLParser) -> str | None:
+    """The text of the microdata `itemprop="articleBody"` elements (itemprop is a token
+    list), paragraphs apart; None without one."""
+    parts = [
+        text
+        for node in tree.css('[itemprop~="articleBody"]')
+        if (
+            text := _paragraphs(
+                node.attributes.get("content") or ""  # microdata on <meta>: its content
+                if node.tag == "meta"
+                else node.text(separator="\n")
+            )
+        )
+    ]
+    return "\n\n".join(parts) or None
 
 
 # -- meta tags ------------------------------------------------------------------------
@@ -232,7 +269,7 @@ def _heading_or_title(tree: LexborHTMLParser) -> str | None:
 # -- JSON-LD ----------------------------------------------------------------------------
 
 
-def _article_fields(tree: LexborHTMLParser) -> dict[str, str | None]:
+def _article_fields(tree: LexborHTMLParser) -> dict[str, Any]:
     """Fields of the page's JSON-LD article object (or, without one, its WebPage)."""
     nodes = [node for doc in _json_ld_documents(tree) for node in _walk(doc, 0)]
     if not nodes:
@@ -250,19 +287,78 @@ def _article_fields(tree: LexborHTMLParser) -> dict[str, str | None]:
         "image": _image(chosen.get("image"), by_id) or _image(chosen.get("thumbnailUrl"), by_id),
         "language": _text(chosen.get("inLanguage")),
         "summary": _text(chosen.get("description")),
+        "body": _body(chosen.get("articleBody")),
     }
     if article is not None and page is not None:  # Yoast puts some fields on the WebPage
         for key, name in (("published", "datePublished"), ("language", "inLanguage")):
             fields[key] = fields[key] or _text(page.get(name))
         fields["image"] = fields["image"] or _image(page.get("primaryImageOfPage"), by_id)
-    return fields
+    owners = [node for node in (article, page) if node is not None]
+    gated = [
+        selector
+        for owner in owners
+        for part in _parts(owner.get("hasPart"), by_id)
+        if _not_free(part.get("isAccessibleForFree"))
+        for selector in _selectors(part.get("cssSelector"))
+    ]
+    closed = bool(gated) or any(_not_free(owner.get("isAccessibleForFree")) for owner in owners)
+    return {**fields, "closed": closed, "gated": tuple(dict.fromkeys(gated))}
+
+
+def _not_free(value: Any) -> bool:
+    """`isAccessibleForFree` false: the boolean, or the text Google's older examples use
+    ("False"), in any case."""
+    if isinstance(value, list) and value:
+        value = value[0]
+    if isinstance(value, dict):
+        value = value.get("@value")
+    return value is False or (isinstance(value, str) and value.strip().lower() == "false")
+
+
+def _parts(value: Any, by_id: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    items = value if isinstance(value, list) else [value]
+    return [part for item in items if isinstance(part := _resolve(item, by_id), dict)]
+
+
+def _selectors(value: Any) -> list[str]:
+    items = value if isinstance(value, list) else [value]
+    return [text for item in items if (text := _clean(item))]
+
+
+def _body(value: Any) -> str | None:
+    """`articleBody` as text: strings (a list of them is paragraphs), markup some
+    publishers leave in it read as text, paragraphs kept apart."""
+    items = value if isinstance(value, list) else [value]
+    parts: list[str] = []
+    for item in items:
+        if isinstance(item, dict):
+            item = item.get("@value")
+        if not isinstance(item, str):
+            continue
+        if "<" in item and ">" in item:  # markup: its text, block by block
+            root = LexborHTMLParser(item).body
+            item = root.text(separator="\n") if root is not None else item
+        elif "&" in item:
+            item = html.unescape(item)
+        text = _paragraphs(item)
+        if text:
+            parts.append(text)
+    return "\n\n".join(parts) or None
+
+
+def _paragraphs(text: str) -> str | None:
+    """Spaces collapsed within each line, blank lines dropped, lines kept apart."""
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line) or None
 
 
 def _json_ld_documents(tree: LexborHTMLParser) -> Iterator[Any]:
     for script in tree.css("script[type]"):
         kind = (script.attributes.get("type") or "").split(";")[0].strip().lower()
         if kind == "application/ld+json":
-            yield from _lenient_json(script.text(deep=True))
+            text = script.text(deep=True)
+            if len(text) <= MAX_JSON_LD_CHARS:
+                yield from _lenient_json(text)
 
 
 def _lenient_json(text: str) -> Iterator[Any]:
@@ -280,7 +376,7 @@ def _lenient_json(text: str) -> Iterator[Any]:
                 values.append(value)
                 while position < len(candidate) and candidate[position] in " \t\r\n;,":
                     position += 1
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested beyond the parser
             if not values:
                 continue
         yield from values

@@ -310,6 +310,7 @@ class BatchPipeline:
             extractor=extracted.extractor,
             http_status=status,
             fetched_at=utcnow(),
+            paywalled=extracted.paywalled,
         )
         page.end(
             OutcomeKind.FETCHED,

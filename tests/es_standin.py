@@ -76,6 +76,8 @@ def _type_ok(kind: str, value: Any) -> bool:
         return isinstance(value, str)
     if kind in ("integer", "short", "long"):
         return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "boolean":
+        return isinstance(value, bool)
     if kind == "date":
         try:
             datetime.fromisoformat(value)
@@ -142,6 +144,8 @@ class ElasticsearchStandIn:
         self.port = 0
         self.definition = load_index_definition()
         self.indices: dict[str, dict[str, dict[str, Any]]] = {}  # index -> id -> source
+        # index -> its mapped fields (an index made by an older release lacks new ones)
+        self.properties: dict[str, dict[str, Any]] = {}
         self.bulk_requests = 0
         self.rejected_requests: list[str] = []
         self.down = False
@@ -199,6 +203,8 @@ class ElasticsearchStandIn:
             return await self._search(parts[0], request)
         if len(parts) == 3 and parts[1] == "_doc" and request.method == "GET":
             return self._get(parts[0], parts[2])
+        if len(parts) == 2 and parts[1] == "_mapping" and request.method in ("PUT", "POST"):
+            return await self._put_mapping(parts[0], request)
         if path and "/" not in path and not path.startswith("_"):
             if request.method == "HEAD":
                 return self._answer({}, 200 if path in self.indices else 404)
@@ -223,7 +229,39 @@ class ElasticsearchStandIn:
         if body.get("settings") != self.definition["settings"]:
             return self._bad("settings differ from frontier/sinks/raw_content.json")
         self.indices[index] = {}
+        self.properties[index] = dict(self.definition["mappings"]["properties"])
         return self._answer({"acknowledged": True, "index": index})
+
+    def create_old_index(self, index: str, without: tuple[str, ...]) -> None:
+        """An index as an older release made it: the mapping lacks the fields `without`."""
+        self.indices[index] = {}
+        properties = self.definition["mappings"]["properties"]
+        self.properties[index] = {k: v for k, v in properties.items() if k not in without}
+
+    async def _put_mapping(self, index: str, request: web.Request) -> web.Response:
+        """Fields added to an index's mapping; a mapped field's type never changes (as
+        Elasticsearch refuses that with `illegal_argument_exception`)."""
+        if index not in self.indices:
+            return self._missing_index(index)
+        body = await request.json()
+        given = body.get("properties")
+        if not isinstance(given, dict) or set(body) - {"properties"}:
+            return self._bad("a mapping update must hold only properties")
+        known = self.properties[index]
+        for name, spec in given.items():
+            if name in known and known[name] != spec:
+                return self._answer(
+                    {
+                        "error": {
+                            "type": "illegal_argument_exception",
+                            "reason": f"mapper [{name}] cannot be changed",
+                        },
+                        "status": 400,
+                    },
+                    400,
+                )
+        known.update(given)
+        return self._answer({"acknowledged": True})
 
     async def _bulk(self, request: web.Request) -> web.Response:
         if "x-ndjson" not in request.headers.get("Content-Type", ""):
@@ -241,7 +279,6 @@ class ElasticsearchStandIn:
         if not pairs:
             return self._bad("empty bulk body")
         self.bulk_requests += 1
-        properties = self.definition["mappings"]["properties"]
         items, errors = [], False
         for action, source_line in pairs:
             if source_line is None:  # a delete: 404 when absent, as Elasticsearch answers
@@ -259,6 +296,7 @@ class ElasticsearchStandIn:
             elif doc_id != source.get("url_hash"):
                 problem = ("illegal_argument_exception", "_id must equal url_hash", 400)
             else:
+                properties = self.properties.get(index, self.definition["mappings"]["properties"])
                 for name, value in source.items():
                     if name not in properties:
                         problem = (

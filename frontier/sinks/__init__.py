@@ -48,6 +48,7 @@ DOCUMENT_FIELDS = (
     "extractor",
     "http_status",
     "fetched_at",
+    "paywalled",
 )
 
 
@@ -90,6 +91,8 @@ class RawDocument:
     extractor: str | None
     http_status: int | None
     fetched_at: datetime
+    # the page declares its article not free and this is its teaser (fetcher/extract.py)
+    paywalled: bool = False
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready fields (ISO dates, string ids)."""

@@ -2,7 +2,8 @@
 
 - The index is created with the explicit settings and mappings of `raw_content.json`, package
   data beside this module (deploy/compose.yaml mounts the same file), when it does not exist
-  (`ensure_index`).
+  (`ensure_index`); an index that exists gets the fields added to the mapping since it was
+  made (`paywalled`, migration 0034's twin), none of its fields changed.
 - Document id = `url_hash`, op `index`, so writing a URL again replaces its document.
 - Writes are buffered and sent as one bulk request when `flush_docs` documents are waiting
   or `flush_interval_s` has passed since the first of them, whichever comes first; each
@@ -112,9 +113,14 @@ class ElasticsearchSink:
         self._flushes: set[asyncio.Task[None]] = set()
 
     async def ensure_index(self) -> None:
-        """Create the index with its mappings if absent."""
+        """Create the index with its mappings if absent, else add the fields it lacks."""
         try:
             if await self._client.indices.exists(index=self.index):
+                # An index an older release made lacks the fields added since (the
+                # mapping is strict): add them. Adding fields changes no existing one.
+                await self._client.indices.put_mapping(
+                    index=self.index, properties=self._definition["mappings"]["properties"]
+                )
                 return
             await self._client.indices.create(
                 index=self.index,

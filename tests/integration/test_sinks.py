@@ -115,6 +115,31 @@ async def test_es_sink_creates_the_index_and_bulk_indexes(standin: Elasticsearch
     assert stored[f"{1:064x}"]["title"] == "again" and standin.bulk_requests == 2
 
 
+async def test_es_sink_adds_the_paywalled_field_to_an_index_an_older_release_made(
+    standin: ElasticsearchStandIn,
+) -> None:
+    """An index made before `paywalled` was mapped (strict mapping): ensure_index adds the
+    field, so a paywalled document is stored instead of refused."""
+    standin.create_old_index("raw_content", without=("paywalled",))
+    sink = ElasticsearchSink(standin.url, flush_docs=1)
+    try:
+        await sink.ensure_index()
+        await sink.write([doc(7, paywalled=True)])
+    finally:
+        await sink.close()
+    assert standin.rejected_requests == []
+    assert standin.indices["raw_content"][f"{7:064x}"]["paywalled"] is True
+
+
+async def test_the_postgres_sink_stores_the_paywalled_flag(db: Database) -> None:
+    await PostgresSink(db).write([doc(8, paywalled=True), doc(9)])
+    rows = await db.fetch("SELECT url_hash, paywalled FROM raw_content ORDER BY url_hash")
+    assert [(r["url_hash"], r["paywalled"]) for r in rows] == [
+        (f"{8:064x}", True),
+        (f"{9:064x}", False),
+    ]
+
+
 async def test_es_sink_reports_refused_documents(standin: ElasticsearchStandIn) -> None:
     sink = ElasticsearchSink(standin.url, flush_docs=1)
     try:
