@@ -20,12 +20,15 @@ Modules, each the owner of one concern:
 - `decisions`     `decide()`: what an HTTP response means (pure)
 - `meta_refresh`  a near-empty page's `<meta http-equiv="refresh">` as a redirect (pure)
 - `extract`       article extraction: the body (selectors, or trafilatura checked
-                  against resiliparse), metadata merged in order, canonical link
-- `metadata`      what a page declares: JSON-LD, OpenGraph, meta, time, lang;
-                  `plausible_date`, the rule for dates in the future
+                  against resiliparse, or the declared `articleBody` when the HTML is
+                  thin), metadata merged in order, canonical link, the paywall flag
+- `metadata`      what a page declares: JSON-LD, OpenGraph, meta, time, lang,
+                  `articleBody`, `isAccessibleForFree`; `plausible_date`, the rule for
+                  dates in the future
 - `extract_pool`  where extraction runs: `ExtractionPool` (worker processes, a dead one
                   replaced and its pages retried) or `InProcessExtraction` (a thread)
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
+- `link_header`   the HTTP `Link` header (RFC 8288), read for a canonical (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
 - `source_cache`  per-source settings the fetcher needs, cached briefly
 - `summary`       `FetchSummary`: what a batch or a whole run did
