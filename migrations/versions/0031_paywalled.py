@@ -6,14 +6,14 @@ article. Existing documents were stored as whole articles: false.
 On Citus raw_content stays a plain table on the coordinator (migration 0018): the column
 is added there like any other. Adding a column with a constant default rewrites no rows.
 
-Revision ID: 0034
+Revision ID: 0031
 Revises: 0030
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
-revision = "0034"
+revision = "0031"
 down_revision = "0030"
 branch_labels = None
 depends_on = None
