@@ -21,6 +21,11 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
   matches a document when one field holds every term;
 - `GET /{index}/_doc/{id}`: one document, or 404 `found: false`;
+- `PUT /{index}/_mapping`: fields added to an existing index (`properties` only), each
+  exactly as the definition maps it; a field already mapped must keep its mapping, as
+  Elasticsearch refuses a change. Each index keeps the fields it was given (`properties`),
+  and documents are checked against them: `create_index_as(index, properties)` makes one
+  as an older definition made it;
 - every answer carries `X-Elastic-Product: Elasticsearch`, which the official client
   checks. Set `down = True` to answer 503 to everything.
 """
@@ -142,6 +147,7 @@ class ElasticsearchStandIn:
         self.port = 0
         self.definition = load_index_definition()
         self.indices: dict[str, dict[str, dict[str, Any]]] = {}  # index -> id -> source
+        self.properties: dict[str, dict[str, Any]] = {}  # index -> its mapped fields
         self.bulk_requests = 0
         self.rejected_requests: list[str] = []
         self.down = False
@@ -197,6 +203,8 @@ class ElasticsearchStandIn:
         parts = path.split("/")
         if len(parts) == 2 and parts[1] == "_search" and request.method in ("POST", "GET"):
             return await self._search(parts[0], request)
+        if len(parts) == 2 and parts[1] == "_mapping" and request.method in ("PUT", "POST"):
+            return await self._put_mapping(parts[0], request)
         if len(parts) == 3 and parts[1] == "_doc" and request.method == "GET":
             return self._get(parts[0], parts[2])
         if path and "/" not in path and not path.startswith("_"):
@@ -222,8 +230,28 @@ class ElasticsearchStandIn:
             return self._bad("mappings differ from frontier/sinks/raw_content.json")
         if body.get("settings") != self.definition["settings"]:
             return self._bad("settings differ from frontier/sinks/raw_content.json")
-        self.indices[index] = {}
+        self.create_index_as(index, self.definition["mappings"]["properties"])
         return self._answer({"acknowledged": True, "index": index})
+
+    def create_index_as(self, index: str, properties: dict[str, Any]) -> None:
+        self.indices[index] = {}
+        self.properties[index] = dict(properties)
+
+    async def _put_mapping(self, index: str, request: web.Request) -> web.Response:
+        if index not in self.indices:
+            return self._missing_index(index)
+        body = await request.json()
+        if set(body) != {"properties"}:
+            return self._bad(f"unexpected mapping keys {sorted(body)}")
+        wanted = self.definition["mappings"]["properties"]
+        have = self.properties[index]
+        for name, mapping in body["properties"].items():
+            if wanted.get(name) != mapping:
+                return self._bad(f"field [{name}] is not mapped so in raw_content.json")
+            if name in have and have[name] != mapping:
+                return self._bad(f"mapper [{name}] cannot be changed")
+        have.update(body["properties"])
+        return self._answer({"acknowledged": True})
 
     async def _bulk(self, request: web.Request) -> web.Response:
         if "x-ndjson" not in request.headers.get("Content-Type", ""):
@@ -241,7 +269,6 @@ class ElasticsearchStandIn:
         if not pairs:
             return self._bad("empty bulk body")
         self.bulk_requests += 1
-        properties = self.definition["mappings"]["properties"]
         items, errors = [], False
         for action, source_line in pairs:
             if source_line is None:  # a delete: 404 when absent, as Elasticsearch answers
@@ -259,6 +286,7 @@ class ElasticsearchStandIn:
             elif doc_id != source.get("url_hash"):
                 problem = ("illegal_argument_exception", "_id must equal url_hash", 400)
             else:
+                properties = self.properties[index]
                 for name, value in source.items():
                     if name not in properties:
                         problem = (

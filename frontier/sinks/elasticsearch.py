@@ -112,9 +112,14 @@ class ElasticsearchSink:
         self._flushes: set[asyncio.Task[None]] = set()
 
     async def ensure_index(self) -> None:
-        """Create the index with its mappings if absent."""
+        """Create the index with its mappings if absent; an index made by an older
+        definition gets the fields added since (adding a field is allowed; the mapping is
+        strict, so a document with one it lacks would be refused)."""
         try:
             if await self._client.indices.exists(index=self.index):
+                await self._client.indices.put_mapping(
+                    index=self.index, properties=self._definition["mappings"]["properties"]
+                )
                 return
             await self._client.indices.create(
                 index=self.index,
