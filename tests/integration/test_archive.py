@@ -1,0 +1,132 @@
+"""The WARC archive (issue 30 items 1 and 2) against the real database and a local site: a
+crawl's files validate with warcio (`warcio check`, `warcio index`) and hold robots.txt, a
+redirect hop, a failure with a body, a 304 as a server-not-modified revisit and a
+duplicate as an identical-payload-digest revisit of the original; each document's pointer
+reads back its own response record."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from frontier.archive.files import Location
+from frontier.archive.reader import read_record
+from frontier.archive.records import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED
+from frontier.db import Database
+from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.source_schema import parse_config
+from frontier.sources import SourceRepository
+from frontier.states import Origin
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
+from tests.local_site import LocalSite
+from tests.zoo.revisits import NginxStatic
+
+HOUR = 3600
+
+
+def warcio(*args: str) -> subprocess.CompletedProcess[str]:
+    """The warcio command line, on the test's own import path."""
+    return subprocess.run(
+        [sys.executable, "-c", "from warcio.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,
+    )
+
+
+def index(files: list[Path]) -> list[dict[str, Any]]:
+    fields = "warc-type,warc-target-uri,warc-record-id,http:status,warc-profile,warc-refers-to"
+    done = warcio("index", "-f", fields, *map(str, files))
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def pointer(document: dict[str, Any]) -> Location:
+    return Location(document["warc_file"], document["warc_offset"], document["warc_length"])
+
+
+async def crawl_until_idle(fetcher: Any, now: Any = None) -> None:
+    while (await fetcher.run_once(now=now)).claimed:
+        pass
+
+
+async def test_a_crawl_is_archived_as_warc_that_warcio_reads_and_documents_point_into_it(
+    db: Database, local_site: LocalSite, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    site = local_site
+    site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
+    harbour = article("Harbour reopens")
+    page = NginxStatic(site, "/harbour.html", harbour)  # 304 when revisited with its ETag
+
+    async def gzipped(request: web.Request) -> web.StreamResponse:
+        response = web.Response(text=article("Bridge closes"), content_type="text/html")
+        response.enable_compression(web.ContentCoding.gzip)  # the client decodes it
+        return response
+
+    site.route("/bridge", gzipped)
+    site.redirect("/bridge/", "/bridge")  # same identity: followed inline, a hop
+    site.serve("/copy", harbour)  # the same bytes as /harbour.html: a duplicate
+    site.serve("/gone", "<html>gone for good</html>", status=404)
+
+    source = await SourceRepository(db).create(parse_config({"name": "Daily", "revisit": ["1h"]}))
+    queue = QueueRepository(db, QueuePolicy(default_delay_ms=0))
+    await queue.submit([Candidate(site.url(page.path), source.ref, Origin.FEED)])
+    async with fetcher_for(db, archive_dir=archive) as fetcher:
+        await crawl_until_idle(fetcher)  # the original first
+        await submit(db, site.url("/bridge/"), site.url("/copy"), site.url("/gone"))
+        await crawl_until_idle(fetcher)
+        await crawl_until_idle(fetcher, now=after(HOUR + 5))  # the revisit: a 304
+        assert site.hits(page.path)[-1].headers["If-None-Match"] == page.etag
+        await fetcher.close()
+
+    files = sorted(archive.iterdir())
+    assert files and all(f.name.endswith(".warc.gz") for f in files), files  # all sealed
+    checked = warcio("check", "-v", *map(str, files))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "digest pass" in checked.stdout and "fail" not in checked.stdout
+
+    records = index(files)
+    responses = {
+        (r["warc-target-uri"], r["http:status"]) for r in records if r["warc-type"] == "response"
+    }
+    assert {
+        (site.url("/robots.txt"), "200"),
+        (site.url("/bridge/"), "301"),  # the hop
+        (site.url("/bridge"), "200"),
+        (site.url("/gone"), "404"),  # a failure with its body
+        (site.url(page.path), "200"),
+    } <= responses
+    revisits = {r["warc-target-uri"]: r for r in records if r["warc-type"] == "revisit"}
+    assert revisits[site.url(page.path)]["warc-profile"] == SERVER_NOT_MODIFIED
+    assert revisits[site.url(page.path)]["http:status"] == "304"
+    duplicate = revisits[site.url("/copy")]
+    assert duplicate["warc-profile"] == IDENTICAL_PAYLOAD
+    requests = [r for r in records if r["warc-type"] == "request"]
+    assert len(requests) == len(records) - len(files) - len(requests)  # one per answer
+
+    documents = {r["url"]: dict(r) for r in await db.fetch("SELECT * FROM raw_content")}
+    original = documents[site.url(page.path)]
+    assert duplicate["warc-refers-to"] == original["warc_record_id"]
+    assert (await frontier_row(db, site.url("/copy")))["dead_reason"] == "duplicate_content"
+    assert set(documents) == {site.url(page.path), site.url("/bridge")}
+    for url, document in documents.items():
+        record = read_record(archive, pointer(document))
+        assert record.record_id == document["warc_record_id"]
+        assert record.headers["WARC-Type"] == "response"
+        assert record.headers["WARC-Target-URI"] == url
+        assert record.http_status == 200
+    bridge = read_record(archive, pointer(documents[site.url("/bridge")]))
+    # The payload is the decoded page; the header that named the coding is kept renamed.
+    assert bridge.payload == article("Bridge closes").encode()
+    names = dict(bridge.http_headers)
+    assert names["X-Archive-Orig-Content-Encoding"] == "gzip"
+    assert "Content-Encoding" not in names
+    assert int(names["Content-Length"]) == len(bridge.payload)
