@@ -149,12 +149,21 @@ class WarcFiles:
 
     def _cut_back(self, size: int) -> None:
         """After a failed write: the file as it was before it (a partial write would leave
-        a torn record). Best effort: a disk that refuses even this leaves the tail to the
-        seal of `upkeep`, which cuts at the last whole record."""
-        if self._fd is None:
+        a torn record, and the next record's offset would be wrong). A file that cannot be
+        cut back is left as it is, unlocked, for `upkeep` to seal at its last whole
+        record; the next append opens a new one."""
+        fd = self._fd
+        if fd is None:
             return
         with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, size)
+            os.ftruncate(fd, size)
+        try:
+            intact = os.fstat(fd).st_size == size
+        except OSError:
+            intact = False
+        if not intact:
+            self._fd = None
+            os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -7,15 +7,21 @@ reads back its own response record."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
-from frontier.archive.files import Location
+from frontier.api.metrics import DatabaseCollector
+from frontier.archive.files import OPEN_SUFFIX, Location
 from frontier.archive.reader import read_record
 from frontier.archive.records import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED
 from frontier.db import Database
@@ -130,3 +136,58 @@ async def test_a_crawl_is_archived_as_warc_that_warcio_reads_and_documents_point
     assert names["X-Archive-Orig-Content-Encoding"] == "gzip"
     assert "Content-Encoding" not in names
     assert int(names["Content-Length"]) == len(bridge.payload)
+
+
+@contextmanager
+def tiny_filesystem(path: Path, size_kib: int) -> Iterator[Path]:
+    """A tmpfs of `size_kib` mounted at `path`: a disk that fills up for real."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root (CI and the dev machines run as root)")
+    path.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size_kib}k", "tmpfs", str(path)], check=True
+    )
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+async def test_a_full_disk_defers_the_pages_names_the_error_and_shows_on_metrics(
+    db: Database, local_site: LocalSite, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    site = local_site
+    noise = os.urandom(24_000).hex()  # incompressible: the record does not fit what is left
+    site.serve("/big", article("Storm warning") + f"<!-- {noise} -->")
+    await submit(db, site.url("/big"))
+    with tiny_filesystem(tmp_path / "disk", 64) as disk:
+        filler = disk / "filler"
+        filler.write_bytes(b"\0" * (64 - 12) * 1024)  # 12 KiB left
+        archive = disk / "archive"
+        async with fetcher_for(db, archive_dir=archive) as fetcher:
+            with caplog.at_level(logging.ERROR):
+                await fetcher.run_once()
+            row = await frontier_row(db, site.url("/big"))
+            # Not stored without its record, not lost: back to pending, no attempt counted.
+            assert row["status"] == "pending" and row["retry_count"] == 0
+            assert "archive write failed" in row["last_error"] and "ENOSPC" in row["last_error"]
+            assert await db.fetchval("SELECT count(*) FROM raw_content") == 0
+            assert any("ENOSPC" in r.getMessage() for r in caplog.records)
+            assert fetcher.paused_for(time.monotonic()) > 0  # claiming pauses
+            metrics = (await DatabaseCollector().scrape(db)).decode()
+            assert 'frontier_archive_errors_total{code="ENOSPC"} 1.0' in metrics
+            # The refused write left no torn record behind.
+            (open_file,) = archive.glob("*" + OPEN_SUFFIX)
+            checked = warcio("check", str(open_file))
+            assert checked.returncode == 0, checked.stdout + checked.stderr
+
+            filler.unlink()  # space again: the page is fetched once its wait is over
+            await fetcher.run_once(now=after(fetcher.config.sink_retry_s + 1))
+            assert (await frontier_row(db, site.url("/big")))["status"] == "fetched"
+            assert fetcher.paused_for(time.monotonic()) == 0
+            (document,) = await db.fetch("SELECT * FROM raw_content")
+            record = read_record(archive, pointer(dict(document)))
+            assert record.record_id == document["warc_record_id"]
+            await fetcher.close()
+        checked = warcio("check", *map(str, archive.glob("*.warc.gz")))
+        assert checked.returncode == 0, checked.stdout + checked.stderr
