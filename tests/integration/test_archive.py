@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from frontier.api.metrics import DatabaseCollector
 from frontier.archive.files import OPEN_SUFFIX, Location
 from frontier.archive.reader import read_record
 from frontier.archive.records import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED
+from frontier.archive.upkeep import Retention
 from frontier.db import Database
 from frontier.queue import Candidate, QueuePolicy, QueueRepository
 from frontier.source_schema import parse_config
@@ -191,3 +193,25 @@ async def test_a_full_disk_defers_the_pages_names_the_error_and_shows_on_metrics
             await fetcher.close()
         checked = warcio("check", *map(str, archive.glob("*.warc.gz")))
         assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+async def test_the_maintenance_loop_applies_the_retention_setting(
+    db: Database, local_site: LocalSite, tmp_path: Path
+) -> None:
+    archive = tmp_path / "archive"
+    local_site.serve("/old", article("Old news"))
+    await submit(db, local_site.url("/old"))
+    retention = Retention(max_age=timedelta(days=7))
+    async with fetcher_for(db, archive_dir=archive, archive_retention=retention) as fetcher:
+        await fetcher.run_once()
+        await fetcher.close()
+        (written,) = archive.glob("*.warc.gz")
+        assert await db.fetchval("SELECT count(*) FROM warc_payloads") == 1
+        await fetcher.maintain_once()
+        assert written.exists()  # younger than the retention
+        eight_days_ago = time.time() - 8 * 86400
+        os.utime(written, (eight_days_ago, eight_days_ago))
+        await fetcher.maintain_once()
+    assert not written.exists()
+    # Its payloads are no revisit's original any more.
+    assert await db.fetchval("SELECT count(*) FROM warc_payloads") == 0
