@@ -1,11 +1,18 @@
 """Which WARC writer the archive uses (issue 30): warcio against FastWARC, writing the
 same N typical fetches (a request record and a response record each, the response a news
-page of about 60 KB of HTML with a dozen headers), each record its own gzip member
-(record-level gzip, as the archive writes them), block and payload digests included.
+page of about 60 KB of HTML with a dozen headers, or with ``--words 300`` about 6 KB), each
+record its own gzip member (record-level gzip, as the archive writes them), block and
+payload digests included: warcio's writer; FastWARC with its GzipWriter per record; and
+what the archive writes (FastWARC's records, zlib's gzip members).
 
 Run ``python -m bench.warc_writer [--quick] [--rounds R]``. Reports records/s and
 MB/s of HTML per writer (median of the rounds) and the bytes on disk per fetch. The
 files written are checked: each reader reads back every record.
+
+Then the archive's own writer (`frontier.archive.writer.ArchiveWriter`, FastWARC in a
+thread) against the same records built and written on the event loop: how late a 1 ms
+timer on the loop fires while batches of 16 fetches are archived (the loop's longest
+stall and its 99th percentile), which is what the fetches in flight would wait.
 """
 
 from __future__ import annotations
@@ -43,8 +50,8 @@ HEADERS = [
 ]
 
 
-def page(n: int) -> bytes:
-    words = " ".join(f"word{(n * 7 + i) % 997}" for i in range(6000))
+def page(n: int, count: int = 6000) -> bytes:
+    words = " ".join(f"word{(n * 7 + i) % 997}" for i in range(count))
     return (
         f"<!doctype html><html><head><title>Article {n}</title></head><body><nav>"
         + "".join(f'<a href="/section/{i}">Section {i}</a>' for i in range(60))
@@ -111,6 +118,75 @@ def write_fastwarc(path: Path, bodies: list[bytes]) -> None:
                 out.write(member.getvalue())
 
 
+def exchanges(bodies: list[bytes]) -> list[Any]:
+    from datetime import UTC, datetime
+
+    from frontier.safe_http import Exchange
+
+    return [
+        Exchange(
+            url=f"https://news.example/news/2026/11/27/article-{n}",
+            started=datetime.now(UTC),
+            request_headers=(("Host", "news.example"), ("User-Agent", "frontier/0.1")),
+            version="1.1",
+            status=200,
+            reason="OK",
+            headers=tuple(HEADERS),
+            body=body,
+        )
+        for n, body in enumerate(bodies)
+    ]
+
+
+async def loop_stalls(directory: Path, bodies: list[bytes], threaded: bool) -> dict[str, float]:
+    """Archive the fetches in batches of 16 while a 1 ms timer runs on the loop; how late
+    it fired (ms): the longest and the 99th percentile."""
+    import asyncio
+
+    from frontier.archive.records import exchange_records
+    from frontier.archive.writer import ArchiveWriter
+
+    writer = ArchiveWriter(directory, "thread" if threaded else "loop", 1 << 30)
+    lateness: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        while not done.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            lateness.append((time.perf_counter() - before - 0.001) * 1000)
+
+    ticking = asyncio.create_task(ticker())
+    await asyncio.sleep(0.01)
+    batch = exchanges(bodies)
+    for start in range(0, len(batch), 16):
+        chunk = batch[start : start + 16]
+        if threaded:
+            await writer.write([(e, None) for e in chunk])
+        else:  # built and appended on the loop, as without the thread
+            writer.files.append([r for e in chunk for r in exchange_records(e)])
+            await asyncio.sleep(0)
+    done.set()
+    await ticking
+    await writer.close()
+    lateness.sort()
+    return {
+        "max_ms": round(lateness[-1], 2),
+        "p99_ms": round(lateness[int(len(lateness) * 0.99)], 2),
+    }
+
+
+def write_archive(path: Path, bodies: list[bytes]) -> None:
+    """What the archive writes: FastWARC serialises each record, zlib makes its gzip
+    member (frontier.archive.records)."""
+    from frontier.archive.records import exchange_records
+
+    with path.open("wb") as out:
+        for exchange in exchanges(bodies):
+            response, request = exchange_records(exchange)
+            out.write(response.member + request.member)
+
+
 def read_back(path: Path) -> int:
     from warcio.archiveiterator import ArchiveIterator
 
@@ -122,13 +198,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="500 fetches instead of 3,000")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--words", type=int, default=6000, help="words per page: 6000 ~ 60 KB, 300 ~ 6 KB"
+    )
     args = parser.parse_args()
     count = 500 if args.quick else 3000
-    bodies = [page(n) for n in range(count)]
+    bodies = [page(n, args.words) for n in range(count)]
     html_mb = sum(map(len, bodies)) / 1e6
-    result: dict[str, Any] = {"fetches": count, "html_mb": round(html_mb, 1)}
+    result: dict[str, Any] = {
+        "fetches": count,
+        "html_kb_per_page": round(1000 * html_mb / count, 1),
+        "html_mb": round(html_mb, 1),
+    }
     with tempfile.TemporaryDirectory() as tmp:
-        for name, write in (("warcio", write_warcio), ("fastwarc", write_fastwarc)):
+        writers = (
+            ("warcio", write_warcio),
+            ("fastwarc", write_fastwarc),
+            ("archive", write_archive),
+        )
+        for name, write in writers:
             times = []
             for r in range(args.rounds):
                 path = Path(tmp) / f"{name}-{r}.warc.gz"
@@ -146,9 +234,22 @@ def main() -> None:
                 "sha256_prefix": hashlib.sha256(path.read_bytes()).hexdigest()[:8],
             }
             log(f"{name}: {result[name]}")
-    result["fastwarc_over_warcio"] = round(
-        result["fastwarc"]["fetches_per_s"] / result["warcio"]["fetches_per_s"], 2
-    )
+    for name in ("fastwarc", "archive"):
+        result[f"{name}_over_warcio"] = round(
+            result[name]["fetches_per_s"] / result["warcio"]["fetches_per_s"], 2
+        )
+    import asyncio
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for mode, threaded in (("on_the_loop", False), ("in_a_thread", True)):
+            stalls = [
+                asyncio.run(loop_stalls(Path(tmp) / f"{mode}-{r}", bodies, threaded))
+                for r in range(args.rounds)
+            ]
+            result[f"loop_stall_{mode}"] = {
+                key: statistics.median(s[key] for s in stalls) for key in ("max_ms", "p99_ms")
+            }
+            log(f"loop stall, archive {mode}: {result[f'loop_stall_{mode}']}")
     emit_result(result)
 
 
