@@ -269,7 +269,6 @@ class Exchange:
     reason: str
     headers: tuple[tuple[str, str], ...]  # as received, in order
     body: bytes
-    ip: str | None = None  # the address answering
     truncated: bool = False
 
 
@@ -446,10 +445,9 @@ class SafeClient:
                 declared = resp.content_length
                 if declared is not None and declared > cap and resp.status < 300 and not truncate:
                     raise BodyTooLarge(f"declares {declared} bytes, over {cap} ({url})")
-                peer = _peer(resp)  # before the body is read: then the connection goes
                 body = await _read_capped(resp, cap, url, truncate)
                 if exchanges is not None:
-                    exchanges.append(_exchange(url, started, resp, body, peer))
+                    exchanges.append(_exchange(url, started, resp, body))
                 return resp.status, resp.headers, body
         except HttpError:
             raise
@@ -471,15 +469,7 @@ class SafeClient:
             raise BlockedAddress(f"{host} is not a public address: {PRIVATE_NETWORKS_HINT}")
 
 
-def _peer(resp: aiohttp.ClientResponse) -> str | None:
-    transport = resp.connection.transport if resp.connection else None
-    peer = transport.get_extra_info("peername") if transport else None
-    return str(peer[0]) if isinstance(peer, tuple) and peer else None
-
-
-def _exchange(
-    url: str, started: datetime, resp: aiohttp.ClientResponse, body: bytes, peer: str | None
-) -> Exchange:
+def _exchange(url: str, started: datetime, resp: aiohttp.ClientResponse, body: bytes) -> Exchange:
     version = resp.version
     return Exchange(
         url=url,
@@ -490,7 +480,6 @@ def _exchange(
         reason=resp.reason or "",
         headers=tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers),
         body=body,
-        ip=peer,
         truncated=not resp.content.at_eof(),  # cut at the cap (`truncate`)
     )
 

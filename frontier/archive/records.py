@@ -79,9 +79,9 @@ def exchange_records(
     date = warc_date(exchange.started)
     digest = payload_digest(exchange.body)
     head = _response_head(exchange)
+    # No WARC-IP-Address: aiohttp gives the connection back (and with it the peer's
+    # address) as soon as a short body is read.
     extra = {"WARC-Payload-Digest": digest}
-    if exchange.ip:
-        extra["WARC-IP-Address"] = exchange.ip
     if exchange.truncated:
         extra["WARC-Truncated"] = "length"
     if exchange.status == 304:
@@ -143,6 +143,8 @@ def _response_head(exchange: Exchange) -> bytes:
         if lower in WIRE_HEADERS:
             if lower == "content-encoding" and value.strip().lower() in ("", "identity"):
                 continue
+            if lower == "content-length" and value.strip() == str(len(exchange.body)):
+                continue  # the payload as sent: the Content-Length below says the same
             lines.append(f"X-Archive-Orig-{name}: {value}")
         else:
             lines.append(f"{name}: {value}")
