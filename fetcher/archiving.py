@@ -29,7 +29,7 @@ from frontier.archive.files import ArchiveWriteFailed
 from frontier.archive.payloads import ArchivedPayloads
 from frontier.archive.records import Original, payload_digest
 from frontier.archive.upkeep import Retention, upkeep
-from frontier.archive.writer import ArchiveWriter
+from frontier.archive.writer import Archived, ArchiveWriter
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.queue import OutcomeKind
@@ -37,6 +37,7 @@ from frontier.safe_http import Exchange
 
 log = logging.getLogger(__name__)
 
+SAVE_EVERY = 500  # originals kept in memory before they are written to warc_payloads
 # Pages that end without a document of their own, whose payload may be archived already.
 _REVISITS = (OutcomeKind.DUPLICATE_CONTENT, OutcomeKind.NOT_MODIFIED)
 
@@ -66,6 +67,11 @@ class ArchiveStep:
         self.payloads = ArchivedPayloads(db)
         self.retention = retention
         self.backoff = backoff
+        # Originals not in warc_payloads yet, by payload digest: written in batches (a
+        # statement per wave cost a round trip in the store step, bench/RESULTS.md) and
+        # looked up here first. A crash loses at most these: a later duplicate of one of
+        # them is archived whole instead of as a revisit.
+        self._unsaved: dict[str, Archived] = {}
 
     async def keep(self, pages: Sequence[Page]) -> Unarchived | None:
         """Archive the exchanges of the pages not archived yet (safe to repeat: a page is
@@ -81,7 +87,11 @@ class ArchiveStep:
             and p.outcome.kind in _REVISITS
             and p.exchanges[-1].status == 200
         }
-        originals = await self.payloads.originals(list(digests.values()))
+        originals = {
+            d: a.original() for d in digests.values() if (a := self._unsaved.get(d)) is not None
+        }
+        missing = [d for d in digests.values() if d not in originals]
+        originals |= await self.payloads.originals(missing)
         plan: list[tuple[Exchange, Original | None]] = []
         finals: list[int] = []  # index in `plan` of each page's last exchange
         for page in todo:
@@ -104,7 +114,6 @@ class ArchiveStep:
             )
             return Unarchived(todo, wait, f"archive write failed: {exc}")
         self.backoff.stored()
-        documents = []
         for page, index in zip(todo, finals, strict=True):
             page.archived = True
             record = archived[index]
@@ -116,9 +125,19 @@ class ArchiveStep:
                     warc_length=record.location.length,
                     warc_record_id=record.record.record_id,
                 )
-                documents.append(record)
-        await self.payloads.remember(documents)
+                digest = record.record.payload_digest
+                if digest is not None and record.record.kind == "response":
+                    self._unsaved.setdefault(digest, record)
+        if len(self._unsaved) >= SAVE_EVERY:
+            await self.save()
         return None
+
+    async def save(self) -> None:
+        """Write the originals archived since the last save to warc_payloads."""
+        unsaved = list(self._unsaved.values())
+        if unsaved:
+            await self.payloads.remember(unsaved)
+            self._unsaved.clear()
 
     async def keep_exchanges(self, exchanges: Sequence[Exchange]) -> None:
         """Archive exchanges no page owns (robots.txt); a refused write is logged and
@@ -133,7 +152,9 @@ class ArchiveStep:
         return self.backoff.paused_for(now)
 
     async def maintain(self) -> None:
-        """Seal the files of writers that died; apply the retention setting."""
+        """Save the originals archived since the last tick; seal the files of writers
+        that died; apply the retention setting."""
+        await self.save()
         result = await asyncio.to_thread(upkeep, self.directory, self.retention, now=utcnow())
         if result.sealed:
             log.info("archive: sealed %d files left open by a writer that died", len(result.sealed))
@@ -142,7 +163,10 @@ class ArchiveStep:
             await self.payloads.forget_files(result.removed)
 
     async def close(self) -> None:
-        await self.writer.close()
+        try:
+            await self.save()
+        finally:
+            await self.writer.close()
 
     async def _count(self, code: str) -> None:
         try:

@@ -26,6 +26,10 @@ class Archived:
     record: Built
     location: Location
 
+    def original(self) -> Original:
+        """As the original of a later revisit."""
+        return Original(self.record.record_id, self.record.target_uri, self.record.date)
+
 
 class ArchiveWriter:
     def __init__(self, directory: Path, prefix: str, rotate_bytes: int) -> None:
