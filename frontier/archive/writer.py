@@ -36,6 +36,7 @@ class ArchiveWriter:
         self.directory = directory
         self.files = WarcFiles(directory, prefix, rotate_bytes)
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="warc-writer")
+        self._closed = False
 
     async def write(self, exchanges: Sequence[tuple[Exchange, Original | None]]) -> list[Archived]:
         """Archive the exchanges, in order (each its response, or revisit, and request
@@ -54,7 +55,10 @@ class ArchiveWriter:
         return [Archived(records[i], locations[i]) for i in range(0, len(records), 2)]
 
     async def close(self) -> None:
-        """Seal the open file (synced and renamed complete)."""
+        """Seal the open file (synced and renamed complete); closing again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._thread, self.files.close)

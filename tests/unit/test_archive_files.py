@@ -13,6 +13,7 @@ from frontier.archive.files import OPEN_SUFFIX, WarcFiles
 from frontier.archive.reader import read_record
 from frontier.archive.records import exchange_records
 from frontier.archive.upkeep import Retention, prune, seal_orphan, upkeep
+from frontier.archive.writer import ArchiveWriter
 from frontier.safe_http import Exchange
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
@@ -88,3 +89,11 @@ def test_retention_removes_files_past_the_age_then_the_oldest_past_the_size(
         "w-3.warc.gz",
         "w-9.warc.gz.open",
     ]
+
+
+async def test_the_writer_seals_its_file_once_however_often_it_is_closed(tmp_path: Path) -> None:
+    writer = ArchiveWriter(tmp_path, "w", rotate_bytes=1 << 20)
+    (archived,) = await writer.write([(exchange(1), None)])
+    await writer.close()
+    await writer.close()  # a test's close, then the process's
+    assert [p.name for p in tmp_path.iterdir()] == [archived.location.file]
