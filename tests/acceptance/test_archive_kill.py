@@ -100,6 +100,7 @@ async def test_sigkill_while_archiving_leaves_earlier_files_readable_and_no_torn
         # tail as such a kill leaves it (the kill above lands between two writes nearly
         # always, so the torn tail is made here, the way a short write makes it).
         torn = gzip.compress(b"WARC/1.1\r\nWARC-Type: response\r\n" + b"x" * 4000)
+        whole = left_open[0].stat().st_size
         with left_open[0].open("ab") as stream:
             stream.write(torn[: len(torn) // 2])
 
@@ -120,6 +121,8 @@ async def test_sigkill_while_archiving_leaves_earlier_files_readable_and_no_torn
         async with fetcher_for(db, archive_dir=archive) as fetcher:
             await fetcher.maintain_once()
         assert not list(archive.glob("*" + OPEN_SUFFIX))
+        sealed = archive / left_open[0].name.removesuffix(OPEN_SUFFIX)
+        assert sealed.stat().st_size == whole  # cut after its last whole record
         everything = complete_files()
         checked = warcio("check", *map(str, everything))
         assert checked.returncode == 0, checked.stdout + checked.stderr
