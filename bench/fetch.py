@@ -33,6 +33,12 @@ and on the standard set, ours with extraction off against Scrapy with no callbac
 Scrapy crawls the same URL list (CONCURRENT_REQUESTS and CONCURRENT_REQUESTS_PER_DOMAIN =
 C, no delay, ROBOTSTXT_OBEY on as ours is, no storage). The last stdout line is one JSON
 object with every figure; the ratios are ours over Scrapy + ``trafilatura.extract``.
+
+These runs keep no WARC archive (``FRONTIER_ARCHIVE=false``: Scrapy keeps none either).
+``--archive-compare`` measures what the archive costs instead (issue 30): ours with the
+default pool, archiving off and on in turn (``--rounds`` each, 3 by default), on the first
+page set; it reports each one's median pages/s and CPU per page, on over off, and the
+archive's bytes on disk per page.
 """
 
 from __future__ import annotations
@@ -53,10 +59,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.server import emit_result, log, run_measured, running_server
+from bench.server import emit_result, log, median, run_measured, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
-PORT = 18_080
+# Another port when another run of this benchmark holds 18080 on the same machine.
+PORT = int(os.environ.get("BENCH_FETCH_PORT", "18080"))
 WORDS = (
     "market",
     "policy",
@@ -397,9 +404,11 @@ def ours(
     *,
     extract: bool = True,
     extract_processes: int | None = None,
+    archive_dir: Path | None = None,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
-    (`extract_processes` None: its default pool), or the bench worker, extraction off."""
+    (`extract_processes` None: its default pool), or the bench worker, extraction off.
+    `archive_dir`: the WARC archive's directory (None: no archive)."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
     server.checkpoint()
@@ -418,6 +427,10 @@ def ours(
     )
     if extract_processes is not None:
         env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
+    if archive_dir is None:
+        env["FRONTIER_ARCHIVE"] = "false"
+    else:
+        env["FRONTIER_ARCHIVE_DIR"] = str(archive_dir)
     shown = "default" if extract_processes is None else extract_processes
     log(f"{name}: 1 process, " + (f"extraction processes {shown}" if extract else "no extraction"))
     server_cpu = server.cpu_s()
@@ -466,6 +479,40 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> 
         "steal_s": round(run.steal_s, 1),
     }
     log(f"scrapy: {result}")
+    return result
+
+
+def archive_compare(
+    server: Any, page_set: str, hosts: int, pages: int, c: int, rounds: int
+) -> dict[str, Any]:
+    """Ours with the default pool, archiving off and on in turn, `rounds` times each."""
+    urls = url_list(hosts, pages, page_set)
+    runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    disk: list[float] = []
+    for n in range(rounds):
+        runs["off"].append(ours(server, f"archive_off_{n}", urls, c))
+        with tempfile.TemporaryDirectory(prefix="bench-archive-") as directory:
+            run = ours(server, f"archive_on_{n}", urls, c, archive_dir=Path(directory))
+            size = sum(f.stat().st_size for f in Path(directory).iterdir())
+            disk.append(size / run["pages"])
+            runs["on"].append(run)
+    result: dict[str, Any] = {}
+    for mode, measured in runs.items():
+        result[f"archive_{mode}"] = {
+            "pages_per_s": [r["pages_per_s"] for r in measured],
+            "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
+            "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
+            "steal_s": [r["steal_s"] for r in measured],
+        }
+    on, off = result["archive_on"], result["archive_off"]
+    result["on_over_off_pages_per_s"] = round(
+        on["median_pages_per_s"] / off["median_pages_per_s"], 3
+    )
+    result["on_over_off_cpu_per_page"] = round(
+        on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
+    )
+    result["archive_bytes_per_page"] = round(median(disk))
+    log(f"archive: {result}")
     return result
 
 
@@ -521,6 +568,12 @@ def main() -> None:
     parser.add_argument("--extraction", choices=("none", "extract", "bare"), default="none")
     parser.add_argument("--serve", type=int, metavar="HOSTS")
     parser.add_argument(
+        "--archive-compare",
+        action="store_true",
+        help="only ours, WARC archive off and on in turn (issue 30)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="--archive-compare runs each")
+    parser.add_argument(
         "--site",
         choices=("auto", "nginx", "aiohttp"),
         default="auto",
@@ -544,6 +597,12 @@ def main() -> None:
         site = "nginx" if nginx else "aiohttp"
         log(f"site ({site}): {pages} pages per set over {hosts} loopback hosts; sets {sets}")
         with running_server() as server:
+            if args.archive_compare:
+                compared = archive_compare(
+                    server, sets[0], hosts, pages, args.concurrency, args.rounds
+                )
+                emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
+                return
             results = {s: one_set(server, s, hosts, pages, args.concurrency) for s in sets}
     emit_result(
         {

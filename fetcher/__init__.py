@@ -32,4 +32,6 @@ Modules, each the owner of one concern:
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
 - `source_cache`  per-source settings the fetcher needs, cached briefly
 - `summary`       `FetchSummary`: what a batch or a whole run did
+- `archiving`     `ArchiveStep`: each page's exchanges into the WARC archive
+                  (frontier.archive) before its document is stored, which gets the pointer
 """

@@ -7,8 +7,10 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 from fetcher.allocators import preload_for
+from frontier.archive.upkeep import Retention
 from frontier.parse_pool import ParseLimits
 from frontier.settings import Settings
 
@@ -24,6 +26,14 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def archive_dir(settings: Settings) -> Path | None:
+    """Where the WARC archive lives: FRONTIER_ARCHIVE_DIR, else FRONTIER_HOME/archive;
+    None when FRONTIER_ARCHIVE is false."""
+    if not settings.archive:
+        return None
+    return settings.archive_dir or settings.home / "archive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +58,9 @@ class FetcherConfig:
     extract_timeout_s: float = 30.0  # a page's extraction time limit
     extract_memory_mb: int = 1024  # an extraction worker's address space limit
     parse: ParseLimits = field(default_factory=ParseLimits)  # robots.txt's parse processes
+    archive_dir: Path | None = None  # the WARC archive (frontier.archive); None: off
+    archive_rotate_bytes: int = 1 << 30
+    archive_retention: Retention = field(default_factory=Retention)
 
     @property
     def claim_batch(self) -> int:
@@ -73,6 +86,16 @@ class FetcherConfig:
             "extract_timeout_s": settings.extract_timeout_s,
             "extract_memory_mb": settings.extract_memory_mb,
             "parse": ParseLimits.from_settings(settings),
+            "archive_dir": archive_dir(settings),
+            "archive_rotate_bytes": settings.archive_rotate_bytes,
+            "archive_retention": Retention(
+                max_age=(
+                    timedelta(days=settings.archive_retention_days)
+                    if settings.archive_retention_days
+                    else None
+                ),
+                max_bytes=settings.archive_max_bytes,
+            ),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from fetcher.source_cache import SourceInfo
 from frontier.queue import Claim, Outcome, OutcomeKind
 from frontier.revisits import next_revisit_s
+from frontier.safe_http import Exchange
 from frontier.sinks import RawDocument
 from frontier.states import LogOutcome
 
@@ -42,6 +43,9 @@ class Page:
     canonical: str | None = None  # the trusted canonical identity, when not the page's own
     names_itself: bool = False  # its canonical link names the page itself
     fetch_url: str | None = None  # the server's spelling, when it redirected to the same page
+    # Each request made for the page and its answer, redirect hops included (the archive's)
+    exchanges: list[Exchange] = field(default_factory=list)
+    archived: bool = False  # its exchanges are in the WARC archive
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""

@@ -21,6 +21,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
 
+from fetcher.archiving import ArchiveStep
 from fetcher.canonical import site_of
 from fetcher.config import FetcherConfig
 from fetcher.decisions import Action, decide
@@ -83,8 +84,10 @@ class BatchPipeline:
         worker_id: str,
         sink_backoff: SinkBackoff,
         extraction: ExtractionPool | InProcessExtraction | None = None,
+        archive: ArchiveStep | None = None,
     ) -> None:
         self.client = client
+        self.archive = archive
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config
@@ -219,6 +222,7 @@ class BatchPipeline:
                 max_redirects=MAX_INLINE_HOPS - hops,
                 cookies=jar,
                 pace=pace,
+                exchanges=page.exchanges if self.archive else None,
             )
             hops += len(response.history)
             chain += [u for _, u in response.history] + [response.url]
@@ -340,6 +344,8 @@ class BatchPipeline:
                 if p.document is None and p.canonical is not None
             ]
         )
+        if self.archive is not None:
+            await self._archive(pages)
         stored = [p for p in candidates if p.document is not None]
         if stored:
             await self._write(stored)
@@ -362,6 +368,20 @@ class BatchPipeline:
             ]
         )
         await self._submit_canonicals(written)
+
+    async def _archive(self, pages: list[Page]) -> None:
+        """Every exchange into the WARC archive, each document given its pointer; the
+        pages of a write the disk refused wait and are fetched again (their keys go)."""
+        assert self.archive is not None
+        failed = await self.archive.keep(pages)
+        if failed is None:
+            return
+        await self.duplicates.release(
+            [key for p in failed.pages if p.document is not None for key in _keys(p)]
+        )
+        for page in failed.pages:
+            page.document = None
+            page.end(OutcomeKind.DEFERRED, retry_after_s=failed.wait_s, error=failed.error)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a

@@ -17,6 +17,7 @@ from datetime import datetime
 from functools import partial
 from typing import NamedTuple
 
+from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
@@ -29,6 +30,7 @@ from frontier.queue import OutcomeKind
 from frontier.safe_http import (
     PRIVATE_NETWORKS_HINT,
     BlockedAddress,
+    Exchange,
     HttpError,
     SafeClient,
     TooManyRedirects,
@@ -57,8 +59,10 @@ class RobotsStep:
         fetch_log: FetchLogRepository,
         config: FetcherConfig,
         parser: ParsePool,
+        archive: ArchiveStep | None = None,
     ) -> None:
         self.hosts = hosts
+        self.archive = archive
         self.client = client
         self.fetch_log = fetch_log
         self.config = config
@@ -170,6 +174,7 @@ class RobotsStep:
         status: int | None = None
         body: bytes | None = None
         error: str | None = None
+        exchanges: list[Exchange] = []
         try:
             response = await self.client.get(
                 url,
@@ -178,6 +183,7 @@ class RobotsStep:
                 max_body_bytes=ROBOTS_MAX_BYTES,
                 truncate=True,
                 pace=pace,
+                exchanges=exchanges if self.archive else None,
             )
             status, body = response.status, response.body
         except BlockedAddress as exc:
@@ -194,6 +200,8 @@ class RobotsStep:
             status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
         except HttpError as exc:
             error = str(exc)
+        if self.archive is not None and exchanges:
+            await self.archive.keep_exchanges(exchanges)
         read = partial(
             interpret,
             host,

@@ -24,6 +24,7 @@ from contextlib import aclosing
 from datetime import datetime
 from typing import TypeVar
 
+from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool, InProcessExtraction
 from fetcher.listen import first_of, listen
@@ -75,6 +76,18 @@ class Fetcher:
         self.fetch_log = FetchLogRepository(db)
         self.stats = StatsRepository(db)
         self.sink_backoff = SinkBackoff(config.sink_retry_s, config.sink_retry_max_s)
+        self.archive = (
+            None
+            if config.archive_dir is None
+            else ArchiveStep(
+                db,
+                config.archive_dir,
+                config.worker_id,
+                rotate_bytes=config.archive_rotate_bytes,
+                retention=config.archive_retention,
+                backoff=SinkBackoff(config.sink_retry_s, config.sink_retry_max_s),
+            )
+        )
         self.pipeline = BatchPipeline(
             client=client,
             sink=sink,
@@ -84,11 +97,17 @@ class Fetcher:
             duplicates=DuplicateContent(db),
             queue=self.queue,
             robots=RobotsStep(
-                self.hosts, client, self.fetch_log, config, parser or ParsePool(config.parse)
+                self.hosts,
+                client,
+                self.fetch_log,
+                config,
+                parser or ParsePool(config.parse),
+                self.archive,
             ),
             worker_id=self.worker_id,
             sink_backoff=self.sink_backoff,
             extraction=extraction,
+            archive=self.archive,
         )
         self.summary = FetchSummary()  # everything this worker did
         self.in_flight: dict[str, Claim] = {}  # claims being processed, by url_hash
@@ -256,9 +275,24 @@ class Fetcher:
         # Host summaries a submit left unfolded (an import killed between its folds).
         await self.queue.fold_host_deltas()
         await self.stats.compact()
+        if self.archive is not None:
+            await self.archive.maintain()
         if self._last_prune is None or now - self._last_prune > PRUNE_EVERY_S:
             await self.fetch_log.prune(self.config.fetch_log_retention)
             self._last_prune = now
+
+    def paused_for(self, now: float) -> float:
+        """Seconds before claiming again: while the sink is down, or the archive's disk
+        refuses writes, fetched pages could not be kept."""
+        paused = self.sink_backoff.paused_for(now)
+        if self.archive is not None:
+            paused = max(paused, self.archive.paused_for(now))
+        return paused
+
+    async def close(self) -> None:
+        """Seal the archive's open file (`run` does it as it ends)."""
+        if self.archive is not None:
+            await self.archive.close()
 
     # -- the process ------------------------------------------------------------------------
 
@@ -300,6 +334,7 @@ class Fetcher:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+            await self.close()
         return self.summary
 
     async def _claim_until_stopped(
@@ -312,7 +347,7 @@ class Fetcher:
         backoff = self.db.outage.backoff()
         try:
             while not stop.is_set():
-                paused_s = self.sink_backoff.paused_for(time.monotonic())
+                paused_s = self.paused_for(time.monotonic())
                 if paused_s > 0:
                     await first_of([*tasks], [stop], paused_s)
                     continue

@@ -25,7 +25,16 @@ from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, host_key
 
 # What a list of documents leaves out of each (a page of 100 bodies could weigh MBs).
-UNLISTED_FIELDS = ("body", "summary", "image_url", "content_hash")
+UNLISTED_FIELDS = (
+    "body",
+    "summary",
+    "image_url",
+    "content_hash",
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+    "warc_record_id",
+)
 LISTED_FIELDS = tuple(name for name in DOCUMENT_FIELDS if name not in UNLISTED_FIELDS)
 SEARCH_MAX_CHARS = 200
 _CURSOR = re.compile(r"^(-?\d{1,19})\.([0-9a-f]{64})$")

@@ -40,6 +40,8 @@ under this root (one module each, named in brackets):
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   └── DocumentRejected     permanent: the sink refused these documents
+    ├── ArchiveWriteFailed       (frontier.archive.files) a WARC write the disk refused
+    │                            (full, read-only, gone): archiving backs off
     ├── ApiError                 (frontier.api.errors) a request the API refuses
     │   ├── BadBody              400: a body that cannot be parsed
     │   ├── Unauthorized         401: no or a wrong bearer token

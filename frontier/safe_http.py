@@ -18,6 +18,9 @@ Every request it makes is bounded and guarded:
   refused after DNS resolution (in the connector's resolver, so the checked address is the
   one connected to) and for IP literals in every URL, redirects included, unless
   `allow_private_networks` is set;
+- an archive's view (`exchanges=`, a list the caller passes): each request of the call
+  and its answer, as sent and received (`Exchange`), for the WARC archive
+  (frontier/archive/);
 - politeness: given `HostSlots` (the poller's and a manual fire's client), every request
   holds its host from before it is sent until its answer is in (frontier/host_slots.py);
   a caller that holds the host already (a fetcher, through its claim) passes a `Pace`, and
@@ -46,6 +49,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 import aiohttp
@@ -53,6 +57,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDictProxy
 
 from frontier.chain_cookies import ChainCookies
+from frontier.clock import utcnow
 from frontier.errors import FrontierError
 from frontier.settings import Settings
 from frontier.urls import InvalidURL, request_spelling
@@ -249,6 +254,24 @@ class Response:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One request and its answer as they went over the wire, for the archive. The body
+    is the payload as read: aiohttp has taken off the transfer and content codings
+    (`Content-Encoding`, chunking) and `headers` still name them; `truncated` when the
+    body was cut at the cap (`get(truncate=True)`)."""
+
+    url: str
+    started: datetime  # when the request was sent (the record's WARC-Date)
+    request_headers: tuple[tuple[str, str], ...]  # as sent, aiohttp's own included
+    version: str  # "1.1"
+    status: int
+    reason: str
+    headers: tuple[tuple[str, str], ...]  # as received, in order
+    body: bytes
+    truncated: bool = False
+
+
 class SafeClient:
     """One aiohttp session for a process; `close()` it when done."""
 
@@ -323,6 +346,7 @@ class SafeClient:
         truncate: bool = False,
         timeout_s: float | None = None,
         pace: Pace | None = None,
+        exchanges: list[Exchange] | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -332,7 +356,8 @@ class SafeClient:
         `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
         `timeout_s` replaces the client's timeouts for each request of this call.
         `pace`: the host's pace, kept by a caller that holds the host: each request waits
-        its delay after the previous answer."""
+        its delay after the previous answer. `exchanges`: each request made and its answer
+        are appended to it (the archive's record of the call, redirect hops included)."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -349,7 +374,7 @@ class SafeClient:
             if cookie is not None:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
-                url, request_headers, cap, truncate, timeout_s, pace
+                url, request_headers, cap, truncate, timeout_s, pace, exchanges
             )
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
@@ -385,16 +410,17 @@ class SafeClient:
         truncate: bool,
         timeout_s: float | None,
         pace: Pace | None,
+        exchanges: list[Exchange] | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         """One request, in its host's turn: after the pace's delay, or holding the host
         (the client's slots), or as it is (neither: a caller with no host to spare)."""
         if pace is not None:
             async with pace.turn():
-                return await self._once(url, headers, cap, truncate, timeout_s)
+                return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
         if self.slots is not None:
             async with self.slots.hold(url):
-                return await self._once(url, headers, cap, truncate, timeout_s)
-        return await self._once(url, headers, cap, truncate, timeout_s)
+                return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
+        return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
 
     async def _once(
         self,
@@ -403,8 +429,10 @@ class SafeClient:
         cap: int,
         truncate: bool = False,
         timeout_s: float | None = None,
+        exchanges: list[Exchange] | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         self._check_literal_address(url)
+        started = utcnow()
         options: dict[str, Any] = {}
         if timeout_s:
             options["timeout"] = aiohttp.ClientTimeout(
@@ -418,6 +446,8 @@ class SafeClient:
                 if declared is not None and declared > cap and resp.status < 300 and not truncate:
                     raise BodyTooLarge(f"declares {declared} bytes, over {cap} ({url})")
                 body = await _read_capped(resp, cap, url, truncate)
+                if exchanges is not None:
+                    exchanges.append(_exchange(url, started, resp, body))
                 return resp.status, resp.headers, body
         except HttpError:
             raise
@@ -437,6 +467,21 @@ class SafeClient:
             return  # a name: the resolver checks what it resolves to
         if not address_is_public(host, self._allowed):
             raise BlockedAddress(f"{host} is not a public address: {PRIVATE_NETWORKS_HINT}")
+
+
+def _exchange(url: str, started: datetime, resp: aiohttp.ClientResponse, body: bytes) -> Exchange:
+    version = resp.version
+    return Exchange(
+        url=url,
+        started=started,
+        request_headers=tuple(resp.request_info.headers.items()),
+        version=f"{version.major}.{version.minor}" if version else "1.1",
+        status=resp.status,
+        reason=resp.reason or "",
+        headers=tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in resp.raw_headers),
+        body=body,
+        truncated=not resp.content.at_eof(),  # cut at the cap (`truncate`)
+    )
 
 
 def redirect_chain(urls: list[str], last: str) -> str:

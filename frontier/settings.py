@@ -220,6 +220,36 @@ class Settings(BaseSettings):
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
     )
+    archive: bool = Field(
+        default=True,
+        description="Keep every response (robots.txt, redirect hops and failures with a body "
+        "included) as WARC/1.1 in the archive directory (docs/archive.md); false: no archive.",
+    )
+    archive_dir: Path | None = Field(
+        default=None,
+        description="Directory of the WARC archive; each fetch process writes files of its "
+        "own there. Unset: FRONTIER_HOME/archive.",
+    )
+    archive_rotate_bytes: int = Field(
+        default=1 << 30,
+        ge=64 * 1024,
+        le=1 << 40,
+        description="A WARC file past this size is synced, closed and named complete, and "
+        "the next one opened.",
+    )
+    archive_retention_days: int | None = Field(
+        default=None,
+        ge=1,
+        le=36_500,
+        description="Complete WARC files older than this are deleted by the fetchers' "
+        "maintenance. Unset: kept whatever their age.",
+    )
+    archive_max_bytes: int | None = Field(
+        default=None,
+        ge=1 << 20,
+        description="The oldest complete WARC files are deleted while the archive directory "
+        "holds more than this. Unset: no size limit.",
+    )
     robots_ttl_hours: int = Field(
         default=24, ge=1, le=720, description="How long a fetched robots.txt is cached."
     )

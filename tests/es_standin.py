@@ -21,6 +21,10 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
   matches a document when one field holds every term;
 - `GET /{index}/_doc/{id}`: one document, or 404 `found: false`;
+- `PUT /{index}/_mapping`: fields added to an existing index (`properties` only); a field
+  already mapped must keep its mapping, as Elasticsearch refuses a change. Each index keeps
+  the fields it was given (`properties`), and documents are checked against them:
+  `create_old_index(index, without=...)` makes one as an older definition made it;
 - every answer carries `X-Elastic-Product: Elasticsearch`, which the official client
   checks. Set `down = True` to answer 503 to everything.
 """
@@ -201,10 +205,10 @@ class ElasticsearchStandIn:
         parts = path.split("/")
         if len(parts) == 2 and parts[1] == "_search" and request.method in ("POST", "GET"):
             return await self._search(parts[0], request)
-        if len(parts) == 3 and parts[1] == "_doc" and request.method == "GET":
-            return self._get(parts[0], parts[2])
         if len(parts) == 2 and parts[1] == "_mapping" and request.method in ("PUT", "POST"):
             return await self._put_mapping(parts[0], request)
+        if len(parts) == 3 and parts[1] == "_doc" and request.method == "GET":
+            return self._get(parts[0], parts[2])
         if path and "/" not in path and not path.startswith("_"):
             if request.method == "HEAD":
                 return self._answer({}, 200 if path in self.indices else 404)

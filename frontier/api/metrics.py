@@ -42,6 +42,7 @@ LATENCY_BUCKETS_MS = (50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 class Snapshot:
     claims: int = 0
     sink_errors: int = 0
+    archive_errors: dict[str, int] = field(default_factory=dict)  # errno name -> n
     log: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, outcome) -> n
     depth: dict[str, int] = field(default_factory=dict)  # status -> n
     by_origin: dict[str, int] = field(default_factory=dict)  # origin -> n
@@ -105,6 +106,15 @@ class DatabaseCollector:
         )
         sink.add_metric([], snap.sink_errors)
         yield sink
+        archive = CounterMetricFamily(
+            "frontier_archive_errors",
+            "WARC archive writes the disk refused, by errno (ENOSPC: full); the fetcher "
+            "paused claiming and the pages were fetched again later.",
+            labels=["code"],
+        )
+        for code, n in sorted(snap.archive_errors.items()):
+            archive.add_metric([code], n)
+        yield archive
         yield from _histograms(snap)
         lag = GaugeMetricFamily(
             "frontier_queue_lag_seconds",
@@ -191,6 +201,8 @@ async def read_snapshot(db: Database, *, now: datetime | None = None) -> Snapsho
             snap.claims += row["n"]
         elif row["event"] == "sink_error":
             snap.sink_errors += row["n"]
+        elif row["event"] == "archive_error":
+            snap.archive_errors[row["kind"]] = snap.archive_errors.get(row["kind"], 0) + row["n"]
         elif row["event"] == "log":
             key = (row["kind"], row["outcome"])
             snap.log[key] = snap.log.get(key, 0) + row["n"]

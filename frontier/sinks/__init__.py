@@ -49,6 +49,11 @@ DOCUMENT_FIELDS = (
     "http_status",
     "fetched_at",
     "paywalled",
+    # where the response lies in the WARC archive (frontier.archive; None: not archived)
+    "warc_file",
+    "warc_offset",
+    "warc_length",
+    "warc_record_id",
 )
 
 
@@ -70,7 +75,8 @@ class DocumentRejected(SinkError):
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:
-    """One document of `raw_content` (DESIGN.md's field list, in order)."""
+    """One document of `raw_content` (DESIGN.md's field list, in order, then the pointer
+    of its response in the WARC archive)."""
 
     url_hash: str
     url: str
@@ -93,6 +99,10 @@ class RawDocument:
     fetched_at: datetime
     # the page declares its article not free and this is its teaser (fetcher/extract.py)
     paywalled: bool = False
+    warc_file: str | None = None  # the complete file's name, in the archive directory
+    warc_offset: int | None = None  # the response record's gzip member: offset, length
+    warc_length: int | None = None
+    warc_record_id: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready fields (ISO dates, string ids)."""

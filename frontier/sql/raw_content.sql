@@ -3,19 +3,21 @@
 -- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
--- Insert or replace documents ($1..$20 parallel arrays, sorted by url_hash so concurrent
+-- Insert or replace documents ($1..$24 parallel arrays, sorted by url_hash so concurrent
 -- batches lock rows in one order), and each one's search vector (migration 0024: title and
 -- body, cut at 100,000 characters; the `search` statement's words are matched against it).
 WITH written AS (
 INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, host, origin,
                               title, body, summary, author, published_at, image_url,
                               language, content_hash, word_count, extractor, http_status,
-                              fetched_at, paywalled)
+                              fetched_at, paywalled, warc_file, warc_offset, warc_length,
+                              warc_record_id)
 SELECT *
 FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
             $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
-            $17::text[], $18::int[], $19::timestamptz[], $20::boolean[])
+            $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
+            $22::bigint[], $23::bigint[], $24::text[])
 ON CONFLICT (url_hash) DO UPDATE
 SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.source_id,
     source_name = excluded.source_name, host = excluded.host, origin = excluded.origin,
@@ -24,7 +26,9 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     image_url = excluded.image_url, language = excluded.language,
     content_hash = excluded.content_hash, word_count = excluded.word_count,
     extractor = excluded.extractor, http_status = excluded.http_status,
-    fetched_at = excluded.fetched_at, paywalled = excluded.paywalled
+    fetched_at = excluded.fetched_at, paywalled = excluded.paywalled,
+    warc_file = excluded.warc_file, warc_offset = excluded.warc_offset,
+    warc_length = excluded.warc_length, warc_record_id = excluded.warc_record_id
 RETURNING url_hash, title, body
 )
 INSERT INTO raw_content_search AS s (url_hash, search)

@@ -23,6 +23,7 @@ BENCHES = [
     "api_reads",
     "url_actions",
     "host_holds",
+    "warc_writer",
 ]
 
 

@@ -140,6 +140,34 @@ async def test_the_postgres_sink_stores_the_paywalled_flag(db: Database) -> None
     ]
 
 
+WARC_FIELDS = ("warc_file", "warc_offset", "warc_length", "warc_record_id")
+
+
+async def test_es_sink_adds_the_archive_pointer_to_an_index_made_before_it(
+    standin: ElasticsearchStandIn,
+) -> None:
+    """An index created by the definition before the WARC archive (issue 30) lacks the
+    pointer's fields; its mapping is strict, so the documents would be refused: the sink
+    adds them when it starts."""
+    standin.create_old_index("raw_content", without=WARC_FIELDS)
+    sink = ElasticsearchSink(standin.url, flush_docs=1)
+    pointed = doc(
+        7,
+        warc_file="w-20261127-00001.warc.gz",
+        warc_offset=1234,
+        warc_length=5678,
+        warc_record_id="<urn:uuid:6541710c-d94c-4c1e-b07e-4604c656f501>",
+    )
+    try:
+        await sink.ensure_index()
+        await sink.write([pointed])
+    finally:
+        await sink.close()
+    assert standin.rejected_requests == []
+    stored = standin.indices["raw_content"][f"{7:064x}"]
+    assert (stored["warc_file"], stored["warc_offset"]) == ("w-20261127-00001.warc.gz", 1234)
+
+
 async def test_es_sink_reports_refused_documents(standin: ElasticsearchStandIn) -> None:
     sink = ElasticsearchSink(standin.url, flush_docs=1)
     try:
