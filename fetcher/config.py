@@ -10,6 +10,7 @@ from datetime import timedelta
 
 from fetcher.allocators import preload_for
 from frontier.parse_pool import ParseLimits
+from frontier.politeness_key import KeyMode
 from frontier.settings import Settings
 
 
@@ -48,6 +49,7 @@ class FetcherConfig:
     extract_timeout_s: float = 30.0  # a page's extraction time limit
     extract_memory_mb: int = 1024  # an extraction worker's address space limit
     parse: ParseLimits = field(default_factory=ParseLimits)  # robots.txt's parse processes
+    politeness_key: KeyMode = KeyMode.HOST  # a source without its own (frontier.politeness_key)
 
     @property
     def claim_batch(self) -> int:
@@ -73,6 +75,7 @@ class FetcherConfig:
             "extract_timeout_s": settings.extract_timeout_s,
             "extract_memory_mb": settings.extract_memory_mb,
             "parse": ParseLimits.from_settings(settings),
+            "politeness_key": KeyMode(settings.politeness_key),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -42,7 +42,8 @@ from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.host_slots import Pace
-from frontier.hosts import HostRepository
+from frontier.hosts import HostContext, HostRepository, KeyBusy
+from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
 from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
 from frontier.safe_http import (
     REDIRECT_STATUSES,
@@ -56,6 +57,7 @@ from frontier.safe_http import (
     SafeClient,
     TooManyRedirects,
     redirect_chain,
+    requests_resolver,
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
@@ -81,9 +83,13 @@ class BatchPipeline:
         robots: RobotsStep,
         worker_id: str,
         sink_backoff: SinkBackoff,
+        keys: KeyRepository,
         extraction: ExtractionPool | InProcessExtraction | None = None,
     ) -> None:
         self.client = client
+        self.keys = keys
+        # The key of a host by address is looked up as its requests' addresses are.
+        self.key_finder = KeyFinder(requests_resolver(client.limits))
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config
@@ -117,7 +123,7 @@ class BatchPipeline:
         is given back once the last group is out (or the iteration is closed)."""
         hosts = sorted({c.host for c in claims})
         context = await self.hosts.context(hosts, now=now)
-        holds = BatchHolds(self.hosts, self.worker_id, claims, context, now=now)
+        holds = BatchHolds(self.hosts, self.worker_id, claims, context, keys=self.keys, now=now)
         tasks: dict[asyncio.Task[None], Page] = {}
         try:
             infos = await self.sources.get_many(c.source_id for c in claims)
@@ -129,6 +135,7 @@ class BatchPipeline:
                     page.end(
                         OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0"
                     )
+            await self._take_keys([p for p in pages if p.outcome is None], context, holds, now)
             waiting = [p for p in pages if p.outcome is None]
             await self.robots.check(waiting, context, holds, now=now)
             done = [p for p in pages if p.outcome is not None]  # no request to make
@@ -165,6 +172,52 @@ class BatchPipeline:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.shield(holds.release_all())
+
+    async def _take_keys(
+        self,
+        pages: Sequence[Page],
+        context: Mapping[str, HostContext],
+        holds: BatchHolds,
+        now: datetime | None,
+    ) -> None:
+        """Take the politeness key of each host the batch holds, when the page's key mode
+        (its source's, else the setting) makes it wider than the host, before any request
+        to it (robots.txt included). A page whose key is busy is deferred, no request made
+        and no attempt counted, and its host given back snoozed until the key may be free
+        (`BatchHolds.snooze`): a claim does not wait on a key while holding its host. Of
+        two hosts of one key in the batch, the second finds it busy."""
+        asks: list[tuple[Page, str]] = []  # page, key
+        for page in pages:
+            holder = holds.held.get(page.claim.host)
+            mode = page.source.politeness_key or self.config.politeness_key
+            if holder is None or mode is KeyMode.HOST:
+                continue  # a host without a delay takes no key, nor one keyed by itself
+            key = await self.key_finder.key(page.claim.host, mode)
+            if key is not None:
+                asks.append((page, key))
+        first: dict[str, Page] = {}
+        for page, key in asks:
+            first.setdefault(key, page)
+        lease_s = self.queue.policy.lease_seconds
+        takes = await asyncio.gather(
+            *(
+                self.keys.take(key, holds.held[page.claim.host], lease_s=lease_s, now=now)
+                for key, page in first.items()
+            )
+        )
+        taken = dict(zip(first, takes, strict=True))
+        snoozes = []
+        for page, key in asks:
+            take = taken[key]
+            host = page.claim.host
+            if take.taken and first[key] is page:
+                holds.key_taken(host, key)
+                continue
+            busy = KeyTake(key, False, held=True) if take.taken else take
+            wait_s = busy.wait_s(context[host].delay_ms)
+            page.end(OutcomeKind.DEFERRED, retry_after_s=wait_s, error=busy.reason())
+            snoozes.append(holds.snooze(host, KeyBusy(key, wait_s)))
+        await asyncio.gather(*snoozes)
 
     async def _fetch_page(self, page: Page, holds: BatchHolds, now: datetime | None) -> None:
         started = time.monotonic()

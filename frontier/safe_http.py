@@ -232,6 +232,14 @@ class GuardedResolver(AbstractResolver):
         await self._inner.close()
 
 
+def requests_resolver(limits: HttpLimits) -> AbstractResolver:
+    """A resolver like the one the requests of a client with `limits` use: guarded, or,
+    with private networks allowed, aiohttp's threaded resolver (its default)."""
+    if limits.allow_private_networks:
+        return aiohttp.ThreadedResolver()
+    return GuardedResolver(tuple(ipaddress.ip_network(n) for n in limits.allowed_networks))
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     url: str  # the URL that answered (after any redirects followed)
