@@ -215,7 +215,8 @@ class BatchPipeline:
                 continue
             busy = KeyTake(key, False, held=True) if take.taken else take
             wait_s = busy.wait_s(context[host].delay_ms)
-            page.end(OutcomeKind.DEFERRED, retry_after_s=wait_s, error=busy.reason())
+            # The URL stays due; its host waits for the key (the snooze).
+            page.end(OutcomeKind.DEFERRED, error=busy.reason())
             snoozes.append(holds.snooze(host, KeyBusy(key, wait_s)))
         await asyncio.gather(*snoozes)
 
