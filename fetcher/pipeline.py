@@ -186,15 +186,19 @@ class BatchPipeline:
         and no attempt counted, and its host given back snoozed until the key may be free
         (`BatchHolds.snooze`): a claim does not wait on a key while holding its host. Of
         two hosts of one key in the batch, the second finds it busy."""
-        asks: list[tuple[Page, str]] = []  # page, key
-        for page in pages:
-            holder = holds.held.get(page.claim.host)
-            mode = page.source.politeness_key or self.config.politeness_key
-            if holder is None or mode is KeyMode.HOST:
-                continue  # a host without a delay takes no key, nor one keyed by itself
-            key = await self.key_finder.key(page.claim.host, mode)
-            if key is not None:
-                asks.append((page, key))
+        keyed = [  # a host without a delay takes no key, nor one keyed by itself
+            (page, mode)
+            for page in pages
+            if page.claim.host in holds.held
+            and (mode := page.source.politeness_key or self.config.politeness_key)
+            is not KeyMode.HOST
+        ]
+        if not keyed:
+            return
+        found = await asyncio.gather(
+            *(self.key_finder.key(page.claim.host, mode) for page, mode in keyed)
+        )
+        asks = [(page, key) for (page, _), key in zip(keyed, found, strict=True) if key]
         first: dict[str, Page] = {}
         for page, key in asks:
             first.setdefault(key, page)

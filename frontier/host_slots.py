@@ -93,20 +93,23 @@ class HostSlots:
         )
 
     @asynccontextmanager
-    async def hold(self, url: str) -> AsyncIterator[None]:
+    async def hold(self, url: str, key_mode: str | None = None) -> AsyncIterator[None]:
         """Hold `url`'s host while the body of the `with` sends one request and reads its
-        answer (a failed request included); give the host back afterwards."""
+        answer (a failed request included); give the host back afterwards. `key_mode`:
+        the politeness key of the request's source (None: `self.key_mode`)."""
         host = slot_host(url)
-        held = await self.take(host)
+        held = await self.take(host, key_mode)
         try:
             yield
         finally:
             if held:
                 await asyncio.shield(self.release(host))
 
-    async def take(self, host: str) -> bool:
-        """Wait for `host` and take it; returns whether it is held (a host without a delay
-        is not) and must be given back with `release`."""
+    async def take(self, host: str, key_mode: str | None = None) -> bool:
+        """Wait for `host` (and its politeness key in `key_mode`, else `self.key_mode`)
+        and take it; returns whether it is held (a host without a delay is not) and must
+        be given back with `release`."""
+        mode = KeyMode(key_mode) if key_mode else self.key_mode
         hosts = HostRepository(self.db)
         started = time.monotonic()
         while True:
@@ -121,7 +124,7 @@ class HostSlots:
                 DB_PATIENCE_S,
             )
             if slot.taken:
-                busy = await self._take_key(host, slot) if slot.held else None
+                busy = await self._take_key(host, slot, mode) if slot.held else None
                 if busy is None:
                     self.waited_s += time.monotonic() - started
                     return slot.held
@@ -139,12 +142,12 @@ class HostSlots:
             wait = min(slot.wait_s, HELD_POLL_S) if reason == SLOT_HELD else slot.wait_s
             await asyncio.sleep(max(asked + wait - time.monotonic(), 0.001))
 
-    async def _take_key(self, host: str, slot: HostSlot) -> HostSlot | None:
+    async def _take_key(self, host: str, slot: HostSlot, mode: KeyMode) -> HostSlot | None:
         """Holding `host`, take its politeness key too (when it is wider than the host);
         None when held. A busy key is not waited for holding the host: the host is given
         back snoozed until the key may be free, as a fetcher's claim does
         (fetcher.politeness), and the answer says how long to wait."""
-        key = await self.key_finder.key(host, self.key_mode)
+        key = await self.key_finder.key(host, mode)
         if key is None:
             return None
         keys = KeyRepository(self.db)

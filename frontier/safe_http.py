@@ -62,7 +62,7 @@ class HostSlots(Protocol):
     """Holds a URL's host while one request is in flight (frontier.host_slots.HostSlots;
     a protocol here, so that this module does not import that one, which imports it)."""
 
-    def hold(self, url: str) -> AbstractAsyncContextManager[None]: ...
+    def hold(self, url: str, key_mode: str | None = None) -> AbstractAsyncContextManager[None]: ...
 
 
 class Pace(Protocol):
@@ -331,6 +331,7 @@ class SafeClient:
         truncate: bool = False,
         timeout_s: float | None = None,
         pace: Pace | None = None,
+        politeness_key: str | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -340,7 +341,9 @@ class SafeClient:
         `truncate`, a body over the cap is cut at the cap instead of refused (robots.txt).
         `timeout_s` replaces the client's timeouts for each request of this call.
         `pace`: the host's pace, kept by a caller that holds the host: each request waits
-        its delay after the previous answer."""
+        its delay after the previous answer. `politeness_key`: the key mode of the source
+        the request is for (host, domain, ip; None: the slots' own), for the client's
+        slots (frontier.politeness_key)."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -357,7 +360,7 @@ class SafeClient:
             if cookie is not None:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
-                url, request_headers, cap, truncate, timeout_s, pace
+                url, request_headers, cap, truncate, timeout_s, pace, politeness_key
             )
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
@@ -393,6 +396,7 @@ class SafeClient:
         truncate: bool,
         timeout_s: float | None,
         pace: Pace | None,
+        key_mode: str | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         """One request, in its host's turn: after the pace's delay, or holding the host
         (the client's slots), or as it is (neither: a caller with no host to spare)."""
@@ -400,7 +404,7 @@ class SafeClient:
             async with pace.turn():
                 return await self._once(url, headers, cap, truncate, timeout_s)
         if self.slots is not None:
-            async with self.slots.hold(url):
+            async with self.slots.hold(url, key_mode):
                 return await self._once(url, headers, cap, truncate, timeout_s)
         return await self._once(url, headers, cap, truncate, timeout_s)
 

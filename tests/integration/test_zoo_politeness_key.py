@@ -1,7 +1,7 @@
 """Issue 31, item 3: the politeness key holds the gap across the hosts of one server. One
 local server answers several names: subdomains of one registered domain (as *.blogspot.com
 are), or names of different domains on one address. Two fetch processes (and, on the
-subdomains, a poller reading a feed on one of them) crawl them at once. Measured at the
+a poller reading a feed on one of them) crawl them at once. Measured at the
 server, with the key `domain` (or `ip`), no request arrives while another to any of the
 names is in flight, nor sooner than the delay after the previous answer; with the key
 `host` the same crawl overlaps its hosts (so the measure can fail). Every article is
@@ -32,11 +32,11 @@ SUBDOMAINS = ("a.zoo.blogspot.com", "b.zoo.blogspot.com", "c.zoo.blogspot.com")
 ONE_ADDRESS = ("news.zoo-one.com", "blog.zoo-two.net", "shop.zoo-three.org")
 LAUNCHER = "tests.zoo.named_hosts"
 
-# case -> (names, FRONTIER_POLITENESS_KEY, the source's own politeness_key, with a poller)
+# case -> (names, FRONTIER_POLITENESS_KEY, the sources' own politeness_key)
 CASES = {
-    "domain": (SUBDOMAINS, "domain", None, True),
-    "ip (the source's own key)": (ONE_ADDRESS, "host", "ip", False),
-    "host": (SUBDOMAINS, "host", None, True),
+    "domain": (SUBDOMAINS, "domain", None),
+    "ip (the sources' own key)": (ONE_ADDRESS, "host", "ip"),
+    "host": (SUBDOMAINS, "host", None),
 }
 
 
@@ -66,7 +66,7 @@ def host_of(answered: Answered) -> str:
 async def test_the_key_holds_the_gap_across_the_hosts_of_one_server(
     db: Database, fresh_dsn: str, local_site: LocalSite, tmp_path: Path, case: str
 ) -> None:
-    names, setting, own_key, with_poller = CASES[case]
+    names, setting, own_key = CASES[case]
     origins = [f"http://{name}:{local_site.port}" for name in names]
     local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
     articles = [f"/story-{n}" for n in range(ARTICLES_PER_HOST)]
@@ -77,9 +77,13 @@ async def test_the_key_holds_the_gap_across_the_hosts_of_one_server(
     if own_key:
         source = await sources.update(source.id, parse_patch({"politeness_key": own_key}))
     urls = [origin + path for origin in origins for path in articles]
-    if with_poller:  # its feed lists articles known already: only the feed is new
-        local_site.serve("/feed.xml", feed(urls[:2]), content_type="application/rss+xml")
-        await sources.add("farm-feed", feed_url=origins[0] + "/feed.xml", rate_limit_ms=DELAY_MS)
+    # its feed lists articles known already: only the feed is new
+    local_site.serve("/feed.xml", feed(urls[:2]), content_type="application/rss+xml")
+    feed_source = await sources.add(
+        "farm-feed", feed_url=origins[0] + "/feed.xml", rate_limit_ms=DELAY_MS
+    )
+    if own_key:  # the poller keeps to the source's key too
+        await sources.update(feed_source.id, parse_patch({"politeness_key": own_key}))
     await QueueRepository(db, QueuePolicy()).submit(
         [Candidate(url, source.ref, Origin.FEED) for url in urls]
     )
@@ -87,23 +91,14 @@ async def test_the_key_holds_the_gap_across_the_hosts_of_one_server(
         NAMES_VARIABLE: names_value(dict.fromkeys(names, local_site.address)),
         "FRONTIER_POLITENESS_KEY": setting,
     }
+    fetch = ("fetch", "--until-idle")
     with precise_stamps():
         async with (
-            frontier_process(
-                fresh_dsn, tmp_path, "fetch", "--until-idle", via=LAUNCHER, **env
-            ) as a,
-            frontier_process(
-                fresh_dsn, tmp_path, "fetch", "--until-idle", via=LAUNCHER, **env
-            ) as b,
+            frontier_process(fresh_dsn, tmp_path, *fetch, via=LAUNCHER, **env) as a,
+            frontier_process(fresh_dsn, tmp_path, *fetch, via=LAUNCHER, **env) as b,
+            frontier_process(fresh_dsn, tmp_path, "poll", "--once", via=LAUNCHER, **env) as poll,
         ):
-            waits = [a.wait(), b.wait()]
-            if with_poller:
-                async with frontier_process(
-                    fresh_dsn, tmp_path, "poll", "--once", via=LAUNCHER, **env
-                ) as poller:
-                    codes = await asyncio.wait_for(asyncio.gather(*waits, poller.wait()), 180)
-            else:
-                codes = await asyncio.wait_for(asyncio.gather(*waits), 180)
+            codes = await asyncio.wait_for(asyncio.gather(a.wait(), b.wait(), poll.wait()), 180)
     assert set(codes) == {0}
 
     answers = sorted(local_site.answers, key=lambda answered: answered.request.at)
@@ -116,8 +111,7 @@ async def test_the_key_holds_the_gap_across_the_hosts_of_one_server(
             assert len(hits) == 1, (name, path)
     statuses = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
     assert {r["status"]: r["count"] for r in statuses} == {"fetched": len(names) * len(articles)}
-    if with_poller:
-        assert len(local_site.hits("/feed.xml")) == 1
+    assert len(local_site.hits("/feed.xml")) == 1
 
     # The rule, at the server, over every name of the server: a negative gap is a request
     # that arrived while another was in flight.
