@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from fetcher.canonical import site_of
 from fetcher.config import FetcherConfig
@@ -89,7 +90,7 @@ class BatchPipeline:
         self.client = client
         self.keys = keys
         # The key of a host by address is looked up as its requests' addresses are.
-        self.key_finder = KeyFinder(requests_resolver(client.limits))
+        self.key_finder = KeyFinder(partial(requests_resolver, client.limits))
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config

@@ -31,6 +31,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 from frontier.db import Database
 from frontier.hosts import SLOT_BACKOFF, SLOT_DELAY, SLOT_HELD, HostRepository, HostSlot, KeyBusy
@@ -89,7 +90,7 @@ class HostSlots:
             new_host_delay_ms=settings.default_delay_ms,
             lease_s=settings.lease_seconds,
             key_mode=KeyMode(settings.politeness_key),
-            key_finder=KeyFinder(requests_resolver(HttpLimits.from_settings(settings))),
+            key_finder=KeyFinder(partial(requests_resolver, HttpLimits.from_settings(settings))),
         )
 
     @asynccontextmanager

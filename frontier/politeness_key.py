@@ -22,7 +22,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -74,11 +74,13 @@ def address_key(address: str) -> str:
 
 
 class KeyFinder:
-    """The key of a host in a mode. `resolver`: the one the requests use (for `ip`); its
-    answers are kept `RESOLVED_TTL_S` (a failure `UNRESOLVED_TTL_S`), per process."""
+    """The key of a host in a mode. `resolver`: makes the resolver the requests use (for
+    `ip`; made at the first lookup, on the event loop, as aiohttp's want); its answers are
+    kept `RESOLVED_TTL_S` (a failure `UNRESOLVED_TTL_S`), per process."""
 
-    def __init__(self, resolver: AbstractResolver | None = None) -> None:
-        self._resolver = resolver
+    def __init__(self, resolver: Callable[[], AbstractResolver] | None = None) -> None:
+        self._make_resolver = resolver
+        self._resolver: AbstractResolver | None = None
         self._resolved: dict[str, tuple[float, str | None]] = {}
 
     async def key(self, host: str, mode: KeyMode) -> str | None:
@@ -107,6 +109,8 @@ class KeyFinder:
     async def _resolve(self, name: str) -> str | None:
         """The first IPv4 address of `name`, else its first address; None if it has none
         (a failure, or only addresses the requests' guard refuses)."""
+        if self._resolver is None and self._make_resolver is not None:
+            self._resolver = self._make_resolver()
         if self._resolver is None:
             return None
         try:

@@ -25,6 +25,7 @@ fails with `HostBackingOff` (counted `host_backoff`).
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from scrapy import Request
@@ -64,11 +65,8 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         self._key_mode = KeyMode(crawler.settings.get(POLITENESS_KEY) or KeyMode.HOST)
         # A key by address: looked up as the spider's requests' are (its guard is the
         # resolver's, spider.middlewares), cached for the crawl.
-        self._key_finder = KeyFinder(
-            requests_resolver(
-                HttpLimits("", allow_private_networks=crawler.settings.getbool(ALLOW_PRIVATE))
-            )
-        )
+        limits = HttpLimits("", allow_private_networks=crawler.settings.getbool(ALLOW_PRIVATE))
+        self._key_finder = KeyFinder(partial(requests_resolver, limits))
         self._stats = crawler.stats
         self._db: Database | None = None
         self._connecting = asyncio.Lock()

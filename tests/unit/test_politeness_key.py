@@ -53,7 +53,7 @@ class Names(AbstractResolver):
 
 async def test_keys_in_each_mode() -> None:
     names = Names({"a.example": ["2001:db8::1", "192.0.2.7"], "b.example": ["192.0.2.7"]})
-    finder = KeyFinder(names)
+    finder = KeyFinder(lambda: names)
     # host: the host's own hold, nothing more
     assert await finder.key("a.example", KeyMode.HOST) is None
     assert await finder.key("x.a.blogspot.com:81", KeyMode.DOMAIN) == "a.blogspot.com"
