@@ -37,7 +37,7 @@ import psycopg
 from bench.server import emit_result, log, median, running_server
 from fetcher.politeness import BatchHolds
 from frontier.db import Database
-from frontier.hosts import HostRepository
+from frontier.hosts import HostRepository, KeyBusy
 from frontier.queue import Outcome, OutcomeKind, QueuePolicy, QueueRepository
 
 HOSTS = 5_000
@@ -101,9 +101,15 @@ class CountingHosts(HostRepository):
 
     statements = 0
 
-    async def release_slots(self, holds: Mapping[str, str], *, now: datetime | None = None) -> int:
+    async def release_slots(
+        self,
+        holds: Mapping[str, str],
+        *,
+        snoozed: Mapping[str, KeyBusy] | None = None,
+        now: datetime | None = None,
+    ) -> int:
         self.statements += 1
-        return await super().release_slots(holds, now=now)
+        return await super().release_slots(holds, snoozed=snoozed, now=now)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from fetcher.allocators import preload_for
 from frontier.archive.upkeep import Retention
 from frontier.parse_pool import ParseLimits
+from frontier.politeness_key import KeyMode
 from frontier.settings import Settings
 
 
@@ -61,6 +62,7 @@ class FetcherConfig:
     archive_dir: Path | None = None  # the WARC archive (frontier.archive); None: off
     archive_rotate_bytes: int = 1 << 30
     archive_retention: Retention = field(default_factory=Retention)
+    politeness_key: KeyMode = KeyMode.HOST  # a source without its own (frontier.politeness_key)
 
     @property
     def claim_batch(self) -> int:
@@ -96,6 +98,7 @@ class FetcherConfig:
                 ),
                 max_bytes=settings.archive_max_bytes,
             ),
+            "politeness_key": KeyMode(settings.politeness_key),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 
 from fetcher.archiving import ArchiveStep
 from fetcher.canonical import site_of
@@ -44,7 +45,8 @@ from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.host_slots import Pace
-from frontier.hosts import HostRepository
+from frontier.hosts import HostContext, HostRepository, KeyBusy
+from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
 from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
 from frontier.safe_http import (
     REDIRECT_STATUSES,
@@ -58,6 +60,7 @@ from frontier.safe_http import (
     SafeClient,
     TooManyRedirects,
     redirect_chain,
+    requests_resolver,
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
@@ -83,11 +86,15 @@ class BatchPipeline:
         robots: RobotsStep,
         worker_id: str,
         sink_backoff: SinkBackoff,
+        keys: KeyRepository,
         extraction: ExtractionPool | InProcessExtraction | None = None,
         archive: ArchiveStep | None = None,
     ) -> None:
         self.client = client
         self.archive = archive
+        self.keys = keys
+        # The key of a host by address is looked up as its requests' addresses are.
+        self.key_finder = KeyFinder(partial(requests_resolver, client.limits))
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config
@@ -121,7 +128,7 @@ class BatchPipeline:
         is given back once the last group is out (or the iteration is closed)."""
         hosts = sorted({c.host for c in claims})
         context = await self.hosts.context(hosts, now=now)
-        holds = BatchHolds(self.hosts, self.worker_id, claims, context, now=now)
+        holds = BatchHolds(self.hosts, self.worker_id, claims, context, keys=self.keys, now=now)
         tasks: dict[asyncio.Task[None], Page] = {}
         try:
             infos = await self.sources.get_many(c.source_id for c in claims)
@@ -133,6 +140,7 @@ class BatchPipeline:
                     page.end(
                         OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0"
                     )
+            await self._take_keys([p for p in pages if p.outcome is None], context, holds, now)
             waiting = [p for p in pages if p.outcome is None]
             await self.robots.check(waiting, context, holds, now=now)
             done = [p for p in pages if p.outcome is not None]  # no request to make
@@ -169,6 +177,57 @@ class BatchPipeline:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.shield(holds.release_all())
+
+    async def _take_keys(
+        self,
+        pages: Sequence[Page],
+        context: Mapping[str, HostContext],
+        holds: BatchHolds,
+        now: datetime | None,
+    ) -> None:
+        """Take the politeness key of each host the batch holds, when the page's key mode
+        (its source's, else the setting) makes it wider than the host, before any request
+        to it (robots.txt included). A page whose key is busy is deferred, no request made
+        and no attempt counted, and its host given back snoozed until the key may be free
+        (`BatchHolds.snooze`): a claim does not wait on a key while holding its host. Of
+        two hosts of one key in the batch, the second finds it busy."""
+        keyed = [  # a host without a delay takes no key, nor one keyed by itself
+            (page, mode)
+            for page in pages
+            if page.claim.host in holds.held
+            and (mode := page.source.politeness_key or self.config.politeness_key)
+            is not KeyMode.HOST
+        ]
+        if not keyed:
+            return
+        found = await asyncio.gather(
+            *(self.key_finder.key(page.claim.host, mode) for page, mode in keyed)
+        )
+        asks = [(page, key) for (page, _), key in zip(keyed, found, strict=True) if key]
+        first: dict[str, Page] = {}
+        for page, key in asks:
+            first.setdefault(key, page)
+        lease_s = self.queue.policy.lease_seconds
+        takes = await asyncio.gather(
+            *(
+                self.keys.take(key, holds.held[page.claim.host], lease_s=lease_s, now=now)
+                for key, page in first.items()
+            )
+        )
+        taken = dict(zip(first, takes, strict=True))
+        snoozes = []
+        for page, key in asks:
+            take = taken[key]
+            host = page.claim.host
+            if take.taken and first[key] is page:
+                holds.key_taken(host, key)
+                continue
+            busy = KeyTake(key, False, held=True) if take.taken else take
+            wait_s = busy.wait_s(context[host].delay_ms)
+            # The URL stays due; its host waits for the key (the snooze).
+            page.end(OutcomeKind.DEFERRED, error=busy.reason())
+            snoozes.append(holds.snooze(host, KeyBusy(key, wait_s)))
+        await asyncio.gather(*snoozes)
 
     async def _fetch_page(self, page: Page, holds: BatchHolds, now: datetime | None) -> None:
         started = time.monotonic()

@@ -12,6 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from fetcher.canonical import site_of
+from frontier.politeness_key import KeyMode
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, normalize_url, url_host
 
@@ -25,6 +26,7 @@ class SourceInfo:
     selectors: dict[str, Any] | None = None
     revisit: tuple[int, ...] | None = None  # seconds between revisits (frontier.revisits)
     sites: frozenset[str] = frozenset()  # registrable domains of its feed, sitemap, base URL
+    politeness_key: KeyMode | None = None  # its own key mode; None: the fetcher's setting
 
 
 UNKNOWN = SourceInfo(None)
@@ -63,7 +65,8 @@ class SourceCache:
         selectors = source.selectors if isinstance(source.selectors, dict) else None
         revisit = tuple(source.revisit) if source.revisit else None
         sites = _sites(source.base_url, source.feed_url, source.sitemap_url)
-        return SourceInfo(source.name, source.fetchprotection, selectors, revisit, sites)
+        mode = KeyMode(source.politeness_key) if source.politeness_key else None
+        return SourceInfo(source.name, source.fetchprotection, selectors, revisit, sites, mode)
 
 
 def _sites(*urls: str | None) -> frozenset[str]:

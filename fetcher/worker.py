@@ -41,6 +41,7 @@ from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
 from frontier.loops import run_every
 from frontier.parse_pool import ParsePool
+from frontier.politeness_key import KeyRepository
 from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.sinks import ContentSink
@@ -106,6 +107,7 @@ class Fetcher:
             ),
             worker_id=self.worker_id,
             sink_backoff=self.sink_backoff,
+            keys=KeyRepository(db),
             extraction=extraction,
             archive=self.archive,
         )

@@ -107,15 +107,30 @@ class HostRepository:
             leased.update(r["host"] for r in records)
         return leased
 
-    async def release_slots(self, holds: Mapping[str, str], *, now: datetime | None = None) -> int:
+    async def release_slots(
+        self,
+        holds: Mapping[str, str],
+        *,
+        snoozed: Mapping[str, KeyBusy] | None = None,
+        now: datetime | None = None,
+    ) -> int:
         """The answers from the hosts of `holds` (host -> its holder) are in: each holder
         gives its host back, and the host's next request may start its delay after now
-        (hosts.sql `release_slots`). Returns how many holds were given back (a host held
-        by anyone else is left alone)."""
+        (hosts.sql `release_slots`). A host in `snoozed` sent nothing, its politeness key
+        being busy: it is given back snoozed until the key may be free instead. Returns
+        how many holds were given back (a host held by anyone else is left alone)."""
         released = 0
+        snoozed = snoozed or {}
         for bucket, group in await self._by_bucket(sorted(holds)):
+            busy = [snoozed.get(h) for h in group] if snoozed else []
             record = await self._db.fetchrow(
-                SQL["release_slots"], group, [holds[h] for h in group], bucket, now
+                SQL["release_slots"],
+                group,
+                [holds[h] for h in group],
+                bucket,
+                now,
+                [b.wait_s if b else None for b in busy],
+                [b.key if b else None for b in busy],
             )
             assert record is not None
             released += record["released"]
@@ -190,8 +205,17 @@ class HostRepository:
         )
         assert record is not None
         if record["taken"]:
-            return HostSlot(True, held=record["held"])
+            return HostSlot(True, held=record["held"], delay_ms=record["delay_ms"])
         return HostSlot(False, record["wait_s"], record["reason"])
+
+
+@dataclass(frozen=True, slots=True)
+class KeyBusy:
+    """A host's politeness key is busy: its request is not sent, and the host is given
+    back snoozed for `wait_s` (until the key may be free: frontier.politeness_key)."""
+
+    key: str
+    wait_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +230,7 @@ class HostSlot:
     wait_s: float = 0.0
     reason: str | None = None
     held: bool = False
+    delay_ms: int = 0  # the host's delay, when taken
 
 
 SLOT_DELAY, SLOT_BACKOFF, SLOT_HELD = "delay", "backoff", "held"  # HostSlot.reason

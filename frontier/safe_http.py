@@ -67,7 +67,7 @@ class HostSlots(Protocol):
     """Holds a URL's host while one request is in flight (frontier.host_slots.HostSlots;
     a protocol here, so that this module does not import that one, which imports it)."""
 
-    def hold(self, url: str) -> AbstractAsyncContextManager[None]: ...
+    def hold(self, url: str, key_mode: str | None = None) -> AbstractAsyncContextManager[None]: ...
 
 
 class Pace(Protocol):
@@ -237,6 +237,14 @@ class GuardedResolver(AbstractResolver):
         await self._inner.close()
 
 
+def requests_resolver(limits: HttpLimits) -> AbstractResolver:
+    """A resolver like the one the requests of a client with `limits` use: guarded, or,
+    with private networks allowed, aiohttp's threaded resolver (its default)."""
+    if limits.allow_private_networks:
+        return aiohttp.ThreadedResolver()
+    return GuardedResolver(tuple(ipaddress.ip_network(n) for n in limits.allowed_networks))
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     url: str  # the URL that answered (after any redirects followed)
@@ -347,6 +355,7 @@ class SafeClient:
         timeout_s: float | None = None,
         pace: Pace | None = None,
         exchanges: list[Exchange] | None = None,
+        politeness_key: str | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -357,7 +366,9 @@ class SafeClient:
         `timeout_s` replaces the client's timeouts for each request of this call.
         `pace`: the host's pace, kept by a caller that holds the host: each request waits
         its delay after the previous answer. `exchanges`: each request made and its answer
-        are appended to it (the archive's record of the call, redirect hops included)."""
+        are appended to it (the archive's record of the call, redirect hops included).
+        `politeness_key`: the key mode of the source the request is for (host, domain, ip;
+        None: the slots' own), for the client's slots (frontier.politeness_key)."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -374,7 +385,7 @@ class SafeClient:
             if cookie is not None:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
-                url, request_headers, cap, truncate, timeout_s, pace, exchanges
+                url, request_headers, cap, truncate, timeout_s, pace, exchanges, politeness_key
             )
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
@@ -411,6 +422,7 @@ class SafeClient:
         timeout_s: float | None,
         pace: Pace | None,
         exchanges: list[Exchange] | None = None,
+        key_mode: str | None = None,
     ) -> tuple[int, CIMultiDictProxy[str], bytes]:
         """One request, in its host's turn: after the pace's delay, or holding the host
         (the client's slots), or as it is (neither: a caller with no host to spare)."""
@@ -418,7 +430,7 @@ class SafeClient:
             async with pace.turn():
                 return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
         if self.slots is not None:
-            async with self.slots.hold(url):
+            async with self.slots.hold(url, key_mode):
                 return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
         return await self._once(url, headers, cap, truncate, timeout_s, exchanges)
 

@@ -84,6 +84,12 @@ class Settings(BaseSettings):
         description="Requests in flight at once to a host without a delay (rate_limit_ms 0); "
         "a host with a delay always has one.",
     )
+    politeness_key: Literal["host", "domain", "ip"] = Field(
+        default="host",
+        description="What one request in flight and the delay are counted on: host; domain "
+        "(the registrable domain, for the many subdomains one server answers); ip (the "
+        "resolved address). A source's politeness_key overrides it.",
+    )
     max_retries: int = Field(
         default=5, ge=0, le=100, description="Failed attempts before a URL becomes dead."
     )

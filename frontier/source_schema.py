@@ -216,6 +216,12 @@ class SourceConfig(BaseModel):
         le=MAX_RATE_LIMIT_MS,
         description="Delay between two requests to the source's host (null: the default).",
     )
+    politeness_key: Literal["host", "domain", "ip"] | None = Field(
+        default=None,
+        description="What one request in flight and the delay count on for its URLs: host, "
+        "domain (its registrable domain) or ip (its address); null: "
+        "FRONTIER_POLITENESS_KEY.",
+    )
     fetchprotection: int = Field(
         default=2,
         strict=True,

@@ -73,6 +73,9 @@ class Source:
     kind: str = DEFAULT_KIND
     config: Any = None  # the kind's options (a JSON object)
     revisit: list[int] | None = None  # seconds between revisits (frontier.revisits)
+    politeness_key: str | None = (
+        None  # host, domain, ip (frontier.politeness_key); None: the setting
+    )
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:

@@ -17,6 +17,7 @@ from uuid import UUID
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.documents import DocumentReader, json_ready
+from frontier.politeness_key import KeyMode, KeyRepository, domain_key
 from frontier.sql import load
 from frontier.urls import InvalidURL, normalize_url, url_hash
 from frontier.why_waiting import Cause, Why, why_host_waits, why_url_waits
@@ -52,6 +53,7 @@ class UrlStory:
     log: list[dict[str, Any]]
     document: dict[str, Any] | None
     why: Why
+    politeness_key: dict[str, str] | None = None  # {mode, key} (named_key)
 
     def as_json(self) -> dict[str, Any]:
         row = _json(self.row) if self.row else None
@@ -66,6 +68,7 @@ class UrlStory:
             "host": host,
             "fetch_log": [_json(entry) for entry in self.log],
             "document": self.document,
+            "politeness_key": self.politeness_key,
             "why": self.why.as_json(),
         }
 
@@ -96,9 +99,11 @@ class UrlStoryRepository:
         *,
         documents: DocumentReader,
         robots_allows: RobotsCheck,
+        key_mode: str = KeyMode.HOST,
         now: datetime | None = None,
     ) -> UrlStory:
-        """The story of the URL or url_hash `key` (InvalidURL if it is neither)."""
+        """The story of the URL or url_hash `key` (InvalidURL if it is neither).
+        `key_mode`: FRONTIER_POLITENESS_KEY (a source may set its own)."""
         when = now or utcnow()
         digest = hash_of(key)
         record = await self._db.fetchrow(SQL["url"], digest)
@@ -106,8 +111,7 @@ class UrlStoryRepository:
             why = Why(Cause.UNKNOWN_URL, "It is not in the frontier: submit it first.")
             return UrlStory(digest, None, None, [], None, why)
         row = dict(record)
-        host_record = await self._db.fetchrow(SQL["host"], row["host"])
-        host = dict(host_record) if host_record else None
+        host = await self._host(row["host"])
         log = [dict(r) for r in await self._db.fetch(SQL["url_log"], row["url"], LOG_ROWS)]
         document = await documents.get(digest)
         allows = None
@@ -121,13 +125,26 @@ class UrlStoryRepository:
             source_name=row["source_name"],
             source_enabled=row["source_enabled"],
         )
-        return UrlStory(digest, row, host, log, document, why)
+        mode = KeyMode(row["source_politeness_key"] or key_mode)
+        return UrlStory(digest, row, host, log, document, why, named_key(row["host"], mode))
 
-    async def host_page(self, host: str, *, now: datetime | None = None) -> HostPage | None:
+    async def _host(self, host: str) -> dict[str, Any] | None:
+        """The host_state row of `host`, with the state of the politeness key that
+        snoozed it, if one did (`key_lease_until`, `key_next_allowed_at`)."""
         record = await self._db.fetchrow(SQL["host"], host)
         if record is None:
             return None
         row = dict(record)
+        if row["busy_key"] is not None:
+            state = await KeyRepository(self._db).state(row["busy_key"]) or {}
+            row["key_lease_until"] = state.get("lease_until")
+            row["key_next_allowed_at"] = state.get("next_allowed_at")
+        return row
+
+    async def host_page(self, host: str, *, now: datetime | None = None) -> HostPage | None:
+        row = await self._host(host)
+        if row is None:
+            return None
         in_flight = [dict(r) for r in await self._db.fetch(SQL["in_flight_on_host"], host)]
         log = await self._db.fetch(
             SQL["host_log"], f"http://{host}/", f"https://{host}/", LOG_ROWS, HOST_LOG_WALK
@@ -144,6 +161,15 @@ class UrlStoryRepository:
         errors = await self._db.fetch(SQL["source_log"], source_id, 10, True)
         log = await self._db.fetch(SQL["source_log"], source_id, LOG_ROWS, False)
         return SourcePage(dict(record), counts, [dict(r) for r in errors], [dict(r) for r in log])
+
+
+def named_key(host: str, mode: KeyMode) -> dict[str, str] | None:
+    """The politeness key of `host` in `mode`, when it is not the host itself."""
+    if mode is KeyMode.HOST:
+        return None
+    if mode is KeyMode.DOMAIN:
+        return {"mode": str(mode), "key": domain_key(host) or host}
+    return {"mode": str(mode), "key": "its address, looked up before each request"}
 
 
 def _json(row: dict[str, Any]) -> dict[str, Any]:

@@ -51,6 +51,7 @@ class Cause(StrEnum):
     HOST_BACKOFF = "host_backoff"  # the host failed or rate-limited; blocked until T
     HOST_LEASED = "host_leased"  # a requester holds the host: its request is in flight
     HOST_DELAY = "host_delay"  # politeness: the host's next request may start at T
+    KEY_BUSY = "key_busy"  # politeness: another host of its key is busy; snoozed until T
     RETRY_AT = "retry_at"  # its own next_fetch_at is in the future
     SOURCE_DISABLED = "source_disabled"  # due now, though its source is disabled
     ROBOTS_NOT_FETCHED = "robots_not_fetched"  # due now; robots.txt is fetched first
@@ -203,15 +204,37 @@ def _timed(url: Row, host: Row | None, now: datetime) -> list[Why]:
                 host["robots_retry_at"],
             )
         )
-    found.append(
-        Why(
-            Cause.HOST_DELAY,
-            f"Host delay: the next request to {name} may start at "
-            f"{_at(host['next_allowed_at'])} (one every {host['delay_ms']} ms).",
-            host["next_allowed_at"],
-        )
-    )
+    found.append(_key_busy(host, now) or _host_delay(host))
     return found
+
+
+def _host_delay(host: Row) -> Why:
+    return Why(
+        Cause.HOST_DELAY,
+        f"Host delay: the next request to {host['host']} may start at "
+        f"{_at(host['next_allowed_at'])} (one every {host['delay_ms']} ms).",
+        host["next_allowed_at"],
+    )
+
+
+def _key_busy(host: Row, now: datetime) -> Why | None:
+    """The host was given back unrequested, its politeness key busy (host_state.busy_key;
+    `key_lease_until` and `key_next_allowed_at`: the key's row, when read)."""
+    key = host.get("busy_key")
+    if key is None or not _after(host["next_allowed_at"], now):
+        return None
+    if _after(host.get("key_lease_until"), now):
+        state = f"another host of key {key} has a request in flight"
+    elif _after(host.get("key_next_allowed_at"), now):
+        state = f"the delay of key {key} runs until {_at(host['key_next_allowed_at'])}"
+    else:
+        state = f"another host of key {key} had a request in flight, or its delay ran"
+    return Why(
+        Cause.KEY_BUSY,
+        f"Key busy: {state} (one request at a time per key); {host['host']} waits until "
+        f"{_at(host['next_allowed_at'])}.",
+        host["next_allowed_at"],
+    )
 
 
 def why_host_waits(host: Row, *, now: datetime) -> Why:

@@ -94,6 +94,7 @@ class KindRequest:
                 response = await self.client.get(
                     url,
                     fetchprotection=self.source.fetchprotection,
+                    politeness_key=self.source.politeness_key,
                     etag=self.etag if conditional else None,
                     last_modified=self.last_modified if conditional else None,
                     headers=sent,

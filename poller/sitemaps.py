@@ -153,7 +153,10 @@ async def _locations(
     robots_url = urljoin(site, "/robots.txt")
     try:
         robots = await client.get(
-            robots_url, fetchprotection=source.fetchprotection, max_body_bytes=512 * 1024
+            robots_url,
+            fetchprotection=source.fetchprotection,
+            politeness_key=source.politeness_key,
+            max_body_bytes=512 * 1024,
         )
         if robots.status == 200:
             text = robots.body.decode("utf-8", "replace")
@@ -167,7 +170,11 @@ async def _locations(
     for path in WELL_KNOWN:
         candidate = urljoin(site, path)
         try:
-            response = await client.get(candidate, fetchprotection=source.fetchprotection)
+            response = await client.get(
+                candidate,
+                fetchprotection=source.fetchprotection,
+                politeness_key=source.politeness_key,
+            )
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
                 return [response.url]
@@ -324,6 +331,7 @@ async def _get(
     return await client.get(
         url,
         fetchprotection=source.fetchprotection,
+        politeness_key=source.politeness_key,
         etag=state.sitemap_etag if conditional else None,
         last_modified=state.sitemap_last_modified if conditional else None,
         max_body_bytes=policy.max_sitemap_bytes,

@@ -50,6 +50,7 @@ def scrapy_settings(
         "AUTOTHROTTLE_ENABLED": False,
         "DOWNLOAD_HANDLERS": {"http": HOST_SLOT_HANDLER, "https": HOST_SLOT_HANDLER},
         host_slot.NEW_HOST_DELAY_MS: plan.new_host_delay_ms,
+        host_slot.POLITENESS_KEY: plan.politeness_key,
         "DOWNLOAD_TIMEOUT": settings.spider_timeout_s,
         "DOWNLOAD_MAXSIZE": settings.spider_max_body_bytes,
         "DOWNLOAD_WARNSIZE": 0,

@@ -25,6 +25,7 @@ fails with `HostBackingOff` (counted `host_backoff`).
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from scrapy import Request
@@ -35,10 +36,14 @@ from scrapy.http import Response
 from frontier import host_slots
 from frontier.db import Database
 from frontier.host_slots import HostSlots, requester_id, slot_host
+from frontier.politeness_key import KeyFinder, KeyMode
+from frontier.safe_http import HttpLimits, requests_resolver
 from frontier.urls import InvalidURL
+from spider.middlewares import ALLOW_PRIVATE
 from spider.pipeline import DSN
 
 NEW_HOST_DELAY_MS = "FRONTIER_NEW_HOST_DELAY_MS"
+POLITENESS_KEY = "FRONTIER_POLITENESS_KEY"
 
 
 class HostBackingOff(IgnoreRequest):
@@ -57,6 +62,11 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         # A hold outlives its request's timeout only when the spider died holding it.
         self._lease_s = max(60.0, 2 * crawler.settings.getfloat("DOWNLOAD_TIMEOUT", 180.0))
         self._owner = requester_id("spider")
+        self._key_mode = KeyMode(crawler.settings.get(POLITENESS_KEY) or KeyMode.HOST)
+        # A key by address: looked up as the spider's requests' are (its guard is the
+        # resolver's, spider.middlewares), cached for the crawl.
+        limits = HttpLimits("", allow_private_networks=crawler.settings.getbool(ALLOW_PRIVATE))
+        self._key_finder = KeyFinder(partial(requests_resolver, limits))
         self._stats = crawler.stats
         self._db: Database | None = None
         self._connecting = asyncio.Lock()
@@ -65,7 +75,14 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         async with self._connecting:
             if self._db is None:
                 self._db = await Database.connect(self._dsn, min_size=1, max_size=4)
-        return HostSlots(self._db, self._owner, self._new_host_delay_ms, self._lease_s)
+        return HostSlots(
+            self._db,
+            self._owner,
+            self._new_host_delay_ms,
+            self._lease_s,
+            key_mode=self._key_mode,
+            key_finder=self._key_finder,
+        )
 
     async def download_request(self, request: Request) -> Response:
         try:

@@ -39,6 +39,7 @@ class CrawlPlan:
     limits: CrawlLimits
     new_host_delay_ms: int  # host_state's delay for a host the spider is the first to reach
     fetchprotection: int
+    politeness_key: str = "host"  # the source's, else the setting (frontier.politeness_key)
     discovered: SourceRef | None = None  # set when the source allows external links
     pages: Mapping[str, PageState] = field(default_factory=dict)
     started_at: datetime | None = None
@@ -139,6 +140,7 @@ async def load_plan(
             source.rate_limit_ms if source.rate_limit_ms is not None else settings.default_delay_ms
         ),
         fetchprotection=source.fetchprotection,
+        politeness_key=source.politeness_key or settings.politeness_key,
         discovered=discovered,
         pages=await repository.pages(source.id),
         started_at=started_at,

@@ -49,17 +49,19 @@ async def frontier_output(*args: str, env: dict[str, str]) -> tuple[int, str, st
 
 @asynccontextmanager
 async def frontier_process(
-    dsn: str, tmp_path: Path, command: str, *args: str, **env: str
+    dsn: str, tmp_path: Path, command: str, *args: str, via: str | None = None, **env: str
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """`python -m frontier COMMAND ARGS...`; the log lands in tmp_path/COMMAND-N.log, and a
     fetcher's WARC archive in tmp_path/archive unless `env` names one (by default it would
-    be ./.frontier/archive, in the repository)."""
+    be ./.frontier/archive, in the repository). `via`: a module that runs frontier's
+    (`python -m VIA frontier COMMAND ARGS...`)."""
     env = {"FRONTIER_ARCHIVE_DIR": str(tmp_path / "archive"), **env}
     log_path = tmp_path / f"{command}-{len(list(tmp_path.glob(f'{command}-*.log')))}.log"
     with log_path.open("wb") as log:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
+            *([via] if via else []),
             "frontier",
             command,
             *args,

@@ -136,8 +136,10 @@ class DatabaseCollector:
         yield failing
 
 
-HELD_BACK_REASONS = ("busy", "delay", "backoff")  # hosts.sql's rule: a request in flight,
-# the delay since the last answer, a backoff after 429/503 or failures
+# hosts.sql's rule: a request in flight, the host's politeness key busy (another host of
+# the key: politeness_keys.sql), the delay since the last answer, a backoff after 429/503
+# or failures
+HELD_BACK_REASONS = ("busy", "key_busy", "delay", "backoff")
 
 
 def _politeness(snap: Snapshot) -> Iterator[Metric]:
@@ -145,7 +147,9 @@ def _politeness(snap: Snapshot) -> Iterator[Metric]:
     hosts = GaugeMetricFamily(
         "frontier_politeness_held_hosts",
         "Hosts whose work is due but held back by politeness, by reason (busy: a request "
-        "in flight; delay: the delay since the last answer; backoff: after 429/503).",
+        "in flight; key_busy: another host of its politeness key has a request in flight "
+        "or its delay runs; delay: the delay since the last answer; backoff: after "
+        "429/503).",
         labels=labels,
     )
     urls = GaugeMetricFamily(

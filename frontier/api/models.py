@@ -58,6 +58,9 @@ class SourceOut(BaseModel):
     revisit: list[int] | None = Field(
         default=None, description="Seconds between revisits of each article; null: none."
     )
+    politeness_key: str | None = Field(
+        default=None, description="host, domain or ip; null: FRONTIER_POLITENESS_KEY."
+    )
     created_at: datetime
     updated_at: datetime
     last_error: str | None = Field(

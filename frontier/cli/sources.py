@@ -29,6 +29,11 @@ def sources_add(
         None, "--interval", help="Feed poll interval in minutes (default 15)."
     ),
     rate_limit_ms: Optional[int] = typer.Option(None, "--rate-limit-ms"),  # noqa: UP045
+    politeness_key: Optional[str] = typer.Option(  # noqa: UP045
+        None,
+        "--politeness-key",
+        help="host, domain or ip: what one request in flight counts on (default: the setting).",
+    ),
     article_pattern: Optional[list[str]] = typer.Option(  # noqa: UP045
         None, "--article-pattern", help="Regex of article URLs (repeatable)."
     ),
@@ -94,6 +99,7 @@ def sources_add(
         "priority": priority,
         "feed_poll_interval_minutes": interval,
         "rate_limit_ms": rate_limit_ms,
+        "politeness_key": politeness_key,
         "article_url_patterns": article_pattern,
         "url_filters": json_option("url_filters", url_filters),
         "selectors": json_option("selectors", selectors),

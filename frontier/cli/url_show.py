@@ -36,7 +36,10 @@ def url_show(
             async with ParsePool(ParseLimits.from_settings(settings)) as parser:
                 check = stored_rules_check(settings.user_agent, parser)
                 return await UrlStoryRepository(db).story(
-                    url, documents=reader, robots_allows=check
+                    url,
+                    documents=reader,
+                    robots_allows=check,
+                    key_mode=settings.politeness_key,
                 )
         finally:
             await reader.close()
@@ -61,6 +64,11 @@ def render_story(story: dict[str, Any]) -> str:
         f"url        {printable(row['url'])}",
         f"fetch_url  {printable(story['fetch_url'])}",
         f"host       {printable(row['host'])}",
+        *(
+            [f"key        {key['mode']}: {printable(key['key'])}"]
+            if (key := story.get("politeness_key"))
+            else []
+        ),
         f"source     {printable(row['source_name'] or '-')}  (origin {row['origin']})",
         f"status     {row['status']}"
         + (f" ({row['dead_reason']})" if row["dead_reason"] else "")

@@ -97,12 +97,14 @@ FROM host_state;
 
 -- name: metrics_politeness
 -- For /metrics: the hosts whose work is due at $1 but held back by politeness, by reason
--- (in this order: backing off, held by a request in flight, waiting out the delay since
--- the last answer), with the URLs they hold pending and how long the longest-waiting of
+-- (in this order: backing off, held by a request in flight, snoozed because their
+-- politeness key was busy (`busy_key`: another host of the key had a request in flight or
+-- its delay ran), waiting out the delay since the last answer), with the URLs they hold pending and how long the longest-waiting of
 -- them has waited for its host (from the host summaries: its earliest due time).
 WITH held AS (
     SELECT CASE WHEN backoff_until > $1 THEN 'backoff'
                 WHEN lease_until > $1 THEN 'busy'
+                WHEN busy_key IS NOT NULL AND next_allowed_at > $1 THEN 'key_busy'
                 ELSE 'delay' END AS reason,
            pending_count, pending_due_at
     FROM host_state

@@ -46,15 +46,22 @@ RETURNING h.host;
 -- The answers from hosts $1 (bucket $3) are in: each host's holder, $2 (parallel to $1),
 -- gives it back, and the host's next request may start its delay after now ($4, NULL: the
 -- database's clock), whoever sends it. The delay is the host's as it stands now (a
--- Crawl-delay just read counts). A host held by anyone else is left alone. Fetchers LISTEN
--- on frontier_submitted: a host with pending work is claimable again from next_allowed_at
--- on, and they are told when this commits.
+-- Crawl-delay just read counts). A host held by anyone else is left alone. A host whose
+-- politeness key was busy (another host of the key had a request in flight, or its delay
+-- ran: politeness_keys.sql) sent nothing: it is given back snoozed for $5 seconds instead
+-- (parallel to $1; NULL: an answer's release), and $6 names the key (host_state.busy_key);
+-- $5 and $6 may be empty when no host is snoozed (unnest pads them with NULLs). Fetchers
+-- LISTEN on frontier_submitted: a host with pending work is claimable again from
+-- next_allowed_at on, and they are told when this commits.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
-input AS (SELECT * FROM unnest($1::text[], $2::text[]) AS t(host, holder)),
+input AS (SELECT * FROM unnest($1::text[], $2::text[], $5::float8[], $6::text[])
+                   AS t(host, holder, snooze_s, busy_key)),
 released AS (
     UPDATE host_state h
     SET next_allowed_at = greatest(h.next_allowed_at,
-                                   frontier_after(c.now, h.delay_ms / 1000.0)),
+                                   frontier_after(c.now, coalesce(i.snooze_s,
+                                                                  h.delay_ms / 1000.0))),
+        busy_key = i.busy_key,
         lease_owner = NULL,
         lease_until = NULL,
         updated_at = c.now
@@ -123,10 +130,10 @@ WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 -- $2, the delay a submit would give it). The hold is a lease of $6 seconds (a requester
 -- that dies holds the host no longer), given back by `release_slots` when the answer is
 -- in. A host without a delay is not held (requests to it may overlap), except a new one:
--- its delay is not known until its robots.txt is. Returns `taken` and whether the host is
--- now `held` by $3; otherwise, from the row as it stood, how long until the host may be
--- free (`wait_s`: for a hold, until its lease would expire) and why (`reason`: delay,
--- backoff or held). $4: now (NULL: the database clock). $5: the host's bucket.
+-- its delay is not known until its robots.txt is. Returns `taken`, whether the host is
+-- now `held` by $3 and its `delay_ms`; otherwise, from the row as it stood, how long until
+-- the host may be free (`wait_s`: for a hold, until its lease would expire) and why
+-- (`reason`: delay, backoff or held). $4: now (NULL: the database clock). $5: the host's bucket.
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
 taken AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, lease_owner, lease_until,
@@ -143,9 +150,10 @@ taken AS (
     WHERE h.next_allowed_at <= excluded.updated_at
       AND coalesce(h.backoff_until, '-infinity') <= excluded.updated_at
       AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
-    RETURNING h.lease_owner IS NOT DISTINCT FROM $3::text AS held
+    RETURNING h.lease_owner IS NOT DISTINCT FROM $3::text AS held, h.delay_ms
 )
 SELECT EXISTS (SELECT 1 FROM taken) AS taken, coalesce((SELECT held FROM taken), false) AS held,
+       (SELECT delay_ms FROM taken) AS delay_ms,
        CASE WHEN h.backoff_until > c.now THEN 'backoff'
             WHEN h.lease_until > c.now THEN 'held'
             ELSE 'delay' END AS reason,

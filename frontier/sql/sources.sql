@@ -16,11 +16,11 @@ source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
-                         keep_trailing_slash, enabled, kind, config, revisit)
+                         keep_trailing_slash, enabled, kind, config, revisit, politeness_key)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
-           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit
+           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -64,6 +64,8 @@ source AS (
         kind = CASE WHEN $2 ? 'kind' THEN c.kind ELSE s.kind END,
         config = CASE WHEN $2 ? 'config' THEN c.config ELSE s.config END,
         revisit = CASE WHEN $2 ? 'revisit' THEN c.revisit ELSE s.revisit END,
+        politeness_key = CASE WHEN $2 ? 'politeness_key' THEN c.politeness_key
+                         ELSE s.politeness_key END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

@@ -9,18 +9,19 @@ SELECT u.url_hash, u.url, u.fetch_url, u.host, u.source_id, s.name AS source_nam
        u.next_fetch_at, u.last_fetched_at, u.fetch_count, u.retry_count, u.last_error,
        u.dead_reason, u.final_url, u.http_status, u.content_hash, u.etag, u.last_modified,
        u.claimed_by, u.lease_until, u.discovery_meta, u.discovered_at, u.created_at,
-       u.updated_at, u.revisit_step
+       u.updated_at, u.revisit_step, s.politeness_key AS source_politeness_key
 FROM url_frontier u
 LEFT JOIN sources s ON s.id = u.source_id
 WHERE u.url_hash = $1;
 
 -- name: host
--- The host_state row of host $1 (what politeness, backoff, robots.txt and the lease say).
+-- The host_state row of host $1 (what politeness, backoff, robots.txt and the lease say;
+-- busy_key: the politeness key whose being busy snoozed it, until next_allowed_at).
 SELECT host, delay_ms, min_delay_ms, source_delay_ms, crawl_delay_ms, slowdown,
        next_allowed_at, last_fetch_at, backoff_until, consecutive_failures, robots_status,
        robots_txt, robots_fetched_at, robots_ttl_hours, robots_http_status, robots_error,
        robots_retry_at, robots_failures, lease_owner, lease_until, pending_count,
-       pending_priority, pending_due_at, ready_at
+       pending_priority, pending_due_at, ready_at, busy_key
 FROM host_state
 WHERE host = $1;
 

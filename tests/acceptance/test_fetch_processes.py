@@ -14,6 +14,7 @@ from pathlib import Path
 from aiohttp import web
 
 from frontier.db import Database
+from frontier.politeness_key import KeyMode, KeyRepository
 from frontier.queue import QueuePolicy, QueueRepository
 from tests.fetch_harness import article, fetcher_for, submit
 from tests.local_site import LocalSite
@@ -172,6 +173,68 @@ async def test_a_sigkilled_fetcher_holds_its_hosts_no_longer_than_its_lease(
         rows = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
         assert {r["status"]: r["count"] for r in rows} == {"fetched": len(urls)}
         assert await db.fetchval("SELECT count(*) FROM raw_content") == len(urls)
+    finally:
+        release.set()
+        for site in hosts:
+            await site.stop()
+
+
+async def test_a_sigkilled_fetcher_holds_its_politeness_key_no_longer_than_its_lease(
+    db: Database, fresh_dsn: str, tmp_path: Path
+) -> None:
+    """Two hosts of one key (`ip`: two servers on one address); the fetcher dies holding
+    the key with one of them. The key is free once the hold's lease ends (nobody reaps
+    it), and the crawl then loses nothing."""
+    hosts = [await LocalSite(address="127.0.0.30").start() for _ in range(2)]
+    release, arrived = asyncio.Event(), asyncio.Event()
+    seen: list[str] = []
+    key, lease_s = "ip:127.0.0.30", 30
+    try:
+        urls = []
+        for site in hosts:
+            blocking_site(site, release, arrived, 1, seen)
+            urls += [site.url(f"/p{i}") for i in range(2)]
+        await submit(db, *urls, delay_ms=200)
+        async with fetch_process(
+            fresh_dsn,
+            tmp_path,
+            "--workers",
+            "8",
+            FRONTIER_LEASE_SECONDS=str(lease_s),
+            FRONTIER_POLITENESS_KEY="ip",
+        ) as process:
+            await asyncio.wait_for(arrived.wait(), DEADLINE_S)  # a request in flight
+            process.send_signal(signal.SIGKILL)
+            await asyncio.wait_for(process.wait(), DEADLINE_S)
+        killed_at = await db.fetchval("SELECT now()")
+        assert len(seen) == 1  # one request on the key, though two hosts were claimable
+        held = await db.fetchrow(
+            "SELECT lease_owner, lease_until FROM politeness_keys WHERE key = $1", key
+        )
+        assert held is not None and held["lease_owner"], held
+        assert held["lease_until"] <= killed_at + timedelta(seconds=lease_s)
+        release.set()
+        # Until the lease ends no one may take the key; from then on anyone may.
+        keys = KeyRepository(db)
+        before = held["lease_until"] - timedelta(milliseconds=1)
+        assert not (await keys.take(key, "another", lease_s=lease_s, now=before)).taken
+        assert (await keys.take(key, "another", lease_s=lease_s, now=held["lease_until"])).taken
+        await keys.release({key: ("another", 0)}, now=held["lease_until"])
+        # The rest of the crawl, as if the lease had passed: nothing lost.
+        await db.execute(
+            "UPDATE url_frontier SET lease_until = now() - interval '1 second' "
+            "WHERE status = 'fetching'"
+        )
+        await QueueRepository(db, QueuePolicy(default_delay_ms=200)).reap()
+        await db.execute(
+            "UPDATE host_state SET next_allowed_at = now(), lease_owner = NULL, lease_until = NULL"
+        )
+        await db.execute("UPDATE politeness_keys SET next_allowed_at = now()")
+        async with fetcher_for(db, max_retries=3, politeness_key=KeyMode.IP) as fetcher:
+            await asyncio.wait_for(fetcher.run(until_idle=True), DEADLINE_S)
+        rows = await db.fetch("SELECT status, count(*) FROM url_frontier GROUP BY status")
+        assert {r["status"]: r["count"] for r in rows} == {"fetched": len(urls)}
+        assert await db.fetchval("SELECT lease_owner FROM politeness_keys") is None
     finally:
         release.set()
         for site in hosts:

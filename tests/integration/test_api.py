@@ -16,7 +16,7 @@ from frontier.api.app import create_app
 from frontier.api.queries import ApiQueries, FrontierFilter
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
-from frontier.hosts import HostRepository
+from frontier.hosts import HostRepository, KeyBusy
 from frontier.imports import MAX_LINE_BYTES
 from frontier.queue import Candidate, QueueRepository, SourceRef, claim_hold
 from frontier.settings import Settings
@@ -521,19 +521,24 @@ async def test_metrics_count_hosts_held_back_by_politeness_per_reason(
 ) -> None:
     queue = QueueRepository(db)
     ref = SourceRef(None)
-    urls = [f"http://{h}.example/{i}" for h in ("busy", "slow", "wall") for i in range(2)]
+    names = ("busy", "slow", "wall", "shared")
+    urls = [f"http://{h}.example/{i}" for h in names for i in range(2)]
     await queue.submit([Candidate(u, ref, Origin.MANUAL) for u in urls])
     claims = await queue.claim("w1", 10)
-    assert len(claims) == 3  # one per host, each host held by w1 (a delay of 1 s)
+    assert len(claims) == 4  # one per host, each host held by w1 (a delay of 1 s)
     hosts = HostRepository(db)
     answered = [c for c in claims if c.host != "busy.example"]  # their answers are in
-    await hosts.release_slots({c.host: claim_hold("w1", c.url_hash) for c in answered})
+    await hosts.release_slots(
+        {c.host: claim_hold("w1", c.url_hash) for c in answered},
+        # nothing sent: another host of its politeness key had a request in flight
+        snoozed={"shared.example": KeyBusy("example", 30.0)},
+    )
     await db.execute(
         "UPDATE host_state SET backoff_until = now() + interval '1 hour' WHERE host = $1",
         "wall.example",
     )
     text = (await api.get("/metrics")).text
-    for reason in ("busy", "delay", "backoff"):
+    for reason in ("busy", "key_busy", "delay", "backoff"):
         assert f'frontier_politeness_held_hosts{{reason="{reason}"}} 1.0' in text, text
         assert f'frontier_politeness_held_urls{{reason="{reason}"}} 1.0' in text
     assert 'frontier_politeness_wait_seconds{reason="busy"}' in text

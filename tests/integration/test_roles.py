@@ -25,6 +25,8 @@ from psycopg import sql
 from frontier import migrate
 from frontier.api.app import create_app
 from frontier.db import Database
+from frontier.hosts import HostRepository, KeyBusy
+from frontier.politeness_key import KeyRepository
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
@@ -314,6 +316,23 @@ async def test_spider_role_crawls_and_submits(
         # It takes hosts' request slots (next_allowed_at); backoff and leases are not its.
         "UPDATE host_state SET backoff_until = NULL, lease_owner = NULL",
     )
+
+
+@pytest.mark.parametrize("service", ["fetcher", "spider", "poller", "api"])
+async def test_every_requester_role_holds_politeness_keys(
+    users: dict[str, str], service: str
+) -> None:
+    key, host = "zoo.blogspot.com", "a.zoo.blogspot.com"
+    async with database(users[service]) as role_db:
+        keys = KeyRepository(role_db)
+        assert (await keys.take(key, "r1", lease_s=60)).taken
+        assert await keys.release({key: ("r1", 300)}) == 1
+        if service == "fetcher":
+            return  # its claim holds hosts (the fetcher's own tests)
+        hosts = HostRepository(role_db)
+        assert (await hosts.take_slot(host, "r1", new_host_delay_ms=300, lease_s=60)).held
+        snoozed = {host: KeyBusy(key, 1.0)}  # its key was busy: given back unrequested
+        assert await hosts.release_slots({host: "r1"}, snoozed=snoozed) == 1
 
 
 # -- API -------------------------------------------------------------------------------

@@ -18,7 +18,16 @@ from frontier.api.app import create_app
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueueRepository, SourceRef
+from frontier.hosts import HostRepository, KeyBusy
+from frontier.politeness_key import KeyRepository
+from frontier.queue import (
+    Candidate,
+    Outcome,
+    OutcomeKind,
+    QueueRepository,
+    SourceRef,
+    claim_hold,
+)
 from frontier.settings import Settings
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresSink
@@ -242,3 +251,40 @@ async def test_cli_tells_the_story_and_the_reason(db: Database, fresh_dsn: str) 
     assert code == 2 and len(err.strip().splitlines()) == 1 and "url_hash" in err
     code, out, _err = await frontier_output("url", "show", "https://elsewhere.example/", env=env)
     assert code == 1 and "not in the frontier" in out
+
+
+async def test_a_url_whose_politeness_key_is_busy_names_the_key(
+    db: Database, api: httpx.AsyncClient, fresh_dsn: str
+) -> None:
+    """As a fetcher leaves it (fetcher.pipeline `_take_keys`): claimed, its key taken by
+    another host's request in flight, the claim deferred and its host snoozed."""
+    url, key = "https://a.zoo.blogspot.com/story/1", "zoo.blogspot.com"
+    sources = SourceRepository(db)
+    source = await sources.create(parse_config({"name": "farm", "politeness_key": "domain"}))
+    queue = QueueRepository(db)
+    await queue.submit([Candidate(url, SourceRef(source.id), Origin.FEED)])
+    claim = (await queue.claim("worker-7", 1))[0]
+    keys = KeyRepository(db)
+    assert (await keys.take(key, "worker-8/other", lease_s=60)).taken  # b.zoo's request
+    hold = claim_hold("worker-7", claim.url_hash)
+    assert not (await keys.take(key, hold, lease_s=60)).taken
+    await HostRepository(db).release_slots(
+        {claim.host: hold}, snoozed={claim.host: KeyBusy(key, 30.0)}
+    )
+    await queue.complete("worker-7", [Outcome(claim, OutcomeKind.DEFERRED, error="key busy")])
+
+    story = (await api.get(f"/api/v1/urls/{claim.url_hash}")).json()
+    assert story["politeness_key"] == {"mode": "domain", "key": key}
+    assert story["why"]["cause"] == "key_busy"
+    assert f"another host of key {key} has a request in flight" in story["why"]["sentence"]
+    assert story["frontier"]["fetch_count"] == 0  # a deferral is no attempt
+    page = await api.get("/hosts/a.zoo.blogspot.com")
+    assert page.status_code == 200 and 'data-testid="busy-key"' in page.text, page.text[:300]
+    # The setting names the key of a source without its own.
+    await db.execute("UPDATE sources SET politeness_key = NULL")
+    env = frontier_env(fresh_dsn, FRONTIER_POLITENESS_KEY="domain")
+    code, out, err = await frontier_output("url", "show", url, env=env)
+    assert code == 0, err
+    assert f"key        domain: {key}" in out and "Key busy" in out
+    code, out, err = await frontier_output("url", "show", url, env=frontier_env(fresh_dsn))
+    assert code == 0 and "key        " not in out  # host: the host is its own key

@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from frontier.db import Database
@@ -25,38 +24,13 @@ from spider.service import crawl_in_child, job_for
 from tests.conditions import wait_until
 from tests.local_site import LocalSite
 from tests.processes import frontier_process
-from tests.zoo.politeness import FEEDS, PoliteNewsSite
+from tests.zoo.politeness import FEEDS, STAMP_TOLERANCE_S, PoliteNewsSite, precise_stamps
 
 DELAY_MS = 300
-# The server's own stamps: an arrival is stamped when the test's event loop dispatches the
-# request (never before it arrived), an answer's end right after its last byte is handed to
-# the socket. Between that write and the stamp, the kernel may run the reader it woke
-# first (and on a loaded machine, for milliseconds), so the server runs ahead of the load
-# while it stamps (`precise_stamps`).
-STAMP_TOLERANCE_S = 0.002
 SPIDER_AGENT = "zoo-spider/1.0"
 POLLER_AGENT = "zoo-poller/1.0"
 FETCHER_AGENT = "zoo-fetcher"
 ARTICLE_PATTERN = r"/\d{4}/\d{2}/\d{2}/"
-
-
-@contextlib.contextmanager
-def precise_stamps() -> Iterator[None]:
-    """Run this thread, the test site's event loop, ahead of every ordinary process
-    (SCHED_FIFO) while the requests come, so that it is not preempted between writing an
-    answer and stamping it. SCHED_RESET_ON_FORK: the requesters and burners it starts run
-    as ordinary processes, under the load as they would be. Where the system refuses it,
-    the stamps are as precise as the load lets them be."""
-    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
-    except OSError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.sched_setscheduler(0, policy, param)
 
 
 @contextlib.asynccontextmanager

@@ -61,6 +61,22 @@ def test_host_delay_until_next_allowed_at() -> None:
     assert "2026-11-24T08:10:00+00:00" in why.sentence and "1000 ms" in why.sentence
 
 
+def test_key_busy_names_the_key_and_why() -> None:
+    snoozed = {"next_allowed_at": LATER, "busy_key": "zoo.blogspot.com"}
+    in_flight = host(**snoozed, key_lease_until=LATER, key_next_allowed_at=EARLIER)
+    why = why_url_waits(url(), in_flight, now=NOW, robots_allows=True)
+    assert why.cause is Cause.KEY_BUSY and why.until == LATER
+    assert "another host of key zoo.blogspot.com has a request in flight" in why.sentence
+    delayed = host(**snoozed, key_lease_until=None, key_next_allowed_at=LATER)
+    why = why_host_waits(delayed, now=NOW)
+    assert why.cause is Cause.KEY_BUSY
+    assert "the delay of key zoo.blogspot.com runs until" in why.sentence
+    # A snooze that has run out says nothing; the host's own delay is named.
+    passed = host(next_allowed_at=LATER, busy_key="zoo.blogspot.com")
+    assert why_url_waits(url(), passed, now=LATER, robots_allows=True).cause is Cause.DUE_NOW
+    assert why_url_waits(url(), host(next_allowed_at=LATER), now=NOW).cause is Cause.HOST_DELAY
+
+
 def test_host_backing_off_after_failures() -> None:
     why = why_url_waits(
         url(), host(backoff_until=LATER, consecutive_failures=4), now=NOW, robots_allows=True

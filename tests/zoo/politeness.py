@@ -13,12 +13,40 @@ the time it was written; who sent a request is told by its User-Agent.
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 from tests.local_site import Answered, LocalSite
 
 FEEDS = ("/feed-a.xml", "/feed-b.xml")
+# The server's own stamps: an arrival is stamped when the test's event loop dispatches the
+# request (never before it arrived), an answer's end right after its last byte is handed to
+# the socket. Between that write and the stamp, the kernel may run the reader it woke
+# first (and on a loaded machine, for milliseconds), so the server runs ahead of the load
+# while it stamps (`precise_stamps`).
+STAMP_TOLERANCE_S = 0.002
+
+
+@contextlib.contextmanager
+def precise_stamps() -> Iterator[None]:
+    """Run this thread, the test site's event loop, ahead of every ordinary process
+    (SCHED_FIFO) while the requests come, so that it is not preempted between writing an
+    answer and stamping it. SCHED_RESET_ON_FORK: the requesters and burners it starts run
+    as ordinary processes, under the load as they would be. Where the system refuses it,
+    the stamps are as precise as the load lets them be."""
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        os.sched_setscheduler(0, policy, param)
 
 
 def article_path(number: int) -> str:

@@ -92,6 +92,7 @@ async def url_story(request: Request, key: str) -> dict[str, Any]:
         key,
         documents=context.documents(),
         robots_allows=stored_rules_check(context.settings.user_agent, context.parse_pool()),
+        key_mode=context.settings.politeness_key,
     )
     if story.row is None:
         raise NotFound(f"{key[:300]!r} is not in the frontier")

@@ -101,6 +101,7 @@ async def url_page(request: Request, key: str) -> HTMLResponse:
             key,
             documents=context.documents(),
             robots_allows=stored_rules_check(context.settings.user_agent, context.parse_pool()),
+            key_mode=context.settings.politeness_key,
         )
     except InvalidURL:
         return _not_found("that URL")
