@@ -62,6 +62,7 @@ class FetcherConfig:
     archive_dir: Path | None = None  # the WARC archive (frontier.archive); None: off
     archive_rotate_bytes: int = 1 << 30
     archive_retention: Retention = field(default_factory=Retention)
+    document_versions: int = 10  # earlier versions kept per document (frontier.versions)
     politeness_key: KeyMode = KeyMode.HOST  # a source without its own (frontier.politeness_key)
 
     @property
@@ -99,6 +100,7 @@ class FetcherConfig:
                 max_bytes=settings.archive_max_bytes,
             ),
             "politeness_key": KeyMode(settings.politeness_key),
+            "document_versions": settings.document_versions,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from fetcher.archiving import ArchiveStep
 from fetcher.canonical import site_of
@@ -65,6 +66,7 @@ from frontier.safe_http import (
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
 from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
+from frontier.versions import DocumentVersions
 
 log = logging.getLogger(__name__)
 NOT_EXTRACTED = Extraction(Extracted(), None, None, 0, 0)  # extraction off (benchmarks)
@@ -72,7 +74,308 @@ LINGER_S = 1.0  # how long a page done waits for the rest of its batch (`waves`)
 MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all, per fetch
 
 
-class BatchPipeline:
+class ResponseSteps:
+    """What happens to a page once its response is in, whoever got the response: the
+    decision on it, the extraction (on the extraction pool) and the store step (canonical
+    and content keys, duplicates, the archive, the sink write, earlier versions kept).
+    The fetch pipeline (`BatchPipeline`) and `frontier reextract` (fetcher.reextract,
+    responses read back from the WARC archive) both run it, so a rule added here holds
+    for both."""
+
+    def __init__(
+        self,
+        *,
+        sink: ContentSink,
+        config: FetcherConfig,
+        duplicates: DuplicateContent,
+        queue: QueueRepository,
+        sink_backoff: SinkBackoff,
+        extraction: ExtractionPool | InProcessExtraction | None = None,
+        archive: ArchiveStep | None = None,
+        versions: DocumentVersions | None = None,
+    ) -> None:
+        self.archive = archive
+        self.extraction = extraction or InProcessExtraction()
+        self.sink = sink
+        self.config = config
+        self.duplicates = duplicates
+        self.queue = queue
+        self.sink_backoff = sink_backoff
+        self.versions = versions
+
+    async def on_response(
+        self,
+        page: Page,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        now: datetime | None = None,
+    ) -> None:
+        decision = decide(status, headers, body, now)
+        if decision.action is Action.FINISH:
+            page.end(
+                decision.kind,
+                http_status=status,
+                error=decision.error,
+                retry_after_s=decision.retry_after_s,
+                redirect_to=decision.redirect_to,
+            )
+            return
+        get = headers.get
+        content_type = get("Content-Type")
+        claim = page.claim
+        if self.config.extract:
+            try:
+                extraction = await self.extraction.extract(
+                    body,
+                    content_type,
+                    claim.url,
+                    page.source.selectors,
+                    claim.discovery_meta,
+                    link_values(headers),
+                    page.fetch_url or claim.request_url,  # the URL that answered
+                )
+            except ExtractionCrashed as exc:  # a page that kills the parser's process
+                log.error("extraction crashed for %s: %s", claim.url, exc)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
+                return
+            except ExtractionOverLimit as exc:  # a page costlier than its limits: stopped
+                log.warning("extraction stopped for %s: %s", claim.url, exc)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+            except Exception as exc:  # extraction must never lose the claim
+                log.exception("extraction failed for %s", claim.url)
+                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+            page.canonical = extraction.canonical
+            page.names_itself = extraction.names_itself
+        else:
+            extraction = NOT_EXTRACTED
+        extracted = extraction.extracted
+        page.document = RawDocument(
+            url_hash=claim.url_hash,
+            url=claim.url,
+            final_url=None,
+            source_id=claim.source_id,
+            source_name=page.source.name,
+            host=claim.host,
+            origin=str(claim.origin),
+            title=extracted.title,
+            body=extracted.body,
+            summary=extracted.summary,
+            author=extracted.author,
+            published_at=extracted.published_at,
+            image_url=extracted.image_url,
+            language=extracted.language,
+            content_hash=extraction.content_hash,
+            word_count=extraction.word_count,
+            extractor=extracted.extractor,
+            http_status=status,
+            fetched_at=utcnow(),
+            paywalled=extracted.paywalled,
+        )
+        page.end(
+            OutcomeKind.FETCHED,
+            http_status=status,
+            content_hash=extraction.content_hash,
+            etag=get("ETag"),
+            last_modified=get("Last-Modified"),
+        )
+
+    # -- store ----------------------------------------------------------------------------
+
+    async def store(self, pages: list[Page]) -> None:
+        """Store the documents of the pages fetched; safe to repeat (the sink is
+        idempotent, a key held is refreshed). Raises DatabaseUnavailable when the database
+        is down. docs/duplicates.md: each document first reserves its keys (the canonical
+        its page names, then its content hash); a page that loses one is a duplicate
+        linked to the holder; one that takes a key over replaces the holder's document."""
+        _drop_unchanged(pages)
+        candidates = [p for p in pages if p.document is not None]
+        taken = await self._reserve(candidates, KeyKind.CANONICAL)
+        taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
+        # A variant that lost its text to another URL holds its canonical for nothing.
+        await self.duplicates.release(
+            [
+                (url_hash(p.canonical), KeyKind.CANONICAL, p.claim.url_hash)
+                for p in candidates
+                if p.document is None and p.canonical is not None
+            ]
+        )
+        if self.archive is not None:
+            await self._archive(pages)
+        stored = [p for p in candidates if p.document is not None]
+        replaced = await self._replaced(stored)
+        if stored:
+            await self._write(stored)
+        written = [p for p in stored if _kind(p) is OutcomeKind.FETCHED]
+        if replaced and self.versions is not None:
+            kept = {p.claim.url_hash for p in written}
+            await self.versions.keep([d for d in replaced if d["url_hash"] in kept])
+        refused = [p for p in stored if _kind(p) is OutcomeKind.FAILED]
+        await self.duplicates.release([key for p in refused for key in _keys(p)])
+        await self._relink(written, taken)
+        # A revisit whose new text another URL holds: its earlier document goes.
+        gone = [p for p in candidates if p.claim.is_revisit and _kind(p) is _DUPLICATE]
+        if gone:
+            await self.sink.delete([p.claim.url_hash for p in gone])
+        await self.duplicates.forget_stale_content(
+            [
+                (p.claim.url_hash, p.outcome.content_hash)
+                for p in written + gone
+                if p.outcome is not None
+                and p.outcome.content_hash
+                # only a URL stored before under another text has keys to forget
+                and p.claim.content_hash not in (None, p.outcome.content_hash)
+            ]
+        )
+        await self._submit_canonicals(written)
+
+    async def _replaced(self, pages: list[Page]) -> list[dict[str, Any]]:
+        """The stored documents that these pages' changed texts replace, read before the
+        write: kept as earlier versions once it succeeded (frontier.versions)."""
+        if self.versions is None:
+            return []
+        changing = {
+            p.claim.url_hash: p.document.content_hash
+            for p in pages
+            if p.document is not None
+            and p.claim.content_hash is not None
+            and p.document.content_hash != p.claim.content_hash
+        }
+        found = await asyncio.gather(*(self.sink.get(h) for h in changing))
+        # one holding the new text already is a write repeated (after a crash)
+        return [d for d in found if d is not None and d["content_hash"] != changing[d["url_hash"]]]
+
+    async def _archive(self, pages: list[Page]) -> None:
+        """Every exchange into the WARC archive, each document given its pointer; the
+        pages of a write the disk refused wait and are fetched again (their keys go)."""
+        assert self.archive is not None
+        failed = await self.archive.keep(pages)
+        if failed is None:
+            return
+        await self.duplicates.release(
+            [key for p in failed.pages if p.document is not None for key in _keys(p)]
+        )
+        for page in failed.pages:
+            page.document = None
+            page.end(OutcomeKind.DEFERRED, retry_after_s=failed.wait_s, error=failed.error)
+
+    async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
+        """Reserve each page's key of this kind; a page that does not hold it after is a
+        duplicate of the holder. Returns the keys taken over, each with the url_hash of
+        the page now holding it."""
+        asks = [r for r in (self._reservation(p, kind) for p in pages) if r is not None]
+        decision = await self.duplicates.reserve([r for r, _ in asks])
+        for reservation, page in asks:
+            holder = decision.holders.get((reservation.key, kind))
+            if holder is None or holder.url_hash == page.claim.url_hash:
+                continue
+            _duplicate(page, holder.url, canonical=kind is KeyKind.CANONICAL)
+        batch = {p.claim.url_hash for p in pages}
+        holding = {(r.key, r.kind): r.url_hash for r, p in asks if p.document is not None}
+        return [
+            (t, holding[(t.key, t.kind)])
+            for t in decision.taken_over
+            if (t.key, t.kind) in holding and t.url_hash not in batch
+        ]
+
+    def _reservation(self, page: Page, kind: KeyKind) -> tuple[Reservation, Page] | None:
+        document = page.document
+        assert document is not None
+        claimed = page.claim.url if page.names_itself else page.canonical
+        if kind is KeyKind.CANONICAL:
+            if claimed is None:
+                return None
+            key = url_hash(claimed)
+        elif document.content_hash is None:
+            return None
+        else:
+            key = document.content_hash
+        reservation = Reservation(
+            key=key,
+            kind=kind,
+            url_hash=page.claim.url_hash,
+            url=page.claim.url,
+            host=page.claim.host,
+            canonical_claimed=claimed,
+            own_host=site_of(page.claim.host) in page.source.sites,
+            published_at=document.published_at,
+        )
+        return reservation, page
+
+    async def _relink(self, written: list[Page], taken: list[tuple[TakenOver, str]]) -> None:
+        """The documents written took keys over from other URLs: those URLs' documents
+        go, and their records link to the new holder."""
+        holders = {p.claim.url_hash: p.claim.url for p in written}
+        done = [(t, h) for t, h in taken if h in holders]
+        if not done:
+            return
+        previous = sorted({t.url_hash for t, _ in done})
+        await self.sink.delete(previous)
+        await self.queue.relink_duplicates(
+            [Relink(t.url_hash, t.host, holders[h]) for t, h in done]
+        )
+        await self.duplicates.forget(previous)
+        await self.duplicates.relinked([(t.key, t.kind, h) for t, h in done])
+
+    async def _submit_canonicals(self, written: list[Page]) -> None:
+        """A variant stored under its own URL names a canonical not fetched yet: it goes
+        into the frontier, so that its own fetch verifies it (docs/duplicates.md)."""
+        candidates = [
+            Candidate(
+                url=p.canonical,
+                source=SourceRef(p.claim.source_id),
+                origin=p.claim.origin,
+                parent_url=p.claim.url,
+                depth=p.claim.depth,
+            )
+            for p in written
+            if p.canonical is not None
+        ]
+        if candidates:
+            await self.queue.submit(candidates)
+
+    async def _write(self, pages: list[Page]) -> None:
+        documents = [p.document for p in pages if p.document is not None]
+        try:
+            await self.sink.write(documents)
+        except DatabaseUnavailable:
+            raise  # the PostgreSQL sink's database is down: the worker holds the pages
+        except DocumentRejected as exc:
+            refused = set(exc.url_hashes)
+            for page in pages:
+                if page.document is not None and page.document.url_hash in refused:
+                    assert page.outcome is not None
+                    page.outcome = replace(
+                        page.outcome,
+                        kind=OutcomeKind.FAILED,
+                        error=f"sink refused the document: {exc}",
+                    )
+        except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
+            # (a permission refused, a sink bug): no attempt is counted (the page is fine)
+            # and the URLs wait with backoff, instead of being released due at once and
+            # claimed again in a hot loop.
+            wait = self.sink_backoff.failed(time.monotonic())
+            what = "unavailable" if isinstance(exc, SinkUnavailable) else "failed"
+            log.error(
+                "sink %s %s (%s); %d URLs back to pending and claiming paused for %.0fs",
+                self.sink.name,
+                what,
+                exc,
+                len(pages),
+                wait,
+                exc_info=what == "failed",
+            )
+            for page in pages:
+                page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
+            return
+        self.sink_backoff.stored()
+
+
+class BatchPipeline(ResponseSteps):
+    """The fetch of a batch of claims, then `ResponseSteps` on each response."""
+
     def __init__(
         self,
         *,
@@ -89,22 +392,26 @@ class BatchPipeline:
         keys: KeyRepository,
         extraction: ExtractionPool | InProcessExtraction | None = None,
         archive: ArchiveStep | None = None,
+        versions: DocumentVersions | None = None,
     ) -> None:
+        super().__init__(
+            sink=sink,
+            config=config,
+            duplicates=duplicates,
+            queue=queue,
+            sink_backoff=sink_backoff,
+            extraction=extraction,
+            archive=archive,
+            versions=versions,
+        )
         self.client = client
-        self.archive = archive
         self.keys = keys
         # The key of a host by address is looked up as its requests' addresses are.
         self.key_finder = KeyFinder(partial(requests_resolver, client.limits))
-        self.extraction = extraction or InProcessExtraction()
-        self.sink = sink
-        self.config = config
         self.hosts = hosts
         self.sources = sources
-        self.duplicates = duplicates
-        self.queue = queue
         self.robots = robots
         self.worker_id = worker_id
-        self.sink_backoff = sink_backoff
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -251,7 +558,7 @@ class BatchPipeline:
             if elsewhere is not None:
                 page.end(OutcomeKind.REDIRECT, http_status=response.status, redirect_to=elsewhere)
             else:
-                await self._on_response(page, response.status, response.headers, response.body, now)
+                await self.on_response(page, response.status, response.headers, response.body, now)
         page.elapsed_ms = ms_since(started)
 
     async def _follow(self, page: Page, pace: Pace) -> tuple[Response, str | None]:
@@ -303,255 +610,6 @@ class BatchPipeline:
                 )
             hops += 1
             url, etag, last_modified = target, None, None
-
-    async def _on_response(
-        self,
-        page: Page,
-        status: int,
-        headers: Mapping[str, str],
-        body: bytes,
-        now: datetime | None = None,
-    ) -> None:
-        decision = decide(status, headers, body, now)
-        if decision.action is Action.FINISH:
-            page.end(
-                decision.kind,
-                http_status=status,
-                error=decision.error,
-                retry_after_s=decision.retry_after_s,
-                redirect_to=decision.redirect_to,
-            )
-            return
-        get = headers.get
-        content_type = get("Content-Type")
-        claim = page.claim
-        if self.config.extract:
-            try:
-                extraction = await self.extraction.extract(
-                    body,
-                    content_type,
-                    claim.url,
-                    page.source.selectors,
-                    claim.discovery_meta,
-                    link_values(headers),
-                    page.fetch_url or claim.request_url,  # the URL that answered
-                )
-            except ExtractionCrashed as exc:  # a page that kills the parser's process
-                log.error("extraction crashed for %s: %s", claim.url, exc)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
-                return
-            except ExtractionOverLimit as exc:  # a page costlier than its limits: stopped
-                log.warning("extraction stopped for %s: %s", claim.url, exc)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
-                return
-            except Exception as exc:  # extraction must never lose the claim
-                log.exception("extraction failed for %s", claim.url)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
-                return
-            page.canonical = extraction.canonical
-            page.names_itself = extraction.names_itself
-        else:
-            extraction = NOT_EXTRACTED
-        extracted = extraction.extracted
-        page.document = RawDocument(
-            url_hash=claim.url_hash,
-            url=claim.url,
-            final_url=None,
-            source_id=claim.source_id,
-            source_name=page.source.name,
-            host=claim.host,
-            origin=str(claim.origin),
-            title=extracted.title,
-            body=extracted.body,
-            summary=extracted.summary,
-            author=extracted.author,
-            published_at=extracted.published_at,
-            image_url=extracted.image_url,
-            language=extracted.language,
-            content_hash=extraction.content_hash,
-            word_count=extraction.word_count,
-            extractor=extracted.extractor,
-            http_status=status,
-            fetched_at=utcnow(),
-            paywalled=extracted.paywalled,
-        )
-        page.end(
-            OutcomeKind.FETCHED,
-            http_status=status,
-            content_hash=extraction.content_hash,
-            etag=get("ETag"),
-            last_modified=get("Last-Modified"),
-        )
-
-    # -- store ----------------------------------------------------------------------------
-
-    async def store(self, pages: list[Page]) -> None:
-        """Store the documents of the pages fetched; safe to repeat (the sink is
-        idempotent, a key held is refreshed). Raises DatabaseUnavailable when the database
-        is down. docs/duplicates.md: each document first reserves its keys (the canonical
-        its page names, then its content hash); a page that loses one is a duplicate
-        linked to the holder; one that takes a key over replaces the holder's document."""
-        _drop_unchanged(pages)
-        candidates = [p for p in pages if p.document is not None]
-        taken = await self._reserve(candidates, KeyKind.CANONICAL)
-        taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
-        # A variant that lost its text to another URL holds its canonical for nothing.
-        await self.duplicates.release(
-            [
-                (url_hash(p.canonical), KeyKind.CANONICAL, p.claim.url_hash)
-                for p in candidates
-                if p.document is None and p.canonical is not None
-            ]
-        )
-        if self.archive is not None:
-            await self._archive(pages)
-        stored = [p for p in candidates if p.document is not None]
-        if stored:
-            await self._write(stored)
-        written = [p for p in stored if _kind(p) is OutcomeKind.FETCHED]
-        refused = [p for p in stored if _kind(p) is OutcomeKind.FAILED]
-        await self.duplicates.release([key for p in refused for key in _keys(p)])
-        await self._relink(written, taken)
-        # A revisit whose new text another URL holds: its earlier document goes.
-        gone = [p for p in candidates if p.claim.is_revisit and _kind(p) is _DUPLICATE]
-        if gone:
-            await self.sink.delete([p.claim.url_hash for p in gone])
-        await self.duplicates.forget_stale_content(
-            [
-                (p.claim.url_hash, p.outcome.content_hash)
-                for p in written + gone
-                if p.outcome is not None
-                and p.outcome.content_hash
-                # only a URL stored before under another text has keys to forget
-                and p.claim.content_hash not in (None, p.outcome.content_hash)
-            ]
-        )
-        await self._submit_canonicals(written)
-
-    async def _archive(self, pages: list[Page]) -> None:
-        """Every exchange into the WARC archive, each document given its pointer; the
-        pages of a write the disk refused wait and are fetched again (their keys go)."""
-        assert self.archive is not None
-        failed = await self.archive.keep(pages)
-        if failed is None:
-            return
-        await self.duplicates.release(
-            [key for p in failed.pages if p.document is not None for key in _keys(p)]
-        )
-        for page in failed.pages:
-            page.document = None
-            page.end(OutcomeKind.DEFERRED, retry_after_s=failed.wait_s, error=failed.error)
-
-    async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
-        """Reserve each page's key of this kind; a page that does not hold it after is a
-        duplicate of the holder. Returns the keys taken over, each with the url_hash of
-        the page now holding it."""
-        asks = [r for r in (self._reservation(p, kind) for p in pages) if r is not None]
-        decision = await self.duplicates.reserve([r for r, _ in asks])
-        for reservation, page in asks:
-            holder = decision.holders.get((reservation.key, kind))
-            if holder is None or holder.url_hash == page.claim.url_hash:
-                continue
-            _duplicate(page, holder.url, canonical=kind is KeyKind.CANONICAL)
-        batch = {p.claim.url_hash for p in pages}
-        holding = {(r.key, r.kind): r.url_hash for r, p in asks if p.document is not None}
-        return [
-            (t, holding[(t.key, t.kind)])
-            for t in decision.taken_over
-            if (t.key, t.kind) in holding and t.url_hash not in batch
-        ]
-
-    def _reservation(self, page: Page, kind: KeyKind) -> tuple[Reservation, Page] | None:
-        document = page.document
-        assert document is not None
-        claimed = page.claim.url if page.names_itself else page.canonical
-        if kind is KeyKind.CANONICAL:
-            if claimed is None:
-                return None
-            key = url_hash(claimed)
-        elif document.content_hash is None:
-            return None
-        else:
-            key = document.content_hash
-        reservation = Reservation(
-            key=key,
-            kind=kind,
-            url_hash=page.claim.url_hash,
-            url=page.claim.url,
-            host=page.claim.host,
-            canonical_claimed=claimed,
-            own_host=site_of(page.claim.host) in page.source.sites,
-            published_at=document.published_at,
-        )
-        return reservation, page
-
-    async def _relink(self, written: list[Page], taken: list[tuple[TakenOver, str]]) -> None:
-        """The documents written took keys over from other URLs: those URLs' documents
-        go, and their records link to the new holder."""
-        holders = {p.claim.url_hash: p.claim.url for p in written}
-        done = [(t, h) for t, h in taken if h in holders]
-        if not done:
-            return
-        previous = sorted({t.url_hash for t, _ in done})
-        await self.sink.delete(previous)
-        await self.queue.relink_duplicates(
-            [Relink(t.url_hash, t.host, holders[h]) for t, h in done]
-        )
-        await self.duplicates.forget(previous)
-        await self.duplicates.relinked([(t.key, t.kind, h) for t, h in done])
-
-    async def _submit_canonicals(self, written: list[Page]) -> None:
-        """A variant stored under its own URL names a canonical not fetched yet: it goes
-        into the frontier, so that its own fetch verifies it (docs/duplicates.md)."""
-        candidates = [
-            Candidate(
-                url=p.canonical,
-                source=SourceRef(p.claim.source_id),
-                origin=p.claim.origin,
-                parent_url=p.claim.url,
-                depth=p.claim.depth,
-            )
-            for p in written
-            if p.canonical is not None
-        ]
-        if candidates:
-            await self.queue.submit(candidates)
-
-    async def _write(self, pages: list[Page]) -> None:
-        documents = [p.document for p in pages if p.document is not None]
-        try:
-            await self.sink.write(documents)
-        except DatabaseUnavailable:
-            raise  # the PostgreSQL sink's database is down: the worker holds the pages
-        except DocumentRejected as exc:
-            refused = set(exc.url_hashes)
-            for page in pages:
-                if page.document is not None and page.document.url_hash in refused:
-                    assert page.outcome is not None
-                    page.outcome = replace(
-                        page.outcome,
-                        kind=OutcomeKind.FAILED,
-                        error=f"sink refused the document: {exc}",
-                    )
-        except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
-            # (a permission refused, a sink bug): no attempt is counted (the page is fine)
-            # and the URLs wait with backoff, instead of being released due at once and
-            # claimed again in a hot loop.
-            wait = self.sink_backoff.failed(time.monotonic())
-            what = "unavailable" if isinstance(exc, SinkUnavailable) else "failed"
-            log.error(
-                "sink %s %s (%s); %d URLs back to pending and claiming paused for %.0fs",
-                self.sink.name,
-                what,
-                exc,
-                len(pages),
-                wait,
-                exc_info=what == "failed",
-            )
-            for page in pages:
-                page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
-            return
-        self.sink_backoff.stored()
 
 
 def _resolved(location: str, base: str) -> str:

@@ -49,6 +49,7 @@ from frontier.sinks.duplicates import DuplicateContent
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind
 from frontier.stats import StatsRepository
+from frontier.versions import DocumentVersions
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,9 @@ class Fetcher:
             keys=KeyRepository(db),
             extraction=extraction,
             archive=self.archive,
+            versions=(
+                DocumentVersions(db, config.document_versions) if config.document_versions else None
+            ),
         )
         self.summary = FetchSummary()  # everything this worker did
         self.in_flight: dict[str, Claim] = {}  # claims being processed, by url_hash

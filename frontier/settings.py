@@ -256,6 +256,14 @@ class Settings(BaseSettings):
         description="The oldest complete WARC files are deleted while the archive directory "
         "holds more than this. Unset: no size limit.",
     )
+    document_versions: int = Field(
+        default=10,
+        ge=0,
+        le=1000,
+        description="Earlier versions kept per document: a revisit or re-extraction whose "
+        "text changed keeps the text it replaces (document_versions); the oldest go past "
+        "this. 0: none kept.",
+    )
     robots_ttl_hours: int = Field(
         default=24, ge=1, le=720, description="How long a fetched robots.txt is cached."
     )

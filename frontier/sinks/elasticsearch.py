@@ -239,6 +239,9 @@ class ElasticsearchSink:
         if failed:
             raise SinkUnavailable(f"bulk delete in {self._where} failed: {failed}")
 
+    async def get(self, url_hash: str) -> dict[str, Any] | None:
+        return await get_document(self._client, self.index, url_hash)
+
     async def close(self) -> None:
         if self._waiting:
             self._start_flush()
@@ -317,16 +320,23 @@ class ElasticsearchDocuments:
         return page_of(rows, limit, _cursor_of)
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
-        try:
-            answer = await self._client.get(index=self.index, id=url_hash)
-        except es_errors.NotFoundError:
-            return None
-        except (TransportError, es_errors.ApiError) as exc:
-            raise SinkUnavailable(f"Elasticsearch get failed: {exc}") from None
-        return json_ready(dict(answer["_source"]))
+        return await get_document(self._client, self.index, url_hash)
 
     async def close(self) -> None:
         await self._client.close()
+
+
+async def get_document(
+    client: AsyncElasticsearch, index: str, url_hash: str
+) -> dict[str, Any] | None:
+    """One stored document, body included (the sink's and the reader's `get`)."""
+    try:
+        answer = await client.get(index=index, id=url_hash)
+    except es_errors.NotFoundError:
+        return None
+    except (TransportError, es_errors.ApiError) as exc:
+        raise SinkUnavailable(f"Elasticsearch get failed: {exc}") from None
+    return json_ready(dict(answer["_source"]))
 
 
 def _as_arguments(body: dict[str, Any]) -> dict[str, Any]:
