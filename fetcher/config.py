@@ -34,6 +34,12 @@ def archive_dir(settings: Settings) -> Path | None:
     None when FRONTIER_ARCHIVE is false."""
     if not settings.archive:
         return None
+    return archive_location(settings)
+
+
+def archive_location(settings: Settings) -> Path:
+    """Where the WARC archive is (or was) kept, whether archiving is on or not (for
+    `frontier reextract`, which reads it)."""
     return settings.archive_dir or settings.home / "archive"
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 from uuid import UUID
 
@@ -675,6 +675,25 @@ class QueueRepository:
             status = await self._db.execute(SQL["reap_host_leases"], now, bucket)
             host_leases += int(status.split()[-1])
         return ReapResult(returned, dead, host_leases)
+
+    async def stored_claims(self, urls: Sequence[tuple[str, str]]) -> list[Claim]:
+        """The `fetched` URLs among `urls` ((url_hash, host) each) as claims, no lease
+        taken: for `frontier reextract`, which makes no request."""
+        claims: list[Claim] = []
+        groups = by_bucket(sorted(set(urls)), itemgetter(1), await self._db.buckets())
+        for bucket, group in sorted(groups.items()):
+            records = await self._db.fetch(SQL["stored_claims"], [h for h, _ in group], bucket)
+            claims += [Claim.from_record(r) for r in records]
+        return claims
+
+    async def reextracted(self, rows: Sequence[tuple[str, str, str]]) -> None:
+        """The new content hash of URLs ((url_hash, host, content_hash) each) whose
+        document a re-extraction rewrote."""
+        groups = by_bucket(sorted(set(rows)), itemgetter(1), await self._db.buckets())
+        for bucket, group in sorted(groups.items()):
+            await self._db.execute(
+                SQL["reextracted"], [r[0] for r in group], [r[2] for r in group], bucket
+            )
 
     async def relink_duplicates(self, rows: Sequence[Relink]) -> set[str]:
         """Mark `fetched` URLs as duplicates linked to the URL that now holds their article

@@ -19,6 +19,7 @@ Modules, one per group of commands:
 - `serve`     `frontier serve`           (frontier.api, given poller.service.fire)
 - `up`        `frontier up`: every service in one process, with its `Console`
 - `documents` `frontier documents`: the stored articles, from the configured sink
+- `reextract` `frontier reextract`: extraction again over the WARC archive (fetcher.reextract)
 - `url_show`  `frontier url show`: one URL's story  (fetcher.robots, to match robots.txt)
 - `url_actions` `frontier urls requeue|purge`: act on failed and dead URLs
 - `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
@@ -52,6 +53,7 @@ COMMAND_MODULES = {
     "serve": "serve",
     "up": "up",
     "documents": "documents",
+    "reextract": "reextract",
     "url": "url_show",
     "urls": "url_actions",
 }

@@ -511,3 +511,21 @@ hosts AS (
 SELECT count(*) AS requeued,
        CASE WHEN count(*) > 0 THEN pg_notify('frontier_submitted', '') END AS notified
 FROM requeued;
+
+-- name: stored_claims
+-- The `fetched` URLs $1 of bucket $2 as claims, no lease taken: `frontier reextract` makes
+-- no request; it runs their archived responses through the steps after a response
+-- (fetcher.reextract). A URL being fetched now is left to its fetch.
+SELECT url_hash, url, host, source_id, origin, parent_url, depth, priority, etag,
+       last_modified, discovery_meta, retry_count, fetch_count, now() AS lease_until,
+       coalesce(fetch_url, url) AS fetch_url, content_hash, revisit_step
+FROM url_frontier
+WHERE bucket = $2::int AND url_hash = ANY ($1::char(64)[]) AND status = 'fetched';
+
+-- name: reextracted
+-- The content hash $2 of each `fetched` URL $1 (all in bucket $3) whose document a
+-- re-extraction rewrote: the next revisit compares its text with this one.
+UPDATE url_frontier u
+SET content_hash = i.content_hash, updated_at = now()
+FROM unnest($1::char(64)[], $2::text[]) AS i(url_hash, content_hash)
+WHERE u.bucket = $3::int AND u.url_hash = i.url_hash AND u.status = 'fetched';
