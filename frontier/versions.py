@@ -56,6 +56,7 @@ class DocumentVersions:
         rows = [json_ready(dict(r)) for r in await self._db.fetch(SQL["list"], url_hash)]
         for row in rows:
             row["current"] = False
+            row["kept_at"] = row["kept_at"].isoformat()
         if current is not None:
             newest = rows[-1]["version"] if rows else 0
             rows.append(

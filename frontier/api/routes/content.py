@@ -1,6 +1,7 @@
 """What was stored and one URL's story: `GET /api/v1/documents` (keyset-paged, the
 filters of `frontier documents`), `GET /api/v1/documents/{hash or URL}` and
-`GET /api/v1/urls/{hash or URL}` (the story `frontier url show` prints). A URL in the path
+`GET /api/v1/urls/{hash or URL}` (the story `frontier url show` prints); a document's
+versions (`.../versions`) and the diff between two (`.../diff?old=&new=`). A URL in the path
 is percent-encoded (its `?` as `%3F`); any spelling of it names the same URL."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from frontier.api.read_gate import expensive_read
 from frontier.clock import utcnow
 from frontier.documents import SEARCH_MAX_CHARS, Cursor, build_filter
 from frontier.url_story import UrlStoryRepository, hash_of
+from frontier.versions import DocumentVersions, UnknownVersion
 
 router = APIRouter(tags=["content"], dependencies=[Depends(require_read)])
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -71,6 +73,40 @@ async def documents(
     )
     page = await context.documents().page(where, after=cursor, limit=limit)
     return {"items": page.items, "next": page.next}
+
+
+@router.get("/api/v1/documents/{key:path}/versions", responses=_ERRORS)
+async def document_versions(request: Request, key: str) -> dict[str, Any]:
+    """The versions of one document, oldest first, without their text: the earlier ones
+    kept (a revisit or re-extraction whose text changed keeps the one it replaced, at most
+    FRONTIER_DOCUMENT_VERSIONS), then the current document (`current`: true)."""
+    context = context_of(request)
+    digest = hash_of(key)
+    current = await context.documents().get(digest)
+    kept = DocumentVersions(context.reads, context.settings.document_versions)
+    versions = await kept.history(digest, current)
+    if not versions:
+        raise NotFound(f"no document stored for {key[:300]!r}")
+    return {"url_hash": digest, "versions": versions}
+
+
+@router.get("/api/v1/documents/{key:path}/diff", responses=_ERRORS)
+async def document_diff(
+    request: Request,
+    key: str,
+    old: Annotated[int, Query(ge=1, description="The earlier version's number.")],
+    new: Annotated[int, Query(ge=1, description="The later version's number.")],
+) -> dict[str, Any]:
+    """A unified diff (difflib) of the texts of two versions of one document."""
+    context = context_of(request)
+    digest = hash_of(key)
+    current = await context.documents().get(digest)
+    kept = DocumentVersions(context.reads, context.settings.document_versions)
+    try:
+        diff = await kept.diff(digest, old, new, current)
+    except UnknownVersion as exc:
+        raise NotFound(str(exc)) from None
+    return {"url_hash": digest, "old": old, "new": new, "diff": diff}
 
 
 @router.get("/api/v1/documents/{key:path}", responses=_ERRORS)

@@ -1,0 +1,113 @@
+"""Article versions (issue 30 item 4) against the real database and a local site: a revisit
+whose text changed keeps the earlier version (its number, time, content hash, archive
+record and text), the sink holding the newest; the API and `frontier documents show
+--versions` list both and give their diff; FRONTIER_DOCUMENT_VERSIONS bounds how many
+are kept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+
+from frontier.api.app import create_app
+from frontier.db import Database
+from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.settings import Settings
+from frontier.source_schema import parse_config
+from frontier.sources import SourceRepository
+from frontier.states import Origin
+from frontier.urls import normalize_url, url_hash
+from tests.fetch_harness import after, article, fetcher_for
+from tests.local_site import LocalSite
+from tests.processes import frontier_env, frontier_output
+
+HOUR = 3600
+
+
+@pytest.fixture
+async def api(db: Database, settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_app(settings, db)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as client:
+        yield client
+
+
+def edition(number: int) -> str:
+    """The article as served at its `number`th fetch: the second corrects a figure."""
+    page = article("Harbour reopens")
+    return page.replace("paragraph 2:", "paragraph 2 (corrected):") if number > 1 else page
+
+
+async def revisited(db: Database, site: LocalSite, archive: Path, editions: int) -> str:
+    """The page fetched `editions` times, an hour apart, its text changed each time."""
+    source = await SourceRepository(db).create(
+        parse_config({"name": "Daily", "revisit": ["1h", "1h", "1h", "1h"]})
+    )
+    url = site.url("/harbour")
+    await QueueRepository(db, QueuePolicy(default_delay_ms=0)).submit(
+        [Candidate(url, source.ref, Origin.FEED)]
+    )
+    async with fetcher_for(db, archive_dir=archive, document_versions=2) as fetcher:
+        for number in range(1, editions + 1):
+            text = edition(number) if number < 3 else edition(2).replace("news", f"news{number}")
+            site.serve("/harbour", text)
+            summary = await fetcher.run_once(now=after((number - 1) * (HOUR + 5)))
+            assert summary.claimed == 1
+        await fetcher.close()
+    return url
+
+
+async def test_a_revisit_with_changed_text_keeps_two_versions_with_a_diff(
+    db: Database, settings: Settings, local_site: LocalSite, api: httpx.AsyncClient
+) -> None:
+    url = await revisited(db, local_site, settings.home / "archive", editions=2)
+    digest = url_hash(normalize_url(url))
+    current = await db.fetchrow("SELECT * FROM raw_content WHERE url_hash = $1", digest)
+    assert current is not None and "(corrected)" in current["body"]  # the sink holds v2
+
+    answer = await api.get(f"/api/v1/documents/{quote(url, safe='')}/versions")
+    assert answer.status_code == 200, answer.text
+    versions = answer.json()["versions"]
+    assert [(v["version"], v["current"]) for v in versions] == [(1, False), (2, True)]
+    first, second = versions
+    assert first["content_hash"] != second["content_hash"] == current["content_hash"]
+    assert first["warc_record_id"] and first["warc_record_id"] != second["warc_record_id"]
+    assert first["fetched_at"] < second["fetched_at"]
+
+    answer = await api.get(f"/api/v1/documents/{digest}/diff", params={"old": 1, "new": 2})
+    assert answer.status_code == 200, answer.text
+    diff = answer.json()["diff"]
+    assert diff.startswith("--- version 1\n+++ version 2\n")
+    removed = [line for line in diff.splitlines() if line.startswith("-Harbour")]
+    added = [line for line in diff.splitlines() if line.startswith("+Harbour")]
+    assert len(removed) == len(added) == 1 and "(corrected)" in added[0]
+    missing = await api.get(f"/api/v1/documents/{digest}/diff", params={"old": 1, "new": 9})
+    assert missing.status_code == 404
+
+    env = frontier_env(settings.database_url or "")
+    code, out, err = await frontier_output(
+        "documents", "show", url, "--versions", "--diff", "1", "2", "--json", env=env
+    )
+    assert code == 0, err
+    shown: dict[str, Any] = json.loads(out)
+    assert [v["version"] for v in shown["versions"]] == [1, 2] and shown["diff"] == diff
+    code, out, err = await frontier_output("documents", "show", url, "--versions", env=env)
+    assert code == 0 and "(current)" in out, err
+
+
+async def test_the_setting_bounds_the_versions_kept(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    url = await revisited(db, local_site, settings.home / "archive", editions=4)
+    kept = await db.fetch(
+        "SELECT version FROM document_versions WHERE url_hash = $1 ORDER BY version",
+        url_hash(normalize_url(url)),
+    )
+    assert [k["version"] for k in kept] == [2, 3]  # at most 2 earlier ones: the oldest went
