@@ -23,11 +23,14 @@ from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash
+from tests.browser import CHROMIUM, chromium_page
 from tests.fetch_harness import after, article, fetcher_for
+from tests.integration.test_dashboard import served
 from tests.local_site import LocalSite
 from tests.processes import frontier_env, frontier_output
 
 HOUR = 3600
+__all__ = ["served"]  # the dashboard's fixture
 
 
 @pytest.fixture
@@ -111,3 +114,28 @@ async def test_the_setting_bounds_the_versions_kept(
         url_hash(normalize_url(url)),
     )
     assert [k["version"] for k in kept] == [2, 3]  # at most 2 earlier ones: the oldest went
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+async def test_the_article_page_shows_the_history_and_the_diff(
+    db: Database, settings: Settings, local_site: LocalSite, served: str, tmp_path: Path
+) -> None:
+    async_api = pytest.importorskip("playwright.async_api")
+    url = await revisited(db, local_site, settings.home / "archive", editions=2)
+    digest = url_hash(normalize_url(url))
+    shot = tmp_path / "document-history.png"
+    async with (
+        async_api.async_playwright() as playwright,
+        chromium_page(playwright, tmp_path / "chromium-profile", width=1280) as page,
+    ):
+        assert (await page.goto(f"{served}documents/{digest}")).status == 200  # type: ignore[union-attr]
+        history = page.get_by_test_id("history")
+        assert await history.locator("tr").count() == 1 + 2
+        assert "current" in await history.locator("tr").nth(1).inner_text()
+        diff = page.get_by_test_id("diff")
+        assert await diff.locator("span.added").count() == 1
+        assert "(corrected)" in await diff.locator("span.added").inner_text()
+        assert await diff.locator("span.removed").count() == 1
+        await page.screenshot(path=str(shot), full_page=True)
+    print(f"screenshot: {shot}")
+    assert shot.stat().st_size > 5_000

@@ -1,8 +1,9 @@
 """The dashboard's pages beyond the overview, server-rendered like it (Jinja2 templates
 in templates/pages/, styles in static/pages.css): recent articles (`/documents`), one
-article (`/documents/{url_hash}`), one URL's story (`/urls/{hash or URL}`), one host
-(`/hosts/{host}`) and one source (`/sources/{name}`). They read what the JSON endpoints
-read (frontier.documents, frontier.url_story) and say the same `why` sentence.
+article (`/documents/{url_hash}`: its text, its versions and the diff between two), one
+URL's story (`/urls/{hash or URL}`), one host (`/hosts/{host}`) and one source
+(`/sources/{name}`). They read what the JSON endpoints read (frontier.documents,
+frontier.url_story, frontier.versions) and say the same `why` sentence.
 
 Everything from outside (titles, text, URLs, error texts, robots.txt) is autoescaped; a
 link to an article's own site is made only for an http(s) URL, with rel="noopener
@@ -32,6 +33,7 @@ from frontier.sources import SourceRepository, UnknownSource
 from frontier.states import UrlStatus
 from frontier.url_story import HOST_LOG_WALK, UrlStoryRepository, hash_of
 from frontier.urls import InvalidURL, host_key
+from frontier.versions import DocumentVersions, UnknownVersion
 
 router = APIRouter(tags=["dashboard"], dependencies=[Depends(require_read)])
 
@@ -85,12 +87,38 @@ async def document_page(request: Request, key: str) -> HTMLResponse:
         digest = hash_of(key)
     except InvalidURL:
         return _not_found("that article")
-    doc = await context_of(request).documents().get(digest)
+    context = context_of(request)
+    doc = await context.documents().get(digest)
     if doc is None:
         return _not_found("that article")
     text = doc.get("body") or ""
     paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
-    return _render("document.html", doc=doc, paragraphs=paragraphs)
+    kept = DocumentVersions(context.reads, context.settings.document_versions)
+    versions = await kept.history(digest, doc)
+    # The diff shown: ?old=&new= when given, else the previous version against this one.
+    old, new = _version_number(request, "old"), _version_number(request, "new")
+    if old is None and len(versions) > 1:
+        old, new = versions[-2]["version"], versions[-1]["version"]
+    diff, problem = None, None
+    if old is not None and new is not None:
+        try:
+            diff = await kept.diff(digest, old, new, doc)
+        except UnknownVersion as exc:
+            problem = str(exc)
+    return _render(
+        "document.html",
+        doc=doc,
+        paragraphs=paragraphs,
+        versions=list(reversed(versions)),
+        diff=diff,
+        diff_versions=(old, new),
+        problem=problem,
+    )
+
+
+def _version_number(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name, "")
+    return int(value) if value.isdigit() and len(value) < 10 else None
 
 
 @router.get("/urls/{key:path}", response_class=HTMLResponse)
