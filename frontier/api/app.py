@@ -25,6 +25,7 @@ from frontier.api.routes import (
     imports,
     login,
     pages,
+    reextract,
     sources,
     url_actions,
     views,
@@ -79,6 +80,7 @@ def create_app(
         sources,
         imports,
         url_actions,
+        reextract,
         dashboard,
         docs,
         content,
@@ -110,7 +112,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in (*sources.BODY_MODELS, *url_actions.BODY_MODELS):
+        for model in (*sources.BODY_MODELS, *url_actions.BODY_MODELS, *reextract.BODY_MODELS):
             found = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(found.pop("$defs", {}))
             components[model.__name__] = found

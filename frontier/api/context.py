@@ -65,6 +65,7 @@ class ApiContext:
     probe: Database | None = None  # /healthz's own connection, made on first use
     probe_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     parser: ParsePool | None = None  # for what is parsed from outside, made on first use
+    reextracting: asyncio.Lock = field(default_factory=asyncio.Lock)  # one run at a time
 
     def __post_init__(self) -> None:
         self.reads = self.db.bounded(self.settings.api_read_timeout_s)

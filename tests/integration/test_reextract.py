@@ -12,7 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from fetcher.reextract import run_reextract
+from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.documents import DocumentFilter
 from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
@@ -143,3 +146,27 @@ async def test_reextract_command_prints_a_json_summary(
         timeout=60,
     )
     assert refused.returncode == 2 and "--all" in refused.stderr
+
+
+async def test_reextract_over_the_api_needs_the_token_and_a_selection(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    await crawl(db, local_site, settings.home / "archive")
+    requests = len(local_site.requests)
+    token = "t" * 32
+    app = create_app(settings.model_copy(update={"api_token": token}), db)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as api:
+        body = {"host": local_site.url("/"), "dry_run": True}
+        assert (await api.post("/api/v1/reextract", json=body)).status_code == 401
+        auth = {"Authorization": f"Bearer {token}"}
+        refused = await api.post("/api/v1/reextract", json={"dry_run": True}, headers=auth)
+        assert refused.status_code == 422 and "all" in refused.text
+        dry = await api.post("/api/v1/reextract", json=body, headers=auth)
+        assert dry.status_code == 200, dry.text
+        assert (dry.json()["changed"], dry.json()["dry_run"]) == (2, True)
+        done = await api.post("/api/v1/reextract", json={"all": True}, headers=auth)
+        assert done.status_code == 200, done.text
+        assert (done.json()["changed"], done.json()["unchanged"]) == (2, 1)
+    assert len(local_site.requests) == requests
