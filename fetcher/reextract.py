@@ -52,6 +52,7 @@ from frontier.versions import DocumentVersions
 log = logging.getLogger(__name__)
 
 BATCH = 64  # documents read, extracted and stored together
+IN_FLIGHT = 3  # batches at once
 # What a re-extraction compares (and rewrites): the fields the extraction decides.
 COMPARED = (
     "title",
@@ -113,11 +114,29 @@ class Reextractor:
         progress: Callable[[ReextractSummary], None] | None = None,
     ) -> ReextractSummary:
         summary = ReextractSummary(dry_run=self.dry_run)
-        async for url_hashes in self._selection(where):
+        running: set[asyncio.Task[None]] = set()
+
+        async def one(url_hashes: list[str]) -> None:
             stored = await asyncio.gather(*(self.steps.sink.get(h) for h in url_hashes))
             await self._batch([d for d in stored if d is not None], summary, now)
             if progress is not None:
                 progress(summary)
+
+        try:
+            async for url_hashes in self._selection(where):
+                # A few batches at once: one's reads and writes wait on the database and
+                # the disk while another's pages are on the extraction pool.
+                if len(running) >= IN_FLIGHT:
+                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        task.result()
+                running.add(asyncio.create_task(one(url_hashes)))
+            for finished in asyncio.as_completed(running):
+                await finished
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
         return summary
 
     async def _selection(self, where: DocumentFilter) -> AsyncIterator[list[str]]:
