@@ -73,6 +73,7 @@ class _progress:
     """A progress bar on the terminal (stderr): documents examined, changed so far."""
 
     def __enter__(self) -> Callable[[ReextractSummary], None]:
+        from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(
@@ -81,7 +82,7 @@ class _progress:
             TextColumn("{task.completed:,} documents, {task.fields[changed]:,} changed"),
             TimeElapsedColumn(),
             transient=True,
-            console=None,
+            console=Console(stderr=True),
         )
         self.bar.start()
         self.task = self.bar.add_task("reextract", total=None, changed=0)
