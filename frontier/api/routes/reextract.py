@@ -4,12 +4,15 @@ made; a document is rewritten only when its result changed. Token-gated like eve
 
 The answer comes when the run is done, so a large selection is the command line's job (or
 narrow it: a source, a host, `since`). One run at a time per API process (409 while one
-runs): each run starts its own extraction pool."""
+runs): each run starts its own extraction pool. It writes what a fetcher writes, so the
+API's database role needs the fetcher's grants: with deploy/'s separate roles it is
+refused (403) and `frontier reextract` runs as the fetcher's role."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
+import asyncpg
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +64,12 @@ class ReextractRunning(ApiError):
     status, code = 409, "conflict"
 
 
+class NotPermitted(ApiError):
+    """The API's database role (deploy/: frontier_api) lacks the fetcher's write grants."""
+
+    status, code = 403, "forbidden"
+
+
 BODY_MODELS = (ReextractBody,)
 
 
@@ -96,5 +105,11 @@ async def reextract(request: Request) -> dict[str, Any]:
             raise FieldInvalid.of("source", str(exc)) from None
         except BadDocumentQuery as exc:
             raise FieldInvalid.of("since" if body.since else "host", str(exc)) from None
-        summary = await run_reextract(context.settings, context.db, where, dry_run=body.dry_run)
+        try:
+            summary = await run_reextract(context.settings, context.db, where, dry_run=body.dry_run)
+        except asyncpg.InsufficientPrivilegeError as exc:
+            raise NotPermitted(
+                f"this API's database role may not rewrite documents ({exc}); run "
+                "`frontier reextract` with the fetcher's role"
+            ) from None
     return summary.as_json()
