@@ -19,11 +19,15 @@ from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.queue import Candidate, QueuePolicy, QueueRepository
 from frontier.settings import Settings
+from frontier.sinks import ContentSink
+from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash
+from frontier.versions import DocumentVersions
 from tests.browser import CHROMIUM, chromium_page
+from tests.es_standin import ElasticsearchStandIn
 from tests.fetch_harness import after, article, fetcher_for
 from tests.integration.test_dashboard import served
 from tests.local_site import LocalSite
@@ -48,7 +52,9 @@ def edition(number: int) -> str:
     return page.replace("paragraph 2:", "paragraph 2 (corrected):") if number > 1 else page
 
 
-async def revisited(db: Database, site: LocalSite, archive: Path, editions: int) -> str:
+async def revisited(
+    db: Database, site: LocalSite, archive: Path, editions: int, sink: ContentSink | None = None
+) -> str:
     """The page fetched `editions` times, an hour apart, its text changed each time."""
     source = await SourceRepository(db).create(
         parse_config({"name": "Daily", "revisit": ["1h", "1h", "1h", "1h"]})
@@ -57,7 +63,7 @@ async def revisited(db: Database, site: LocalSite, archive: Path, editions: int)
     await QueueRepository(db, QueuePolicy(default_delay_ms=0)).submit(
         [Candidate(url, source.ref, Origin.FEED)]
     )
-    async with fetcher_for(db, archive_dir=archive, document_versions=2) as fetcher:
+    async with fetcher_for(db, archive_dir=archive, document_versions=2, sink=sink) as fetcher:
         for number in range(1, editions + 1):
             text = edition(number) if number < 3 else edition(2).replace("news", f"news{number}")
             site.serve("/harbour", text)
@@ -139,3 +145,26 @@ async def test_the_article_page_shows_the_history_and_the_diff(
         await page.screenshot(path=str(shot), full_page=True)
     print(f"screenshot: {shot}")
     assert shot.stat().st_size > 5_000
+
+
+async def test_versions_are_kept_whichever_sink_holds_the_documents(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    """With Elasticsearch the earlier version is read back as JSON (dates as text)."""
+    standin = await ElasticsearchStandIn().start()
+    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
+    try:
+        await sink.ensure_index()
+        url = await revisited(db, local_site, settings.home / "archive", editions=2, sink=sink)
+        digest = url_hash(normalize_url(url))
+        current = await sink.get(digest)
+        assert current is not None and "(corrected)" in current["body"]
+        kept = await DocumentVersions(db, 2).history(digest, current)
+        assert [(v["version"], v["current"]) for v in kept] == [(1, False), (2, True)]
+        assert kept[0]["fetched_at"] < kept[1]["fetched_at"]
+        diff = await DocumentVersions(db, 2).diff(digest, 1, 2, current)
+        assert "+Harbour reopens paragraph 2 (corrected)" in diff
+        assert standin.rejected_requests == []
+    finally:
+        await sink.close()
+        await standin.stop()
