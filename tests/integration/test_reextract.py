@@ -170,3 +170,48 @@ async def test_reextract_over_the_api_needs_the_token_and_a_selection(
         assert done.status_code == 200, done.text
         assert (done.json()["changed"], done.json()["unchanged"]) == (2, 1)
     assert len(local_site.requests) == requests
+
+
+async def test_reextract_goes_through_the_duplicate_checks_of_a_fetch(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    """Two pages whose texts differ only outside `div.story`: once the rule reads only
+    `div.story`, they are the same article, and one URL holds it, as after a fetch."""
+    source_id = await db.fetchval(
+        "INSERT INTO sources (name, selectors) VALUES ('sel', $1::jsonb) RETURNING id",
+        {"title": "h2.headline", "body": "div.story p, div.extra p"},
+    )
+    shared = page("Same story", extra=False).replace("</body>", "{extra}</body>")
+    for path in ("/one", "/two"):
+        local_site.serve(
+            path, shared.format(extra=f"<div class='extra'><p>{EXTRA} {path}</p></div>")
+        )
+    local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
+    one, two = local_site.url("/one"), local_site.url("/two")
+    await QueueRepository(db, QueuePolicy(default_delay_ms=0)).submit(
+        [Candidate(u, SourceRef(source_id, rate_limit_ms=0), Origin.FEED) for u in (one, two)]
+    )
+    async with fetcher_for(db, archive_dir=settings.home / "archive") as fetcher:
+        while (await fetcher.run_once()).claimed:
+            pass
+        await fetcher.close()
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 2
+    await db.execute(
+        "UPDATE sources SET selectors = $2::jsonb WHERE id = $1",
+        source_id,
+        {"title": "h2.headline", "body": "div.story p"},
+    )
+    done = await run_reextract(
+        settings, db, DocumentFilter(source_id=source_id), extract_processes=0
+    )
+    assert (done.changed, done.duplicates) == (1, 1)
+    holder = await db.fetchrow("SELECT url, body FROM raw_content")
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 1
+    assert holder is not None and EXTRA not in holder["body"]
+    other = two if holder["url"] == one else one
+    row = await frontier_row(db, other)
+    assert (row["status"], row["dead_reason"], row["final_url"]) == (
+        "dead",
+        "duplicate_content",
+        holder["url"],
+    )
