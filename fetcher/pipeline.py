@@ -7,8 +7,14 @@ is in: `fetcher.politeness`), the decision on each response and the extraction.
 `store(pages)`: reserve each document's keys (its canonical, its content hash) in
 `document_keys`, drop the pages whose article another URL holds, write the rest to the sink
 and remove the documents they replace (docs/duplicates.md); while the sink is down, the
-pages wait (`SinkBackoff`).
+pages wait (`SinkBackoff`); a changed text keeps the document it replaces as an earlier
+version (frontier.versions).
 Completing the claims and logging them is the worker's (`fetcher.worker`).
+
+Two classes: `ResponseSteps`, everything after a response is in (`on_response`: the
+decision and the extraction; `store`), and `BatchPipeline`, which extends it with the
+requests. `frontier reextract` (fetcher.reextract) runs `ResponseSteps` over responses read
+back from the WARC archive, so whatever is decided there holds for both.
 """
 
 from __future__ import annotations
