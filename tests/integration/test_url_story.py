@@ -242,3 +242,36 @@ async def test_cli_tells_the_story_and_the_reason(db: Database, fresh_dsn: str) 
     assert code == 2 and len(err.strip().splitlines()) == 1 and "url_hash" in err
     code, out, _err = await frontier_output("url", "show", "https://elsewhere.example/", env=env)
     assert code == 1 and "not in the frontier" in out
+
+
+async def test_cli_shows_the_whole_text_and_no_past_next_fetch(
+    db: Database, fresh_dsn: str
+) -> None:
+    """docs/operations.md: "the whole article, text included, is in `frontier url show
+    URL`". A fetched URL has no next fetch to show (its next_fetch_at is long past)."""
+    queue, source = await submit(db)
+    await fetched(db, queue, source)
+    body = "First paragraph of the story.\n\nSecond one,\nwith a line break.\n\nThe end."
+    await PostgresSink(db).write(
+        [
+            RawDocument(
+                url_hash=url_hash(URL), url=URL, final_url=None, source_id=source.id,
+                source_name="city", host=HOST, origin="feed", title="Bridge reopens",
+                body=body, summary=None, author=None, published_at=None, image_url=None,
+                language="en", content_hash=None, word_count=13, extractor="generic",
+                http_status=200, fetched_at=utcnow(),
+            )
+        ]
+    )  # fmt: skip
+    code, out, err = await frontier_output("url", "show", URL, env=frontier_env(fresh_dsn))
+    assert code == 0, err
+    text = out.split("\ntext\n", 1)[1]
+    assert text.splitlines() == [
+        "  First paragraph of the story.",
+        "",
+        "  Second one,",
+        "  with a line break.",
+        "",
+        "  The end.",
+    ]
+    assert "next fetch" not in out
