@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from frontier.states import DeadReason, RobotsStatus, UrlStatus
+from frontier.states import DeadReason, RobotsStatus, UrlStatus, found_by_canonical
 
 # How to act on a URL that will not be fetched again (`act` owns the command).
 REQUEUE_HINT = "frontier urls requeue --status {status} --host {host}"
@@ -291,6 +291,13 @@ def _dead(url: Row) -> Why:
     reason = url["dead_reason"]
     meaning = DEAD_MEANING.get(reason, "it will not be fetched again") if reason else None
     target = f" (to {url['final_url']})" if reason == DeadReason.REDIRECT else ""
+    if reason == DeadReason.DUPLICATE_CONTENT:
+        holder = url["final_url"] or "another URL"
+        meaning = (
+            f"its canonical link names {holder}, which holds the article"
+            if found_by_canonical(url.get("last_error"))
+            else f"its text is already stored under {holder}"
+        )
     return Why(
         Cause.DEAD,
         f"It is dead ({reason}): {meaning}{target}; last HTTP status {url['http_status']}, "
