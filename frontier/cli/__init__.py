@@ -72,7 +72,7 @@ def main() -> None:
     try:
         load_commands(sys.argv[1:])()
     except FrontierError as exc:
-        typer.echo(f"frontier: {printable(exc)}", err=True)
+        typer.echo(f"frontier: {printable(exc, keep_newlines=exc.multiline)}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
