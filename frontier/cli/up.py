@@ -180,13 +180,11 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
                 f"database: starting the embedded PostgreSQL in "
                 f"{(settings.home / 'pgdata').resolve()}"
             )
-        with database_dsn(settings) as dsn:
+        with database_dsn(settings, say=console.event) as dsn:
             migrate.make_ready(dsn, embedded=not settings.database_url)
             console.event("database: schema up to date")
             platform = Platform(settings, dsn, sock, options, console)
             code = event_loop.run(platform.run())
-        if not settings.database_url:
-            console.event("database: embedded PostgreSQL stopped")
     console.close()
     return code
 

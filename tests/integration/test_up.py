@@ -183,3 +183,44 @@ def test_a_failed_poll_is_not_printed_again_by_the_console() -> None:
     assert [line.split(" ", 1)[1] for line in lines] == [
         "poller: polled 2 sources, 1 failed, 2 new URLs"
     ]
+
+
+async def test_a_second_up_on_the_same_home_leaves_the_embedded_server_to_the_first(
+    tmp_path: Path, frontier_home: Path
+) -> None:
+    """The second instance joins the embedded PostgreSQL the first started, and on exit
+    neither stops it nor says it stopped; the first still serves, then stops it."""
+    env = up_env(frontier_home, FRONTIER_SEED_DEFAULT_SOURCES="false")
+    logs = [tmp_path / "first.log", tmp_path / "second.log"]
+    ports = [free_port(), free_port()]
+    processes: list[asyncio.subprocess.Process] = []
+    try:
+        for log, port in zip(logs, ports, strict=True):
+            with log.open("wb") as out:
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "frontier", "up", "--port", str(port),
+                    env=env, stdout=out, stderr=out, cwd=REPO,
+                )  # fmt: skip
+            processes.append(process)
+            await wait_until(
+                lambda log=log: "running: poller" in log.read_text(errors="replace"),
+                process,
+                deadline_s=DEADLINE_S * 2,
+                log=log,
+            )
+        first, second = processes
+        second.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(second.wait(), DEADLINE_S) == 0
+        said = logs[1].read_text(errors="replace")
+        assert "the embedded PostgreSQL was already running" in said, said
+        assert "embedded PostgreSQL stopped" not in said, said
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{ports[0]}", timeout=5) as c:
+            assert (await c.get("/healthz")).json()["status"] == "ok"
+        first.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(first.wait(), DEADLINE_S) == 0
+        assert "database: embedded PostgreSQL stopped" in logs[0].read_text(errors="replace")
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
