@@ -14,6 +14,7 @@ the same `Why`.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -22,8 +23,10 @@ from typing import Any
 
 from frontier.states import DeadReason, RobotsStatus, UrlStatus, found_by_canonical
 
-# How to act on a URL that will not be fetched again (`act` owns the command).
+# How to act on a URL that will not be fetched again (`act` owns the command): the
+# failed and dead ones of its host (the cause is often the host's), a fetched one alone.
 REQUEUE_HINT = "frontier urls requeue --status {status} --host {host}"
+REFETCH_HINT = "frontier urls requeue --status fetched --url {url}"
 
 DEAD_MEANING = {
     DeadReason.NOT_FOUND: "the server answered 404 Not Found",
@@ -283,7 +286,7 @@ def _fetched(url: Row) -> Why:
         Cause.FETCHED,
         f"It was fetched at {_at(url['last_fetched_at'])} (HTTP {url['http_status']}) and is "
         f"not visited again; to fetch it again: "
-        f"{REQUEUE_HINT.format(status='fetched', host=url['host'])}.",
+        f"{REFETCH_HINT.format(url=shlex.quote(url['url']))}",
     )
 
 

@@ -152,7 +152,7 @@ CASES: list[tuple[Setup, str, str]] = [
     (lease_expired, "lease_expired", "reaper"),
     (retry_at, "retry_at", "after 1 failed attempt (last error: HTTP 502 from upstream)"),
     (source_disabled, "source_disabled", "Its source city is disabled"),
-    (fetched, "fetched", "frontier urls requeue --status fetched --host news.example"),
+    (fetched, "fetched", f"frontier urls requeue --status fetched --url {URL}"),
     (dead, "dead", "--reason not_found"),
     (failed, "failed", "mapping conflict"),
 ]
