@@ -649,7 +649,10 @@ def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
     over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))
     pipe.setblocking(True)
     with pipe:
-        pipe.sendall(READY)
+        try:
+            pipe.sendall(READY)
+        except OSError:
+            return  # the fetch process was done before this worker was ready (no traceback)
         while (request := _receive(pipe)) is not None:
             answer = _run(request)
             if answer is None or peak() > limit - limit // 8:

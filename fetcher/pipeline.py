@@ -64,6 +64,7 @@ from frontier.safe_http import (
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
+from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
 from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 
 log = logging.getLogger(__name__)
@@ -606,9 +607,7 @@ def _duplicate(page: Page, holder: str, *, canonical: bool = False) -> None:
     page.outcome = replace(
         page.outcome,
         kind=OutcomeKind.DUPLICATE_CONTENT,
-        error=f"its canonical {holder} holds the article"
-        if canonical
-        else f"same content as {holder}",
+        error=(CANONICAL_DUPLICATE if canonical else CONTENT_DUPLICATE).format(holder=holder),
         final_url=holder,
     )
     page.document = None

@@ -37,6 +37,17 @@ class DeadReason(StrEnum):
     FORBIDDEN = "forbidden"  # 401, 403 or 451 (a login, a bot wall, a legal block), twice
 
 
+# The last_error of a `duplicate_content` URL says how its article was found stored under
+# another URL (fetcher.pipeline writes it; frontier.why_waiting explains it).
+CANONICAL_DUPLICATE = "its canonical {holder} holds the article"  # its canonical link
+CONTENT_DUPLICATE = "same content as {holder}"  # the same text
+
+
+def found_by_canonical(last_error: str | None) -> bool:
+    """Whether a `duplicate_content` URL's article was found through its canonical link."""
+    return bool(last_error) and str(last_error).startswith(CANONICAL_DUPLICATE.split("{")[0])
+
+
 class IngestionMode(StrEnum):
     """`sources.ingestion_mode`."""
 

@@ -12,7 +12,6 @@ noreferrer nofollow".
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -89,7 +88,9 @@ async def document_page(request: Request, key: str) -> HTMLResponse:
     if doc is None:
         return _not_found("that article")
     text = doc.get("body") or ""
-    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+    # Each line its own paragraph: the extractors write one block (paragraph, heading,
+    # list item) a line, with no blank line between.
+    paragraphs = [line.strip() for line in text.splitlines() if line.strip()]
     return _render("document.html", doc=doc, paragraphs=paragraphs)
 
 
