@@ -69,10 +69,14 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, cast
 
+from selectolax.lexbor import LexborHTMLParser
+
 from fetcher.canonical import canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
+from fetcher.verdict import Verdict, page_verdict
 from frontier.errors import FrontierError
+from frontier.robots_directives import GENERIC_NAME, meta_directives
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +87,7 @@ PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still
 PAGES_PER_WORKER = 2
 CLOSE_WAIT_S = 10.0  # how long `close()` lets workers finish their page before killing them
 TIMEOUT_S = 30.0  # a page's extraction time limit (FRONTIER_EXTRACT_TIMEOUT_S)
+ROBOTS_NAMES = frozenset({GENERIC_NAME})  # without a product token: `<meta name="robots">`
 MEMORY_MB = 1024  # a worker's address space limit (FRONTIER_EXTRACT_MEMORY_MB)
 FRAME = struct.Struct(">Q")  # a frame: the length of the pickle that follows
 READY = FRAME.pack(0)  # an empty frame: what a worker sends once warmed up
@@ -115,6 +120,8 @@ class Extraction:
     word_count: int
     pid: int  # the process that extracted it
     names_itself: bool = False  # the page's canonical link names the page itself
+    verdict: Verdict | None = None  # the page is not the article (`fetcher.verdict`)
+    robots: frozenset[str] = frozenset()  # its `<meta name="robots">` rules that apply to us
 
 
 Job = Callable[..., Extraction]
@@ -126,19 +133,30 @@ def extract_page(
     url: str,
     selectors: Mapping[str, Any] | None,
     meta: Mapping[str, Any] | None,
+    robots_names: frozenset[str] = ROBOTS_NAMES,
 ) -> Extraction:
     """Decode the body and extract the article and the identity its document belongs
-    under when the page names a trusted canonical other than itself (`fetcher.canonical`)."""
+    under when the page names a trusted canonical other than itself (`fetcher.canonical`),
+    with the verdict on whether it is the article at all (`fetcher.verdict`) and the
+    `<meta>` robots rules for the crawler known by `robots_names`, from the same parse."""
     html, _encoding = decode_html(body, content_type)
-    extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
+    tree = LexborHTMLParser(html)
+    extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
     claim = canonical_claim(url, canonical_href(html))
+    own_words = 0 if extracted.extractor == "feed" else extracted.word_count
+    metas = (
+        (node.attributes.get("name") or "", node.attributes.get("content") or "")
+        for node in tree.css("meta[name][content]")
+    )
     return Extraction(
         extracted,
         None if claim == url else claim,
         extracted.content_hash,
         extracted.word_count,
         os.getpid(),
-        names_itself=claim == url,
+        claim == url,
+        page_verdict(tree, html, own_words, stored=bool(extracted.body)),
+        meta_directives(metas, robots_names),
     )
 
 

@@ -38,12 +38,14 @@ from fetcher.politeness import BatchHolds
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
+from fetcher.verdict import Verdict, login_wall
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.host_slots import Pace
 from frontier.hosts import HostRepository
 from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
+from frontier.robots_directives import NOINDEX, names_for
 from frontier.safe_http import (
     REDIRECT_STATUSES,
     BlockedAddress,
@@ -94,6 +96,7 @@ class BatchPipeline:
         self.robots = robots
         self.worker_id = worker_id
         self.sink_backoff = sink_backoff
+        self.robots_names = names_for(config.user_agent)
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -185,7 +188,10 @@ class BatchPipeline:
         else:
             if response.url != page.claim.request_url:
                 page.fetch_url = response.url  # the server's spelling, for the next visit
-            if elsewhere is not None:
+            wall = None if elsewhere is None else login_wall(elsewhere, page.claim.url)
+            if wall is not None:  # not queued: the login page is nobody's article
+                page.end(OutcomeKind.LOGIN_REQUIRED, http_status=response.status, error=wall)
+            elif elsewhere is not None:
                 page.end(OutcomeKind.REDIRECT, http_status=response.status, redirect_to=elsewhere)
             else:
                 await self._on_response(page, response.status, response.headers, response.body, now)
@@ -248,7 +254,7 @@ class BatchPipeline:
         body: bytes,
         now: datetime | None = None,
     ) -> None:
-        decision = decide(status, headers, body, now)
+        decision = decide(status, headers, body, now, self.robots_names)
         if decision.action is Action.FINISH:
             page.end(
                 decision.kind,
@@ -264,7 +270,12 @@ class BatchPipeline:
         if self.config.extract:
             try:
                 extraction = await self.extraction.extract(
-                    body, content_type, claim.url, page.source.selectors, claim.discovery_meta
+                    body,
+                    content_type,
+                    claim.url,
+                    page.source.selectors,
+                    claim.discovery_meta,
+                    self.robots_names,
                 )
             except ExtractionCrashed as exc:  # a page that kills the parser's process
                 log.error("extraction crashed for %s: %s", claim.url, exc)
@@ -277,6 +288,10 @@ class BatchPipeline:
             except Exception as exc:  # extraction must never lose the claim
                 log.exception("extraction failed for %s", claim.url)
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+            verdict = _not_the_article(extraction)
+            if verdict is not None:
+                page.end(verdict.kind, http_status=status, error=verdict.reason)
                 return
             page.canonical = extraction.canonical
             page.names_itself = extraction.names_itself
@@ -465,6 +480,18 @@ class BatchPipeline:
                 page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
             return
         self.sink_backoff.stored()
+
+
+def _not_the_article(extraction: Extraction) -> Verdict | None:
+    """The page's verdict, in order: a challenge (the wall says noindex, not the article),
+    then a `<meta>` robots `noindex` for us, then a soft 404 or an empty page."""
+    verdict = extraction.verdict
+    if verdict is not None and verdict.kind is OutcomeKind.CHALLENGE:
+        return verdict
+    if NOINDEX in extraction.robots:
+        rules = ", ".join(sorted(extraction.robots))[:300]
+        return Verdict(OutcomeKind.NOINDEX, f'<meta name="robots">: {rules}')
+    return verdict
 
 
 def _resolved(location: str, base: str) -> str:
