@@ -336,6 +336,7 @@ class BatchPipeline:
         its page names, then its content hash); a page that loses one is a duplicate
         linked to the holder; one that takes a key over replaces the holder's document."""
         _drop_unchanged(pages)
+        await self._unindex(pages)
         candidates = [p for p in pages if p.document is not None]
         taken = await self._reserve(candidates, KeyKind.CANONICAL)
         taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
@@ -369,6 +370,18 @@ class BatchPipeline:
             ]
         )
         await self._submit_canonicals(written)
+
+    async def _unindex(self, pages: list[Page]) -> None:
+        """A revisit that now says `noindex`: the document its earlier fetch stored goes,
+        with the keys it held, as Google drops such a page from its index on recrawl."""
+        gone = [
+            p.claim.url_hash
+            for p in pages
+            if p.claim.is_revisit and _kind(p) is OutcomeKind.NOINDEX
+        ]
+        if gone:
+            await self.sink.delete(gone)
+            await self.duplicates.forget(gone)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a

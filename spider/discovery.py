@@ -152,17 +152,15 @@ class DiscoverySpider(scrapy.Spider):
                 response.url,
             )
             return
+        links = self.extractor.extract_links(response)
         if NOFOLLOW in self._robots_rules(response):
             # The page asks crawlers not to follow its links (Google's robots meta tag
-            # spec): none is submitted or walked.
+            # spec): it has none for us, to submit or to walk.
             self.count("pages_nofollow")
-            yield PageCheck(
-                url, _header(response, b"ETag"), _header(response, b"Last-Modified"), None
-            )
-            return
+            links = []
         listing: list[str] = []
         seen: list[str] = []
-        for link in self.extractor.extract_links(response):
+        for link in links:
             found = self.plan.classifier.classify(link.url, response.url)
             if found.kind is LinkKind.IGNORED:
                 continue
