@@ -109,6 +109,17 @@ async def add_sources(db: Database, site: LocalSite, partner: LocalSite) -> None
     )
 
 
+async def add_spider_source(db: Database, name: str, base_url: str) -> None:
+    """A spider source with the dated-article pattern and no rate limit."""
+    await SourceRepository(db).add(
+        name,
+        base_url=base_url,
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[DATED],
+    )
+
+
 async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_new(
     db: Database,
     settings: Settings,
@@ -273,13 +284,7 @@ async def test_a_nofollow_page_has_none_of_its_links_followed(
     local_site.serve(
         "/other-header", html("/2024/01/07/f"), headers={"X-Robots-Tag": "otherbot: nofollow"}
     )
-    await SourceRepository(db).add(
-        "sections",
-        base_url=local_site.url("/"),
-        rate_limit_ms=0,
-        mode=IngestionMode.SPIDER,
-        article_patterns=[DATED],
-    )
+    await add_spider_source(db, "sections", local_site.url("/"))
 
     result = await crawl_in_child(job_for(settings, fresh_dsn, "sections", max_depth=2))
 
@@ -372,13 +377,7 @@ async def test_robots_5xx_or_unreachable_disallows_the_whole_site(
     else:
         local_site.route("/robots.txt", _abort)
     local_site.serve("/", html("/2024/01/01/alpha"))
-    await SourceRepository(db).add(
-        "down",
-        base_url=local_site.url("/"),
-        rate_limit_ms=0,
-        mode=IngestionMode.SPIDER,
-        article_patterns=[DATED],
-    )
+    await add_spider_source(db, "down", local_site.url("/"))
 
     result = await crawl_in_child(job_for(settings, fresh_dsn, "down", max_depth=1))
 
