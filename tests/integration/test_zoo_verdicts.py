@@ -8,13 +8,18 @@ article is stored once; and a challenged article is stored once the wall lifts, 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
+import httpx
 import pytest
 
+from frontier.api.app import create_app
 from frontier.api.metrics import read_snapshot
 from frontier.db import Database
+from frontier.settings import Settings
 from frontier.stats import StatsRepository
 from frontier.why_waiting import why_url_waits
+from tests.browser import serving
 from tests.fetch_harness import UA, article, fetcher_for, frontier_row, host_row, submit
 from tests.integration.test_zoo_walls import pages, run_over, start
 from tests.local_site import LocalSite
@@ -158,7 +163,7 @@ async def test_noindex_for_everyone_or_for_us_is_final_and_nothing_is_stored(
 
 
 async def test_soft_404s_and_empty_pages_end_with_their_reasons_counted_and_shown(
-    db: Database, local_site: LocalSite
+    db: Database, local_site: LocalSite, fresh_dsn: str, tmp_path: Path
 ) -> None:
     local_site.serve("/robots.txt", "", status=404)
     not_articles.soft_404(local_site, "/2026/11/01/removed-story")
@@ -187,3 +192,10 @@ async def test_soft_404s_and_empty_pages_end_with_their_reasons_counted_and_show
     assert snapshot.log[("page", "soft_404")] == 2 and snapshot.log[("page", "empty")] == 2
     recent = (await StatsRepository(db).stats(recent_errors=10)).recent_errors
     assert {r["outcome"] for r in recent} == {"soft_404", "empty"}
+    settings = Settings.load(database_url=fresh_dsn, home=tmp_path, _env_file=None)
+    async with serving(create_app(settings, db)) as base, httpx.AsyncClient() as client:
+        page = (await client.get(base + "/")).text
+        metrics = (await client.get(base + "/metrics")).text
+    failures = page[page.index('data-testid="recent-failures"') :]
+    assert "soft_404" in failures and "no body text" in failures
+    assert 'frontier_fetches_total{kind="page",outcome="soft_404"} 2.0' in metrics
