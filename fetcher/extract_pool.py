@@ -76,7 +76,7 @@ from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.verdict import Verdict, page_verdict
 from frontier.errors import FrontierError
-from frontier.robots_directives import GENERIC_NAME, meta_directives
+from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def extract_page(
     own_words = 0 if extracted.extractor == "feed" else extracted.word_count
     metas = (
         (node.attributes.get("name") or "", node.attributes.get("content") or "")
-        for node in tree.css("meta[name][content]")
+        for node in tree.css(meta_selector(robots_names))
     )
     return Extraction(
         extracted,

@@ -80,6 +80,12 @@ def meta_directives(
     return directives((c for n, c in metas if n.strip().lower() in names), now=now)
 
 
+def meta_selector(names: frozenset[str]) -> str:
+    """A CSS selector for the `<meta>` tags named one of `names`, case-insensitively (a
+    product token is letters, `_` and `-` only): the page's other metas are never read."""
+    return ", ".join(f'meta[name="{name}" i][content]' for name in sorted(names))
+
+
 def _add(found: set[str], rule: str, now: datetime | None) -> None:
     if rule == "none":
         found.update((NOINDEX, NOFOLLOW))
