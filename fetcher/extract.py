@@ -327,13 +327,15 @@ def extract(
     *,
     selectors: Mapping[str, Any] | None = None,
     discovery_meta: Mapping[str, Any] | None = None,
+    tree: LexborHTMLParser | None = None,
 ) -> Extracted:
     """The body from selectors if the source has them and they yield enough text, else
     from `main_text`; the metadata from what the page declares, then trafilatura's pass
     for title, author or date still missing, then discovery_meta. A page with no body of
-    its own but a feed summary keeps the summary as body, with extractor `feed`."""
+    its own but a feed summary keeps the summary as body, with extractor `feed`. `tree`:
+    the page as selectolax parsed it, when the caller has it."""
     now = datetime.now(UTC)
-    tree = LexborHTMLParser(html)
+    tree = LexborHTMLParser(html) if tree is None else tree
     result: Extracted | None = None
     if selectors:
         picked = by_selectors(tree, selectors)

@@ -41,6 +41,7 @@ from fetcher.politeness import BatchHolds
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
+from fetcher.verdict import Verdict, login_wall
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
@@ -48,6 +49,7 @@ from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, KeyBusy
 from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
 from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
+from frontier.robots_directives import NOINDEX, names_for
 from frontier.safe_http import (
     REDIRECT_STATUSES,
     BlockedAddress,
@@ -106,6 +108,7 @@ class BatchPipeline:
         self.robots = robots
         self.worker_id = worker_id
         self.sink_backoff = sink_backoff
+        self.robots_names = names_for(config.user_agent)
 
     # -- fetch ----------------------------------------------------------------------------
 
@@ -249,7 +252,10 @@ class BatchPipeline:
         else:
             if response.url != page.claim.request_url:
                 page.fetch_url = response.url  # the server's spelling, for the next visit
-            if elsewhere is not None:
+            wall = None if elsewhere is None else login_wall(elsewhere, page.claim.url)
+            if wall is not None:  # not queued: the login page is nobody's article
+                page.end(OutcomeKind.LOGIN_REQUIRED, http_status=response.status, error=wall)
+            elif elsewhere is not None:
                 page.end(OutcomeKind.REDIRECT, http_status=response.status, redirect_to=elsewhere)
             else:
                 await self._on_response(page, response.status, response.headers, response.body, now)
@@ -313,7 +319,7 @@ class BatchPipeline:
         body: bytes,
         now: datetime | None = None,
     ) -> None:
-        decision = decide(status, headers, body, now)
+        decision = decide(status, headers, body, now, self.robots_names)
         if decision.action is Action.FINISH:
             page.end(
                 decision.kind,
@@ -336,6 +342,7 @@ class BatchPipeline:
                     claim.discovery_meta,
                     link_values(headers),
                     page.fetch_url or claim.request_url,  # the URL that answered
+                    self.robots_names,
                 )
             except ExtractionCrashed as exc:  # a page that kills the parser's process
                 log.error("extraction crashed for %s: %s", claim.url, exc)
@@ -348,6 +355,10 @@ class BatchPipeline:
             except Exception as exc:  # extraction must never lose the claim
                 log.exception("extraction failed for %s", claim.url)
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+            verdict = _not_the_article(extraction)
+            if verdict is not None:
+                page.end(verdict.kind, http_status=status, error=verdict.reason)
                 return
             page.canonical = extraction.canonical
             page.names_itself = extraction.names_itself
@@ -393,6 +404,7 @@ class BatchPipeline:
         its page names, then its content hash); a page that loses one is a duplicate
         linked to the holder; one that takes a key over replaces the holder's document."""
         _drop_unchanged(pages)
+        await self._unindex(pages)
         candidates = [p for p in pages if p.document is not None]
         taken = await self._reserve(candidates, KeyKind.CANONICAL)
         taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
@@ -442,6 +454,18 @@ class BatchPipeline:
         for page in failed.pages:
             page.document = None
             page.end(OutcomeKind.DEFERRED, retry_after_s=failed.wait_s, error=failed.error)
+
+    async def _unindex(self, pages: list[Page]) -> None:
+        """A revisit that now says `noindex`: the document its earlier fetch stored goes,
+        with the keys it held, as Google drops such a page from its index on recrawl."""
+        gone = [
+            p.claim.url_hash
+            for p in pages
+            if p.claim.is_revisit and _kind(p) is OutcomeKind.NOINDEX
+        ]
+        if gone:
+            await self.sink.delete(gone)
+            await self.duplicates.forget(gone)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a
@@ -553,6 +577,18 @@ class BatchPipeline:
                 page.end(OutcomeKind.DEFERRED, retry_after_s=wait, error=f"sink {what}: {exc}")
             return
         self.sink_backoff.stored()
+
+
+def _not_the_article(extraction: Extraction) -> Verdict | None:
+    """The page's verdict, in order: a challenge (the wall says noindex, not the article),
+    then a `<meta>` robots `noindex` for us, then a soft 404 or an empty page."""
+    verdict = extraction.verdict
+    if verdict is not None and verdict.kind is OutcomeKind.CHALLENGE:
+        return verdict
+    if NOINDEX in extraction.robots:
+        rules = ", ".join(sorted(extraction.robots))[:300]
+        return Verdict(OutcomeKind.NOINDEX, f'<meta name="robots">: {rules}')
+    return verdict
 
 
 def _resolved(location: str, base: str) -> str:

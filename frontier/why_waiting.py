@@ -38,6 +38,12 @@ DEAD_MEANING = {
     DeadReason.UNSUPPORTED_CONTENT: "it is not HTML, or larger than the size cap",
     DeadReason.BLOCKED_BY_POLICY: "its source forbids fetching (fetchprotection 0)",
     DeadReason.FORBIDDEN: "the server refused it (401, 403 or 451) twice",
+    DeadReason.NOINDEX: "the page asks not to be indexed (noindex or none, in its "
+    "X-Robots-Tag header or robots meta tag), so no document was stored",
+    DeadReason.SOFT_404: "it answered 200 with a page that says it was not found, twice, "
+    "so no document was stored",
+    DeadReason.LOGIN_REQUIRED: "it redirected to a login or subscription page twice; the "
+    "login page was neither queued nor stored",
 }
 
 
@@ -101,8 +107,7 @@ def why_url_waits(
     if status is UrlStatus.FAILED:
         return Why(
             Cause.FAILED,
-            f"It was fetched but the content sink refused its document ({_error(url)}); "
-            f"it stays failed until an operator acts: "
+            f"It was fetched but {_failure(url)}; it stays failed until an operator acts: "
             f"{REQUEUE_HINT.format(status='failed', host=url['host'])}.",
         )
     if status is UrlStatus.FETCHING:
@@ -330,6 +335,25 @@ def _dead(url: Row) -> Why:
         f"last error: {_error(url)}. Once the cause is fixed: "
         f"{REQUEUE_HINT.format(status='dead', host=url['host'])} --reason {reason}.",
     )
+
+
+def _failure(url: Row) -> str:
+    """What a `failed` URL's last error says went wrong, in words (fetcher.verdict and the
+    pipeline write these errors)."""
+    error = _error(url)
+    if "challenge page:" in error:
+        return (
+            f"every answer was a CDN's or firewall's challenge page, not the article "
+            f"({error}): a browser may get through where we do not; ask the site to allow "
+            f"our user agent, then requeue"
+        )
+    if error.startswith("no body text"):
+        return (
+            "its page had no body text on every try (a page its scripts fill in, or an "
+            "empty template), so no document was stored; give its source CSS selectors, "
+            "then requeue"
+        )
+    return f"no document could be stored ({error})"
 
 
 def _after(moment: datetime | None, now: datetime) -> bool:
