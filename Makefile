@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# Where `make run` and `make demo` serve the API and dashboard (`make run PORT=8080`).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc
 
@@ -18,12 +21,12 @@ $(STAMP): pyproject.toml
 
 # Everything in one process on the embedded PostgreSQL (Ctrl-C stops it cleanly).
 run: $(STAMP) tcmalloc
-	$(VENV)/bin/frontier up
+	$(VENV)/bin/frontier up --host $(HOST) --port $(PORT)
 
-# The offline showcase: demo sites on loopback, crawled end to end; dashboard on :8000.
+# The offline showcase: demo sites on loopback, crawled end to end; dashboard on :$(PORT).
 .PHONY: demo
 demo: $(STAMP)
-	$(VENV)/bin/frontier up --demo
+	$(VENV)/bin/frontier up --demo --host $(HOST) --port $(PORT)
 
 test: $(STAMP) chromium tcmalloc
 	$(PY) -m pytest

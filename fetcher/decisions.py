@@ -12,9 +12,16 @@ from enum import StrEnum
 import charset_normalizer
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, http_content_type_encoding
 
+from fetcher.verdict import (
+    MARKER_BYTES,
+    error_page_challenge,
+    header_challenge,
+    vendor_marker,
+)
 from frontier.clock import utcnow
 from frontier.queue import OutcomeKind
 from frontier.retry_after import retry_after_s
+from frontier.robots_directives import GENERIC_NAME, NOINDEX, header_directives
 from frontier.safe_http import REDIRECT_STATUSES
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -59,13 +66,23 @@ def retry_after(value: str | None, now: datetime | None = None) -> float | None:
 
 
 def decide(
-    status: int, headers: Mapping[str, str], body: bytes, now: datetime | None = None
+    status: int,
+    headers: Mapping[str, str],
+    body: bytes,
+    now: datetime | None = None,
+    robots_names: frozenset[str] = frozenset({GENERIC_NAME}),
 ) -> Decision:
     """The outcome-table row of one response (`now`: the clock a Retry-After date is read
-    against; the queue adds the wait to the same clock)."""
+    against; the queue adds the wait to the same clock). What the headers and an error
+    page's first bytes say is decided here, before any extraction: a challenge, whatever
+    its status (`fetcher.verdict`), and an `X-Robots-Tag` that says `noindex` to a crawler
+    known by `robots_names` (`frontier.robots_directives`)."""
     get = headers.get
     if status == 304:
         return Decision(Action.FINISH, OutcomeKind.NOT_MODIFIED)
+    challenge = header_challenge(headers)
+    if challenge is not None:
+        return _challenge(status, challenge)
     if status in REDIRECT_STATUSES:
         location = get("Location")
         if not location:
@@ -75,6 +92,12 @@ def decide(
         return Decision(Action.FINISH, OutcomeKind.NOT_FOUND)
     if status == 410:
         return Decision(Action.FINISH, OutcomeKind.GONE)
+    if status in (429, 503, 401, 403):
+        # An interstitial answered with an error status (Cloudflare's "I'm Under Attack"
+        # 503, DataDome's 403 captcha): a wall in front of the article, not a refusal.
+        challenge = error_page_challenge(body)
+        if challenge is not None:
+            return _challenge(status, challenge)
     if status in (429, 503):
         return Decision(
             Action.FINISH,
@@ -91,6 +114,15 @@ def decide(
     if 200 <= status < 300:
         kind = media_type(get("Content-Type"))
         if kind in HTML_TYPES or (kind is None and looks_like_html(body)):
+            rules = header_directives(_all(headers, "X-Robots-Tag"), robots_names, now=now)
+            if NOINDEX in rules:
+                # A challenge page may say noindex too: it is the wall, not the article.
+                challenge = vendor_marker(body[:MARKER_BYTES].decode("utf-8", "replace").lower())
+                if challenge is not None:
+                    return _challenge(status, challenge)
+                return Decision(
+                    Action.FINISH, OutcomeKind.NOINDEX, "X-Robots-Tag: " + _rules(rules)
+                )
             return Decision(Action.EXTRACT, OutcomeKind.FETCHED)
         return Decision(
             Action.FINISH,
@@ -99,6 +131,25 @@ def decide(
         )
     # 5xx, other 4xx and anything else: retried with backoff, then dead.
     return Decision(Action.FINISH, OutcomeKind.RETRY, f"HTTP {status}")
+
+
+def _challenge(status: int, challenge: str) -> Decision:
+    return Decision(
+        Action.FINISH, OutcomeKind.CHALLENGE, f"HTTP {status}: challenge page: {challenge}"
+    )
+
+
+def _all(headers: Mapping[str, str], name: str) -> list[str]:
+    """Every value of a header that may be sent more than once (aiohttp's multidict)."""
+    getall = getattr(headers, "getall", None)
+    if getall is not None:
+        return list(getall(name, []))
+    value = headers.get(name)
+    return [value] if value else []
+
+
+def _rules(rules: frozenset[str]) -> str:
+    return ", ".join(sorted(rules))[:300]
 
 
 def _forbidden_reason(status: int, get: Callable[[str], str | None]) -> str:

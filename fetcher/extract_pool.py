@@ -69,11 +69,15 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, cast
 
+from selectolax.lexbor import LexborHTMLParser
+
 from fetcher.canonical import page_canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.link_header import canonical_from_links
+from fetcher.verdict import Verdict, page_verdict
 from frontier.errors import FrontierError
+from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +88,7 @@ PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still
 PAGES_PER_WORKER = 2
 CLOSE_WAIT_S = 10.0  # how long `close()` lets workers finish their page before killing them
 TIMEOUT_S = 30.0  # a page's extraction time limit (FRONTIER_EXTRACT_TIMEOUT_S)
+ROBOTS_NAMES = frozenset({GENERIC_NAME})  # without a product token: `<meta name="robots">`
 MEMORY_MB = 1024  # a worker's address space limit (FRONTIER_EXTRACT_MEMORY_MB)
 FRAME = struct.Struct(">Q")  # a frame: the length of the pickle that follows
 READY = FRAME.pack(0)  # an empty frame: what a worker sends once warmed up
@@ -116,6 +121,8 @@ class Extraction:
     word_count: int
     pid: int  # the process that extracted it
     names_itself: bool = False  # the page's canonical link names the page itself
+    verdict: Verdict | None = None  # the page is not the article (`fetcher.verdict`)
+    robots: frozenset[str] = frozenset()  # its `<meta name="robots">` rules that apply to us
 
 
 Job = Callable[..., Extraction]
@@ -129,22 +136,33 @@ def extract_page(
     meta: Mapping[str, Any] | None,
     links: tuple[str, ...] = (),
     base: str | None = None,
+    robots_names: frozenset[str] = ROBOTS_NAMES,
 ) -> Extraction:
     """Decode the body and extract the article and the identity its document belongs
     under when the page names a trusted canonical other than itself (`fetcher.canonical`),
     in a `<link rel="canonical">` or in the response's `links` (its `Link` header values,
-    targets resolved against `base`, the URL that answered: `fetcher.link_header`)."""
+    targets resolved against `base`, the URL that answered: `fetcher.link_header`), with
+    the verdict on whether it is the article at all (`fetcher.verdict`) and the `<meta>`
+    robots rules for the crawler known by `robots_names`, from the same parse."""
     html, _encoding = decode_html(body, content_type)
-    extracted = extract(html, url, selectors=selectors, discovery_meta=meta)
+    tree = LexborHTMLParser(html)
+    extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
     header = canonical_from_links(links, base or url) if links else None
     claim = page_canonical_claim(url, canonical_href(html), header)
+    own_words = 0 if extracted.extractor == "feed" else extracted.word_count
+    metas = (
+        (node.attributes.get("name") or "", node.attributes.get("content") or "")
+        for node in tree.css(meta_selector(robots_names))
+    )
     return Extraction(
         extracted,
         None if claim == url else claim,
         extracted.content_hash,
         extracted.word_count,
         os.getpid(),
-        names_itself=claim == url,
+        claim == url,
+        page_verdict(tree, html, own_words, stored=bool(extracted.body)),
+        meta_directives(metas, robots_names),
     )
 
 
@@ -649,7 +667,10 @@ def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
     over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))
     pipe.setblocking(True)
     with pipe:
-        pipe.sendall(READY)
+        try:
+            pipe.sendall(READY)
+        except OSError:
+            return  # the fetch process was done before this worker was ready (no traceback)
         while (request := _receive(pipe)) is not None:
             answer = _run(request)
             if answer is None or peak() > limit - limit // 8:

@@ -27,6 +27,11 @@ LOG_OUTCOMES = {
     OutcomeKind.RATE_LIMITED: LogOutcome.RATE_LIMITED,
     OutcomeKind.DEFERRED: LogOutcome.DEFERRED,
     OutcomeKind.FAILED: LogOutcome.FAILED,
+    OutcomeKind.CHALLENGE: LogOutcome.CHALLENGE,
+    OutcomeKind.LOGIN_REQUIRED: LogOutcome.LOGIN_REQUIRED,
+    OutcomeKind.NOINDEX: LogOutcome.NOINDEX,
+    OutcomeKind.SOFT_404: LogOutcome.SOFT_404,
+    OutcomeKind.EMPTY: LogOutcome.EMPTY,
 }
 
 

@@ -12,9 +12,9 @@ version (frontier.versions).
 Completing the claims and logging them is the worker's (`fetcher.worker`).
 
 Two classes: `ResponseSteps`, everything after a response is in (`on_response`: the
-decision and the extraction; `store`), and `BatchPipeline`, which extends it with the
-requests. `frontier reextract` (fetcher.reextract) runs `ResponseSteps` over responses read
-back from the WARC archive, so whatever is decided there holds for both.
+decision, the verdicts and the extraction; `store`), and `BatchPipeline`, which extends it
+with the requests. `frontier reextract` (fetcher.reextract) runs `ResponseSteps` over
+responses read back from the WARC archive, so whatever is decided there holds for both.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from fetcher.politeness import BatchHolds
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
+from fetcher.verdict import Verdict, login_wall
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
@@ -55,6 +56,7 @@ from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, KeyBusy
 from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
 from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
+from frontier.robots_directives import NOINDEX, names_for
 from frontier.safe_http import (
     REDIRECT_STATUSES,
     BlockedAddress,
@@ -71,6 +73,7 @@ from frontier.safe_http import (
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
+from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
 from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 from frontier.versions import DocumentVersions
 
@@ -82,11 +85,11 @@ MAX_INLINE_HOPS = 5  # redirects and meta refreshes to the same identity, in all
 
 class ResponseSteps:
     """What happens to a page once its response is in, whoever got the response: the
-    decision on it, the extraction (on the extraction pool) and the store step (canonical
-    and content keys, duplicates, the archive, the sink write, earlier versions kept).
-    The fetch pipeline (`BatchPipeline`) and `frontier reextract` (fetcher.reextract,
-    responses read back from the WARC archive) both run it, so a rule added here holds
-    for both."""
+    decision on it and the verdicts, the extraction (on the extraction pool) and the store
+    step (canonical and content keys, duplicates, the archive, the sink write, earlier
+    versions kept). The fetch pipeline (`BatchPipeline`) and `frontier reextract`
+    (fetcher.reextract, responses read back from the WARC archive) both run it, so a rule
+    added here holds for both."""
 
     def __init__(
         self,
@@ -108,6 +111,7 @@ class ResponseSteps:
         self.queue = queue
         self.sink_backoff = sink_backoff
         self.versions = versions
+        self.robots_names = names_for(config.user_agent)
 
     async def on_response(
         self,
@@ -117,7 +121,7 @@ class ResponseSteps:
         body: bytes,
         now: datetime | None = None,
     ) -> None:
-        decision = decide(status, headers, body, now)
+        decision = decide(status, headers, body, now, self.robots_names)
         if decision.action is Action.FINISH:
             page.end(
                 decision.kind,
@@ -140,6 +144,7 @@ class ResponseSteps:
                     claim.discovery_meta,
                     link_values(headers),
                     page.fetch_url or claim.request_url,  # the URL that answered
+                    self.robots_names,
                 )
             except ExtractionCrashed as exc:  # a page that kills the parser's process
                 log.error("extraction crashed for %s: %s", claim.url, exc)
@@ -152,6 +157,10 @@ class ResponseSteps:
             except Exception as exc:  # extraction must never lose the claim
                 log.exception("extraction failed for %s", claim.url)
                 page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+                return
+            verdict = _not_the_article(extraction)
+            if verdict is not None:
+                page.end(verdict.kind, http_status=status, error=verdict.reason)
                 return
             page.canonical = extraction.canonical
             page.names_itself = extraction.names_itself
@@ -197,6 +206,7 @@ class ResponseSteps:
         its page names, then its content hash); a page that loses one is a duplicate
         linked to the holder; one that takes a key over replaces the holder's document."""
         _drop_unchanged(pages)
+        await self._unindex(pages)
         candidates = [p for p in pages if p.document is not None]
         taken = await self._reserve(candidates, KeyKind.CANONICAL)
         taken += await self._reserve([p for p in candidates if p.document], KeyKind.CONTENT)
@@ -266,6 +276,18 @@ class ResponseSteps:
         for page in failed.pages:
             page.document = None
             page.end(OutcomeKind.DEFERRED, retry_after_s=failed.wait_s, error=failed.error)
+
+    async def _unindex(self, pages: list[Page]) -> None:
+        """A revisit that now says `noindex`: the document its earlier fetch stored goes,
+        with the keys it held, as Google drops such a page from its index on recrawl."""
+        gone = [
+            p.claim.url_hash
+            for p in pages
+            if p.claim.is_revisit and _kind(p) is OutcomeKind.NOINDEX
+        ]
+        if gone:
+            await self.sink.delete(gone)
+            await self.duplicates.forget(gone)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a
@@ -561,7 +583,10 @@ class BatchPipeline(ResponseSteps):
         else:
             if response.url != page.claim.request_url:
                 page.fetch_url = response.url  # the server's spelling, for the next visit
-            if elsewhere is not None:
+            wall = None if elsewhere is None else login_wall(elsewhere, page.claim.url)
+            if wall is not None:  # not queued: the login page is nobody's article
+                page.end(OutcomeKind.LOGIN_REQUIRED, http_status=response.status, error=wall)
+            elif elsewhere is not None:
                 page.end(OutcomeKind.REDIRECT, http_status=response.status, redirect_to=elsewhere)
             else:
                 await self.on_response(page, response.status, response.headers, response.body, now)
@@ -618,6 +643,18 @@ class BatchPipeline(ResponseSteps):
             url, etag, last_modified = target, None, None
 
 
+def _not_the_article(extraction: Extraction) -> Verdict | None:
+    """The page's verdict, in order: a challenge (the wall says noindex, not the article),
+    then a `<meta>` robots `noindex` for us, then a soft 404 or an empty page."""
+    verdict = extraction.verdict
+    if verdict is not None and verdict.kind is OutcomeKind.CHALLENGE:
+        return verdict
+    if NOINDEX in extraction.robots:
+        rules = ", ".join(sorted(extraction.robots))[:300]
+        return Verdict(OutcomeKind.NOINDEX, f'<meta name="robots">: {rules}')
+    return verdict
+
+
 def _resolved(location: str, base: str) -> str:
     """A redirect target as the server spelt it, resolved against the URL that answered;
     an unusable one is passed on as it is (the queue ends the URL with the reason)."""
@@ -670,9 +707,7 @@ def _duplicate(page: Page, holder: str, *, canonical: bool = False) -> None:
     page.outcome = replace(
         page.outcome,
         kind=OutcomeKind.DUPLICATE_CONTENT,
-        error=f"its canonical {holder} holds the article"
-        if canonical
-        else f"same content as {holder}",
+        error=(CANONICAL_DUPLICATE if canonical else CONTENT_DUPLICATE).format(holder=holder),
         final_url=holder,
     )
     page.document = None

@@ -29,6 +29,7 @@ from protego import Protego
 
 from frontier.hosts import RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
+from frontier.robots_directives import product_token
 from frontier.states import RobotsStatus
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,8 @@ ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
 # file of them 8 ms); real files hold far fewer (Wikipedia's: under 1,000 in all).
 MAX_GROUP_RULES = 2000
 ROBOTS_REDIRECTS = 5
-_TOKEN = re.compile(r"[A-Za-z_-]+")
 _UA_LINE = re.compile(r"(?im)^([ \t]*user-?agent[ \t]*:[ \t]*)([A-Za-z_-]+)[ \t][^\r\n#]*")
 _BOM = b"\xef\xbb\xbf"
-
-
-def product_token(user_agent: str) -> str:
-    """The product token robots.txt groups are matched against: `frontier-crawler` of
-    `frontier-crawler/0.1 (+https://...)` (RFC 9309: letters, `_` and `-` only)."""
-    match = _TOKEN.match(user_agent.strip())
-    return match.group(0).lower() if match else user_agent.strip().lower()
 
 
 def decode_robots(body: bytes) -> str:

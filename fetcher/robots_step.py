@@ -21,12 +21,13 @@ from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
-from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret, product_token
+from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.queue import OutcomeKind
+from frontier.robots_directives import product_token
 from frontier.safe_http import (
     PRIVATE_NETWORKS_HINT,
     BlockedAddress,

@@ -4,7 +4,7 @@ PostgreSQL under FRONTIER_HOME when none is set."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 from frontier.db import Database
@@ -14,16 +14,22 @@ from frontier.settings import Settings
 
 
 @contextmanager
-def database_dsn(settings: Settings) -> Iterator[str]:
-    """The DSN to use; starts (and afterwards stops) the embedded server if needed."""
+def database_dsn(settings: Settings, *, say: Callable[[str], None] | None = None) -> Iterator[str]:
+    """The DSN to use; starts (and afterwards stops) the embedded server if needed. `say`
+    (optional) hears what happened to the embedded server: joined one already running,
+    stopped it. A server another process still uses is left running, and nothing is said."""
     if settings.database_url:
         yield settings.database_url
         return
     embedded = EmbeddedPostgres(settings.home)
     try:
-        yield embedded.start()
+        dsn = embedded.start()
+        if say is not None and embedded.joined:
+            say("database: the embedded PostgreSQL was already running (another process uses it)")
+        yield dsn
     finally:
-        embedded.stop()
+        if embedded.stop() and say is not None:
+            say("database: embedded PostgreSQL stopped")
 
 
 def database_setting(settings: Settings) -> str:

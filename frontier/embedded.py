@@ -157,6 +157,7 @@ class EmbeddedPostgres:
         self.bin = wheel_binaries()
         self._socket_dir: Path | None = None
         self._users_file = self.home / "pgdata.users"
+        self.joined = False  # start() found the server running (another process started it)
 
     # -- the lifecycle ---------------------------------------------------------------------
 
@@ -169,6 +170,7 @@ class EmbeddedPostgres:
                 self._initdb()
             self._write_authentication()
             self._socket_dir = self._running_socket_dir()
+            self.joined = self._socket_dir is not None
             if self._socket_dir is None:
                 self.start_server()
             else:
@@ -178,13 +180,14 @@ class EmbeddedPostgres:
         self.configure(AUTOVACUUM)
         return self.dsn(self.database)
 
-    def stop(self) -> None:
-        """Stop the server, unless another process still uses it."""
+    def stop(self) -> bool:
+        """Stop the server, unless another process still uses it; whether it stopped."""
         if self._socket_dir is None:
-            return
+            return False
         with self._locked():
             if self._unregister(os.getpid()):
-                return
+                self._socket_dir = None
+                return False
             with contextlib.suppress(subprocess.CalledProcessError):
                 self.pg_ctl("-w", "-t", str(START_TIMEOUT_S), "stop", "-m", "fast")
             if self._socket_dir != self.pgdata:
@@ -192,6 +195,7 @@ class EmbeddedPostgres:
             if self.delete_on_stop:
                 shutil.rmtree(self.pgdata, ignore_errors=True)
         self._socket_dir = None
+        return True
 
     def __enter__(self) -> EmbeddedPostgres:
         self.start()

@@ -74,7 +74,10 @@ poller; it sends a feed the lxml fast path cannot read to feedparser.)
 
 
 class FrontierError(Exception):
-    """Base of every error frontier raises on purpose."""
+    """Base of every error frontier raises on purpose. Its message is one line unless the
+    class says it is laid out on several (`multiline`: a parser's excerpt of the input)."""
+
+    multiline = False
 
 
 class DatabaseUnavailable(FrontierError):

@@ -15,11 +15,12 @@ a traceback only at DEBUG or for a bug (an unexpected exception, `log.exception`
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from datetime import UTC, datetime
 from typing import Any
+
+from frontier.safe_text import json_text, printable
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -47,7 +48,15 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["traceback"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return json_text(entry, indent=None)  # no character a terminal acts on, even raw
+
+
+class TextFormatter(logging.Formatter):
+    """TEXT_FORMAT, with the characters a terminal acts on (escape sequences, `\\r`, bidi
+    overrides) shown escaped: messages carry source names and servers' error texts."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record), keep_newlines=True)
 
 
 def level_for(log_level: str | None, *, service: bool, verbose: bool = False) -> int:
@@ -63,7 +72,7 @@ def configure(level: int, fmt: str = "text") -> logging.Handler:
     """Log to standard error at `level` in `fmt` ("text" or "json"), replacing any handler
     a previous call (or `basicConfig`) installed; the handler is returned."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter(TEXT_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

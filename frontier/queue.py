@@ -64,6 +64,25 @@ class OutcomeKind(StrEnum):
     RATE_LIMITED = "rate_limited"  # 429/503: host backs off; no attempt counted
     DEFERRED = "deferred"  # not attempted (host not ready, shutting down); no attempt
     FAILED = "failed"  # fetched but could not be stored or processed; needs an operator
+    # Not the article (docs/fetching.md, "Is this the article?"): no document.
+    CHALLENGE = "challenge"  # a CDN/firewall challenge: a wall for the host; retried, then failed
+    LOGIN_REQUIRED = "login_required"  # redirected to a login/subscription page: twice, dead
+    NOINDEX = "noindex"  # X-Robots-Tag or meta robots noindex/none: dead at once
+    SOFT_404 = "soft_404"  # a 200 that says "not found": twice, dead
+    EMPTY = "empty"  # no body text at all: retried once, then failed (never dead)
+
+
+# The outcomes that count an attempt against the URL and wait before the next one.
+ATTEMPTS = frozenset(
+    {
+        OutcomeKind.RETRY,
+        OutcomeKind.FORBIDDEN,
+        OutcomeKind.CHALLENGE,
+        OutcomeKind.LOGIN_REQUIRED,
+        OutcomeKind.SOFT_404,
+        OutcomeKind.EMPTY,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -741,7 +760,7 @@ def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
     for outcome in outcomes:
         delay = (
             retry_delay(outcome.claim.retry_count + 1)
-            if outcome.kind in (OutcomeKind.RETRY, OutcomeKind.FORBIDDEN)
+            if outcome.kind in ATTEMPTS
             else outcome.revisit_after_s
             if outcome.kind in (OutcomeKind.FETCHED, OutcomeKind.NOT_MODIFIED)
             else outcome.retry_after_s

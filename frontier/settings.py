@@ -338,8 +338,9 @@ class Settings(BaseSettings):
     # -- logging settings -------------------------------------------------------------
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] | None = Field(
         default=None,
-        description="Log level. Unset: INFO for the long-running services (poll, fetch, "
-        "serve, spider --every; up when not on a terminal), WARNING for one-shot commands.",
+        description="Log level. Unset: INFO for the long-running services (poll, fetch "
+        "(--until-idle too), serve, spider --every; up when not on a terminal), WARNING for "
+        "one-shot commands.",
     )
     log_format: Literal["text", "json"] = Field(
         default="text",

@@ -35,7 +35,10 @@ from frontier.xml_entities import entity_problem
 
 
 class UnusableSpec(FrontierError, ValueError):
-    """The file as a whole cannot be read as a YAML feeds spec or OPML."""
+    """The file as a whole cannot be read as a YAML feeds spec or OPML (a YAML syntax
+    error shows the lines at fault, with a caret under the place)."""
+
+    multiline = True
 
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -106,7 +109,10 @@ def parse_yaml(data: bytes) -> ParsedSpecs:
     except _Refused as exc:
         raise UnusableSpec(exc.reason) from None
     except yaml.YAMLError as exc:
-        raise UnusableSpec(f"not valid YAML: {exc}") from None
+        # PyYAML's own layout (problem, "line L, column C:", the line and a caret), without
+        # the stand-in name it gives a byte string
+        where = str(exc).replace('in "<byte string>", ', "")
+        raise UnusableSpec(f"not valid YAML: {where}") from None
     if not isinstance(document, dict) or not isinstance(document.get("sources"), list):
         raise UnusableSpec("a feeds spec needs a top-level `sources:` list")
     parsed = ParsedSpecs()

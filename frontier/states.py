@@ -35,6 +35,20 @@ class DeadReason(StrEnum):
     UNSUPPORTED_CONTENT = "unsupported_content"  # not HTML, or over the size cap
     BLOCKED_BY_POLICY = "blocked_by_policy"  # its source forbids fetching (fetchprotection 0)
     FORBIDDEN = "forbidden"  # 401, 403 or 451 (a login, a bot wall, a legal block), twice
+    NOINDEX = "noindex"  # X-Robots-Tag or <meta name="robots">: noindex (or none)
+    SOFT_404 = "soft_404"  # a 200 that says "not found", twice
+    LOGIN_REQUIRED = "login_required"  # redirects to a login or subscription page, twice
+
+
+# The last_error of a `duplicate_content` URL says how its article was found stored under
+# another URL (fetcher.pipeline writes it; frontier.why_waiting explains it).
+CANONICAL_DUPLICATE = "its canonical {holder} holds the article"  # its canonical link
+CONTENT_DUPLICATE = "same content as {holder}"  # the same text
+
+
+def found_by_canonical(last_error: str | None) -> bool:
+    """Whether a `duplicate_content` URL's article was found through its canonical link."""
+    return bool(last_error) and str(last_error).startswith(CANONICAL_DUPLICATE.split("{")[0])
 
 
 class IngestionMode(StrEnum):
@@ -91,3 +105,8 @@ class LogOutcome(StrEnum):
     DUPLICATE = "duplicate"  # the body duplicates another URL's
     UNSUPPORTED = "unsupported"  # not HTML, or too large
     REFUSED = "refused"  # refused before any request (SSRF guard, bad URL)
+    CHALLENGE = "challenge"  # a CDN's or firewall's challenge page instead of the article
+    NOINDEX = "noindex"  # the page asks not to be indexed
+    SOFT_404 = "soft_404"  # a 200 that says "not found"
+    LOGIN_REQUIRED = "login_required"  # redirected to a login or subscription page
+    EMPTY = "empty"  # a page with no body text at all

@@ -146,4 +146,5 @@ _PAGE_BUCKET = {
     LogOutcome.FAILED: "pages_error",
     LogOutcome.RATE_LIMITED: "pages_error",
     LogOutcome.REFUSED: "pages_error",
+    LogOutcome.CHALLENGE: "pages_error",
 }

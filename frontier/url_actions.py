@@ -4,6 +4,7 @@ dead reason, host, source, age), for `frontier urls requeue|purge` and
 fetched URLs: the documented way to fetch a page again whose stored document is wrong or
 stale (their validators are dropped, so the server sends the page, not 304).
 
+A filter may name one URL (`--url`): what `url show` advises to fetch a fetched URL again.
 `parse_filter` checks what an operator asked for (pure: the CLI and the API share its
 messages). `UrlActions` walks the matching URLs bucket by bucket in batches by url_hash
 (frontier/sql/url_actions.sql `matching`), and each batch is requeued (queue.sql
@@ -27,7 +28,7 @@ from frontier.queue import ACTIONABLE, QueueRepository
 from frontier.sources import SourceRepository
 from frontier.sql import load
 from frontier.states import DeadReason, UrlStatus
-from frontier.urls import InvalidURL, host_key
+from frontier.urls import InvalidURL, host_key, normalize_url, url_hash
 
 SQL = load("url_actions")
 
@@ -49,6 +50,7 @@ class UrlFilter:
     host: str | None = None
     source: str | None = None  # a source name, resolved to its id by the caller's database
     changed_before: datetime | None = None
+    url_hash: str | None = None  # one URL
 
 
 def parse_filter(
@@ -58,6 +60,7 @@ def parse_filter(
     host: str | None = None,
     source: str | None = None,
     older_than: str | None = None,
+    url: str | None = None,
     now: datetime,
     action: str = "requeue",
 ) -> UrlFilter:
@@ -98,7 +101,13 @@ def parse_filter(
             key = host_key(host)
         except InvalidURL as exc:
             raise BadUrlFilter(f"host: {host[:80]!r} is not a host name ({exc.reason})") from None
-    return UrlFilter(statuses, reason, key, source, changed_before)
+    digest = None
+    if url is not None:
+        try:
+            digest = url_hash(normalize_url(url))
+        except InvalidURL as exc:
+            raise BadUrlFilter(f"url: {url[:80]!r} is not a URL ({exc.reason})") from None
+    return UrlFilter(statuses, reason, key, source, changed_before, digest)
 
 
 @dataclass(slots=True)
@@ -172,6 +181,7 @@ class UrlActions:
                     after,
                     self._batch,
                     bucket,
+                    wanted.url_hash,
                 )
                 if not rows:
                     break

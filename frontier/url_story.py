@@ -25,6 +25,7 @@ from frontier.why_waiting import Cause, Why, why_host_waits, why_url_waits
 SQL = load("url_story")
 
 LOG_ROWS = 50
+AHEAD_CAP = 1000  # URLs of the host counted ahead of one in its queue (a bounded read)
 HOST_LOG_WALK = 20_000  # newest fetch-log rows a host page looks through
 HASH_LENGTH = 64
 
@@ -117,10 +118,16 @@ class UrlStoryRepository:
         allows = None
         if host is not None and host["robots_status"] == "ok":
             allows = await robots_allows(host["robots_status"], host["robots_txt"], row["url"])
+        ahead = 0
+        if row["status"] == "pending":
+            ahead = await self._db.fetchval(
+                SQL["ahead"], row["host"], row["priority"], row["next_fetch_at"], digest, AHEAD_CAP
+            )
         why = why_url_waits(
             row,
             host,
             now=when,
+            ahead=ahead,
             robots_allows=allows,
             source_name=row["source_name"],
             source_enabled=row["source_enabled"],

@@ -14,16 +14,19 @@ the same `Why`.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from frontier.states import DeadReason, RobotsStatus, UrlStatus
+from frontier.states import DeadReason, RobotsStatus, UrlStatus, found_by_canonical
 
-# How to act on a URL that will not be fetched again (`act` owns the command).
+# How to act on a URL that will not be fetched again (`act` owns the command): the
+# failed and dead ones of its host (the cause is often the host's), a fetched one alone.
 REQUEUE_HINT = "frontier urls requeue --status {status} --host {host}"
+REFETCH_HINT = "frontier urls requeue --status fetched --url {url}"
 
 DEAD_MEANING = {
     DeadReason.NOT_FOUND: "the server answered 404 Not Found",
@@ -35,6 +38,12 @@ DEAD_MEANING = {
     DeadReason.UNSUPPORTED_CONTENT: "it is not HTML, or larger than the size cap",
     DeadReason.BLOCKED_BY_POLICY: "its source forbids fetching (fetchprotection 0)",
     DeadReason.FORBIDDEN: "the server refused it (401, 403 or 451) twice",
+    DeadReason.NOINDEX: "the page asks not to be indexed (noindex or none, in its "
+    "X-Robots-Tag header or robots meta tag), so no document was stored",
+    DeadReason.SOFT_404: "it answered 200 with a page that says it was not found, twice, "
+    "so no document was stored",
+    DeadReason.LOGIN_REQUIRED: "it redirected to a login or subscription page twice; the "
+    "login page was neither queued nor stored",
 }
 
 
@@ -81,13 +90,15 @@ def why_url_waits(
     host: Row | None,
     *,
     now: datetime,
+    ahead: int = 0,
     robots_allows: bool | None = None,
     source_name: str | None = None,
     source_enabled: bool | None = None,
 ) -> Why:
     """Why the URL `url` (a url_frontier row) is not being fetched at `now`. `host` is its
-    host_state row; `robots_allows` whether the host's stored robots.txt allows it (None:
-    not known, e.g. robots.txt not fetched yet)."""
+    host_state row; `ahead` how many pending URLs of the host a claim takes before this
+    one (url_story.sql `ahead`); `robots_allows` whether the host's stored robots.txt
+    allows it (None: not known, e.g. robots.txt not fetched yet)."""
     status = UrlStatus(url["status"])
     if status is UrlStatus.FETCHED:
         return _fetched(url)
@@ -96,12 +107,20 @@ def why_url_waits(
     if status is UrlStatus.FAILED:
         return Why(
             Cause.FAILED,
-            f"It was fetched but the content sink refused its document ({_error(url)}); "
-            f"it stays failed until an operator acts: "
+            f"It was fetched but {_failure(url)}; it stays failed until an operator acts: "
             f"{REQUEUE_HINT.format(status='failed', host=url['host'])}.",
         )
     if status is UrlStatus.FETCHING:
         lease_until = url["lease_until"]
+        if host is not None and _after(lease_until, now) and _after(host["next_allowed_at"], now):
+            # Claimed, robots.txt read: the claim waits for the host's delay to request it.
+            return Why(
+                Cause.LEASED,
+                f"It is claimed by {url['claimed_by']}, which waits for the host delay of "
+                f"{url['host']} before requesting it: the request may start at "
+                f"{_at(host['next_allowed_at'])} ({_delay(host)}).",
+                host["next_allowed_at"],
+            )
         if _after(lease_until, now):
             return Why(
                 Cause.LEASED,
@@ -113,7 +132,45 @@ def why_url_waits(
             f"Its fetcher {url['claimed_by']} let the lease lapse at {_at(lease_until)}; the "
             f"reaper returns it to pending on its next run.",
         )
-    return _pending(url, host, now, robots_allows, source_name, source_enabled)
+    why = _pending(url, host, now, robots_allows, source_name, source_enabled)
+    if ahead and why.cause in HOST_WIDE:
+        return _behind(why, ahead, host)
+    return why
+
+
+# The causes that hold every URL of the host alike: of its URLs, the first in its queue
+# goes when the cause ends, and the others one by one after it.
+HOST_WIDE = (
+    Cause.HOST_BACKOFF,
+    Cause.HOST_LEASED,
+    Cause.HOST_DELAY,
+    Cause.ROBOTS_UNREACHABLE,
+    Cause.ROBOTS_NOT_FETCHED,
+    Cause.DUE_NOW,
+    Cause.SOURCE_DISABLED,
+)
+
+
+def _behind(why: Why, ahead: int, host: Row | None) -> Why:
+    """`why`, and that `ahead` URLs of the host go before this one (one request at a time,
+    `delay_ms` apart): only the first of them can start when the cause ends."""
+    count = f"{ahead} URL{'s' if ahead != 1 else ''}"
+    sentence = f"{why.sentence} {count} of the host {'are' if ahead != 1 else 'is'} ahead of it "
+    if host is not None and host["delay_ms"] and why.until is not None:
+        earliest = _aware(why.until) + timedelta(milliseconds=host["delay_ms"] * ahead)
+        return Why(
+            why.cause,
+            sentence + f"in its queue, one request every {host['delay_ms']} ms: it waits "
+            f"behind them, until {_at(earliest)} at the earliest.",
+            earliest,
+        )
+    return Why(why.cause, sentence + "in its queue: it waits behind them.", why.until)
+
+
+def _delay(host: Row) -> str:
+    crawl = host.get("crawl_delay_ms")
+    asked = f"; robots.txt asks a Crawl-delay of {crawl / 1000:g} s" if crawl else ""
+    return f"one request every {host['delay_ms']} ms{asked}"
 
 
 def _pending(
@@ -212,7 +269,7 @@ def _host_delay(host: Row) -> Why:
     return Why(
         Cause.HOST_DELAY,
         f"Host delay: the next request to {host['host']} may start at "
-        f"{_at(host['next_allowed_at'])} (one every {host['delay_ms']} ms).",
+        f"{_at(host['next_allowed_at'])} ({_delay(host)}).",
         host["next_allowed_at"],
     )
 
@@ -257,7 +314,7 @@ def _fetched(url: Row) -> Why:
         Cause.FETCHED,
         f"It was fetched at {_at(url['last_fetched_at'])} (HTTP {url['http_status']}) and is "
         f"not visited again; to fetch it again: "
-        f"{REQUEUE_HINT.format(status='fetched', host=url['host'])}.",
+        f"{REFETCH_HINT.format(url=shlex.quote(url['url']))}",
     )
 
 
@@ -265,12 +322,38 @@ def _dead(url: Row) -> Why:
     reason = url["dead_reason"]
     meaning = DEAD_MEANING.get(reason, "it will not be fetched again") if reason else None
     target = f" (to {url['final_url']})" if reason == DeadReason.REDIRECT else ""
+    if reason == DeadReason.DUPLICATE_CONTENT:
+        holder = url["final_url"] or "another URL"
+        meaning = (
+            f"its canonical link names {holder}, which holds the article"
+            if found_by_canonical(url.get("last_error"))
+            else f"its text is already stored under {holder}"
+        )
     return Why(
         Cause.DEAD,
         f"It is dead ({reason}): {meaning}{target}; last HTTP status {url['http_status']}, "
         f"last error: {_error(url)}. Once the cause is fixed: "
         f"{REQUEUE_HINT.format(status='dead', host=url['host'])} --reason {reason}.",
     )
+
+
+def _failure(url: Row) -> str:
+    """What a `failed` URL's last error says went wrong, in words (fetcher.verdict and the
+    pipeline write these errors)."""
+    error = _error(url)
+    if "challenge page:" in error:
+        return (
+            f"every answer was a CDN's or firewall's challenge page, not the article "
+            f"({error}): a browser may get through where we do not; ask the site to allow "
+            f"our user agent, then requeue"
+        )
+    if error.startswith("no body text"):
+        return (
+            "its page had no body text on every try (a page its scripts fill in, or an "
+            "empty template), so no document was stored; give its source CSS selectors, "
+            "then requeue"
+        )
+    return f"no document could be stored ({error})"
 
 
 def _after(moment: datetime | None, now: datetime) -> bool:

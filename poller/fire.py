@@ -111,6 +111,8 @@ async def fire_source(
         await states.complete(owner, [polled.state])
         await FetchLogRepository(db).record(polled.logs)
     summary = polled.summary()
+    if not dry_run:
+        summary.log()  # a fire is a poll: its line, as the scheduler's polls have
     sitemap_entries = polled.sitemap.urls if polled.sitemap else []
     entries = polled.entries or [
         FeedEntry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries

@@ -54,9 +54,13 @@ def poll_client(settings: Settings, policy: PollPolicy, db: Database) -> SafeCli
 
 
 async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
-    """Poll every source due now; one summary per source polled."""
+    """Poll every source due now; one summary per source polled (each logged, as the
+    polls of `poll_forever` are)."""
     async with _poller(settings, db) as poller:
-        return await poller.run_once()
+        summaries = await poller.run_once()
+    for summary in summaries:
+        summary.log()
+    return summaries
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,8 @@ and yields the article URLs it finds (`ArticleLink`) and what it learnt of each 
   non-start page that has gone unchanged is not fetched again until as long again has
   passed (at most the recrawl maximum); the listing pages it linked to last time are walked
   instead, so a skipped page does not cut off its subtree.
+- A page whose robots rules say `nofollow` (or `none`), in its X-Robots-Tag header or its
+  robots meta tag, for every crawler or for ours: none of its links is followed.
 - Only HTML is parsed. A page answering `og:type=article` (when the source has no patterns)
   is an article: it is submitted and its links are not followed.
 
@@ -33,6 +35,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
+from frontier.robots_directives import NOFOLLOW, header_directives, meta_directives, names_for
 from frontier.safe_http import BlockedAddress
 from spider.host_slot import HostBackingOff
 from spider.items import ArticleLink
@@ -149,9 +152,15 @@ class DiscoverySpider(scrapy.Spider):
                 response.url,
             )
             return
+        links = self.extractor.extract_links(response)
+        if NOFOLLOW in self._robots_rules(response):
+            # The page asks crawlers not to follow its links (Google's robots meta tag
+            # spec): it has none for us, to submit or to walk.
+            self.count("pages_nofollow")
+            links = []
         listing: list[str] = []
         seen: list[str] = []
-        for link in self.extractor.extract_links(response):
+        for link in links:
             found = self.plan.classifier.classify(link.url, response.url)
             if found.kind is LinkKind.IGNORED:
                 continue
@@ -182,6 +191,17 @@ class DiscoverySpider(scrapy.Spider):
             children,
         )
         yield from self._walk(list(children), depth + 1, response.url)
+
+    def _robots_rules(self, response: HtmlResponse) -> frozenset[str]:
+        """The page's robots rules for us: its X-Robots-Tag headers and its robots meta
+        tags, for `robots` and our product token (`frontier.robots_directives`)."""
+        names = names_for(str(self.settings.get("USER_AGENT") or ""))
+        headers = [v.decode("latin-1") for v in response.headers.getlist(b"X-Robots-Tag")]
+        metas = [
+            (node.attrib.get("name", ""), node.attrib.get("content", ""))
+            for node in response.xpath("//meta[@name][@content]")
+        ]
+        return header_directives(headers, names) | meta_directives(metas, names)
 
     def _submit(
         self, url: str, source: Any, parent: str, depth: int, href: str = ""

@@ -26,6 +26,7 @@ class CrawlSummary:
     pages_unchanged: int = 0
     pages_skipped: int = 0
     pages_not_html: int = 0
+    pages_nofollow: int = 0  # pages whose robots rules say nofollow: no link followed
     known_source_links: int = 0
     external_queued: int = 0
     robots_blocked: int = 0
@@ -61,6 +62,7 @@ class CrawlSummary:
             pages_unchanged=n("pages_unchanged"),
             pages_skipped=n("pages_skipped"),
             pages_not_html=n("pages_not_html"),
+            pages_nofollow=n("pages_nofollow"),
             known_source_links=n("known_source_links"),
             external_queued=n("external_queued"),
             robots_blocked=n("robots_blocked"),
@@ -155,6 +157,8 @@ class CrawlSummary:
             f"{self.known_source_links} to other sources",
             f"{self.external_queued} external queued",
         ]
+        if self.pages_nofollow:
+            extra.append(f"{self.pages_nofollow} nofollow (links not followed)")
         if self.host_backoff:
             extra.append(f"{self.host_backoff} not requested (the host backs off)")
         lines.append("  " + ", ".join(extra))

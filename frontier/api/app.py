@@ -14,7 +14,7 @@ from fastapi.openapi.utils import get_openapi
 from frontier.api.auth import LoginRequired
 from frontier.api.body_limit import BodyLimit, Cap
 from frontier.api.context import ApiContext, FireSource
-from frontier.api.errors import install_error_handlers
+from frontier.api.errors import Unhandled, install_error_handlers
 from frontier.api.metrics import DatabaseCollector
 from frontier.api.query_guard import refuse_nul
 from frontier.api.routes import (
@@ -91,6 +91,7 @@ def create_app(
         app.include_router(module.router)
     app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
     app.mount("/static", docs.STATIC, name="static")
+    app.add_middleware(Unhandled)  # innermost: a 500 still gets the headers below
     app.add_middleware(BodyLimit, cap_for=body_caps(settings))
     app.add_middleware(SecurityHeaders)  # outermost: every answer gets the headers
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]

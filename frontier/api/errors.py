@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from frontier.errors import DatabaseUnavailable, FrontierError, StatementTimedOut
 from frontier.sinks import SinkUnavailable
@@ -166,7 +167,33 @@ def install_error_handlers(app: FastAPI) -> None:
     async def frontier_error(_request: Request, exc: FrontierError) -> JSONResponse:
         return error_response(422, "invalid", str(exc), _field_of(str(exc)))
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(500, "internal_error", "internal error; see the server log")
+
+class Unhandled:
+    """An ASGI middleware that answers an exception no handler took with the 500 of the
+    error shape and logs it once, with its traceback. (A handler for `Exception` runs in
+    Starlette's ServerErrorMiddleware, which raises the exception again after answering,
+    for the server to log a second traceback.) Once the answer has started, the exception
+    goes on up: there is nothing left to answer with."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watched(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watched)
+        except Exception:
+            if started:
+                raise
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+            answer = error_response(500, "internal_error", "internal error; see the server log")
+            await answer(scope, receive, send)

@@ -4,9 +4,10 @@ The request body is read chunk by chunk and turned into batches of numbered `Lin
 
 - text/plain: one URL per line (blank lines and `#` comments skipped), as `frontier import`;
 - application/x-ndjson: one JSON object with a "url" string (or a bare JSON string) per line;
-- application/json: `{"source": "NAME", "urls": ["...", ...]}`, parsed incrementally with
-  ijson, so the `urls` array is never held whole; its "line" numbers are 1-based positions
-  in the array. A "source" key must come before "urls" (or be given as `?source=`).
+- application/json: `{"source": "NAME", "urls": ["...", ...]}`, keys in any order, parsed
+  incrementally with ijson, so the `urls` array is never held whole in memory; its "line"
+  numbers are 1-based positions in the array. The whole body is read and checked first
+  (spooled, to a temporary file when large), so a bad one writes nothing (`JsonBody`).
 
 Each batch is normalised in a thread while the database ingests the previous one (the same
 pipelining as `frontier.imports.import_lines`). At most two batches are in memory.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +47,7 @@ NDJSON_TYPES = (
     "application/x-jsonlines",
 )
 TEXT_TYPES = ("text/plain", "application/octet-stream", "")
+SPOOL_MEMORY_BYTES = 8 * 1024 * 1024  # a JSON body larger than this is spooled to disk
 
 
 class LimitedBody:
@@ -76,7 +79,10 @@ class _PushParser:
         self.events = ijson.sendable_list()
         self._coro = ijson.basic_parse_coro(self.events, use_float=True)
 
-    def feed(self, chunk: bytes) -> list[tuple[str, Any]]:
+    def feed(self, chunk: bytes, copy: Any = None) -> list[tuple[str, Any]]:
+        """The events of `chunk`, which is also written to `copy` (a file) if given."""
+        if copy is not None:
+            copy.write(chunk)
         self._coro.send(chunk)
         return self._take()
 
@@ -146,46 +152,79 @@ async def raw_line_batches(
 
 @dataclass(slots=True)
 class JsonBody:
-    """Incremental reader of `{"source": ..., "urls": [...]}`."""
+    """Reader of `{"source": ..., "urls": [...]}`, keys in any order, in two passes: the
+    first reads the body into a spool (in memory up to SPOOL_MEMORY_BYTES, then a temporary
+    file; the body cap bounds it) and checks all of it: JSON syntax, the shape, the
+    source's name; the second yields the URLs in batches. So a body refused for any of
+    those reasons writes nothing."""
 
     body: LimitedBody
     source: str | None = None
     saw_urls: bool = False
-    source_after_urls: str | None = None
     _position: int = 0  # items of "urls" so far
     _depth: int = 0
     _key: str | None = None
+    _spool: Any = None  # the body, once the first pass has read it
+
+    async def check(self) -> None:
+        """The first pass: read and check the whole body (BadBody, FieldInvalid)."""
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
+        try:
+            async for _lines in self._parse(self.body.chunks(), spool):
+                pass
+        except BaseException:
+            spool.close()
+            raise
+        if not self.saw_urls:
+            spool.close()
+            raise FieldInvalid.of("urls", "required: an array of URL strings")
+        self._spool = spool
 
     async def batches(self, batch_size: int = BATCH_SIZE) -> AsyncIterator[list[Line]]:
-        batch: list[Line] = []
-        self._position = 0
-        self._depth = 0
-        self._key: str | None = None  # the current key of the top-level object
-        parser, guard = _PushParser(), _LongValueGuard(MAX_LINE_BYTES)
-        started = False
+        """The second pass: the URLs of the checked body, `batch_size` at a time."""
+        if self._spool is None:
+            await self.check()
+        spool, self._spool = self._spool, None
         try:
-            async for chunk in self.body.chunks():
-                started = started or bool(chunk.strip())
-                for event, value in await asyncio.to_thread(parser.feed, chunk):
-                    line = self._event(event, value)
-                    if line is not None:
-                        batch.append(line)
-                guard.check(chunk)  # before the next chunk grows a long value further
+            spool.seek(0)
+            batch: list[Line] = []
+            async for lines in self._parse(_chunks_of(spool), None):
+                batch.extend(lines)
                 if len(batch) >= batch_size:
                     yield batch
                     batch = []
+            if batch:
+                yield batch
+        finally:
+            spool.close()
+
+    async def _parse(self, chunks: AsyncIterator[bytes], spool: Any) -> AsyncIterator[list[Line]]:
+        """The `urls` items of the body's chunks, a chunk's worth at a time (each chunk
+        also written to `spool`, when given)."""
+        self._position = 0
+        self._depth = 0
+        self._key = None
+        parser, guard = _PushParser(), _LongValueGuard(MAX_LINE_BYTES)
+        started = False
+        try:
+            async for chunk in chunks:
+                started = started or bool(chunk.strip())
+                lines = [
+                    line
+                    for event, value in await asyncio.to_thread(parser.feed, chunk, spool)
+                    if (line := self._event(event, value)) is not None
+                ]
+                guard.check(chunk)  # before the next chunk grows a long value further
+                yield lines
             if not started:
                 raise BadBody('empty body: send {"urls": [...]}')
-            for event, value in await asyncio.to_thread(parser.close):
-                line = self._event(event, value)
-                if line is not None:
-                    batch.append(line)
+            yield [
+                line
+                for event, value in await asyncio.to_thread(parser.close)
+                if (line := self._event(event, value)) is not None
+            ]
         except (ijson.JSONError, ValueError) as exc:  # ijson reports bad UTF-8 as ValueError
             raise BadBody(f"invalid JSON after {self._position} URLs: {exc}") from None
-        if not self.saw_urls:
-            raise FieldInvalid.of("urls", "required: an array of URL strings")
-        if batch:
-            yield batch
 
     def _event(self, event: str, value: Any) -> Line | None:
         """One parser event; the Line of a `urls` item, if it is one. Depth 1 is the
@@ -222,10 +261,7 @@ class JsonBody:
         if self._key == "source":
             if event != "string":
                 raise FieldInvalid.of("source", "must be a string (a source name)")
-            if self.saw_urls:
-                self.source_after_urls = value
-            else:
-                self.source = value
+            self.source = value
         elif self._key == "urls":
             if event != "start_array":
                 raise FieldInvalid.of("urls", "must be an array of URL strings")
@@ -236,6 +272,12 @@ class JsonBody:
         if event == "string":
             return Line(self._position, value)
         return Line(self._position, None, "not a string")
+
+
+async def _chunks_of(spool: Any, size: int = 1 << 16) -> AsyncIterator[bytes]:
+    """The spooled body again, read in a thread (it may be on disk)."""
+    while chunk := await asyncio.to_thread(spool.read, size):
+        yield chunk
 
 
 async def text_batches(

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from frontier.short_text import short_url
 from frontier.urls import url_hash
 
 TEMPLATES = Environment(
@@ -20,6 +21,8 @@ TEMPLATES = Environment(
 )
 # fetch_log.url of a page is the normalised identity, so its hash is the url_hash.
 TEMPLATES.filters["story_href"] = lambda url: f"/urls/{url_hash(url)}"
+# A URL in a listing: host and last path segment kept, the whole in the cell's title.
+TEMPLATES.filters["short_url"] = short_url
 TEMPLATES.filters["web_link"] = lambda url: bool(url) and re.match(r"(?i)https?://", url)
 
 

@@ -4,7 +4,8 @@ services' entry points (`poller.service`, `fetcher.service`, `spider.service`) a
 
 A command module is imported only when its command runs (`load_commands`): importing them
 all costs 2 s and 70 MiB (Scrapy, uvicorn, the fetcher), which `frontier status` or a
-`frontier poll` process should not pay. `frontier --help` loads them all.
+`frontier poll` process should not pay. `frontier --help` loads none: it lists SUMMARIES.
+`plain_help` makes every help read as click's did (no `<bool>` or `{file}`).
 
 Modules, one per group of commands:
 
@@ -31,8 +32,12 @@ Modules, one per group of commands:
 import importlib
 import sys
 from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
 import typer
+import typer.core
+import typer.main
 
 from frontier.cli.app import EXIT_USAGE, app
 from frontier.cli.terminal import printable
@@ -59,22 +64,78 @@ COMMAND_MODULES = {
 }
 
 
+# What `frontier --help` lists, in its order, without importing a command module: each
+# command's own help (its docstring's first paragraph; a group's `help=`).
+# tests/integration/test_cli_help.py checks this help against the one the modules give.
+SUMMARIES = {
+    "status": "Counts by status, origin, source and host; due work; recent claims.",
+    "submit": "Submit URLs to the frontier.",
+    "import": "Import URLs from text, CSV or NDJSON, streamed in batches with a progress bar.",
+    "poll": "Run the feed and sitemap poller (exit 1 if any source failed with --once).",
+    "fetch": "Run a fetcher process: claim, robots.txt, fetch, extract, store, complete.",
+    "spider": "Run the Scrapy discovery spider for a source (or every due one) and submit the\n"
+    "article URLs it finds to the frontier.",
+    "serve": "Run the HTTP API and dashboard (http://HOST:PORT/).",
+    "up": "Everything in one process: database (embedded if no DSN), migrations, default\n"
+    "sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly.",
+    "reextract": "Run extraction again over the archived responses of stored documents (no "
+    "request is\nmade); a document is rewritten only when its result changed.",
+    "db": "Database schema commands.",
+    "sources": "Manage sources.",
+    "documents": "The stored articles, newest first (from Elasticsearch or PostgreSQL, as "
+    "configured).",
+    "url": "One URL: its story.",
+    "urls": "Act on failed and dead URLs, or fetch fetched ones again.",
+}
+
+
 def load_commands(argv: Sequence[str] | None = None) -> typer.Typer:
     """Register the command that `argv` names (its first word that is not an option), or
-    every command when it names none (help, usage errors); return the app."""
+    every command when it names none (usage errors; `argv` None: all of them, for tests).
+    The root's help (`frontier`, `frontier --help`) lists SUMMARIES instead: no command
+    module is imported for it. Returns the app."""
     named = next((word for word in argv or () if not word.startswith("-")), None)
+    if argv is not None and named is None and (not argv or "--help" in argv):
+        for name, summary in SUMMARIES.items():
+            app.command(name, help=summary)(_listed_only)
+        return app
     modules = [COMMAND_MODULES[named]] if named in COMMAND_MODULES else COMMAND_MODULES.values()
     for module in dict.fromkeys(modules):
         importlib.import_module(f"frontier.cli.{module}")
     return app
 
 
+def plain_help(command: Any) -> None:  # typer's (vendored) click Command
+    """The help of `command` and its subcommands as click wrote it: a flag shows no type
+    (typer 0.29 shows `<bool>`), and a required argument is `FILE` in the usage line, an
+    optional one `[FILE]` (typer's `{file}`)."""
+    help_option = command.get_help_option(typer.Context(command))  # made once, then kept
+    for param in [*command.params, *([help_option] if help_option else [])]:
+        if isinstance(param, typer.core.TyperOption) and param.is_flag:
+            param.metavar = ""
+        elif isinstance(param, typer.core.TyperArgument):
+            param.get_usage_pieces = partial(_usage, param)  # type: ignore[method-assign]
+    for sub in getattr(command, "commands", {}).values():
+        plain_help(sub)
+
+
+def _usage(param: typer.core.TyperArgument, _ctx: typer.Context) -> list[str]:
+    name = (param.name or "").upper() + ("..." if param.nargs != 1 else "")
+    return [name if param.required else f"[{name}]"]
+
+
+def _listed_only() -> None:
+    """A command as the root's help lists it; never run (the help exits first)."""
+
+
 def main() -> None:
     """Console entry point: turns frontier's own errors into one line and exit code 2."""
     try:
-        load_commands(sys.argv[1:])()
+        command = typer.main.get_command(load_commands(sys.argv[1:]))
+        plain_help(command)
+        command(prog_name="frontier")
     except FrontierError as exc:
-        typer.echo(f"frontier: {printable(exc)}", err=True)
+        typer.echo(f"frontier: {printable(exc, keep_newlines=exc.multiline)}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-from frontier import event_loop, log_setup, migrate
-from frontier.connect import database_dsn, open_database
-from frontier.db import Database
-from frontier.settings import Settings
+from frontier import log_setup
+
+if TYPE_CHECKING:  # imported where used: `frontier --help` reads none of them
+    from frontier.db import Database
+    from frontier.settings import Settings
 
 T = TypeVar("T")
 
@@ -42,6 +43,8 @@ def warn_if_default_user_agent(settings: Settings) -> bool:
     """Log one warning when a long-running service (`poll`, `fetch`, `serve`, `spider
     --every`) starts with the packaged User-Agent, whose contact URL is not the operator's;
     True if it did."""
+    from frontier.settings import Settings
+
     default = Settings.model_fields["user_agent"].default
     if settings.user_agent != default:
         return False
@@ -69,6 +72,9 @@ def run_with_database(settings: Settings, work: Callable[[Database], Awaitable[T
 
     The embedded database is ours, so it is migrated on the way; a configured one must
     already be at the current schema (`frontier db upgrade`)."""
+    from frontier import event_loop, migrate
+    from frontier.connect import database_dsn, open_database
+
     with database_dsn(settings) as dsn:
         migrate.make_ready(dsn, embedded=not settings.database_url)
 
@@ -84,6 +90,8 @@ def root(
     ctx: typer.Context,
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at debug level."),
 ) -> None:
+    from frontier.settings import Settings
+
     settings = Settings.load()
     log_setup.configure(
         log_setup.level_for(settings.log_level, service=False, verbose=verbose),

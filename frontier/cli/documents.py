@@ -13,6 +13,7 @@ from frontier.cli.terminal import printable
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.documents import Cursor, DocumentPage, build_filter
+from frontier.short_text import cut_middle
 from frontier.sinks.configured import open_reader
 from frontier.url_story import hash_of
 from frontier.versions import DocumentVersions
@@ -64,6 +65,9 @@ def documents(
     typer.echo(render_documents(page.items))
     if page.next:
         typer.echo(f"more: frontier documents ... --after {page.next}", err=True)
+
+
+SOURCE_WIDTH = 48
 
 
 @documents_app.command("show")
@@ -131,10 +135,13 @@ def render_documents(items: list[dict[str, Any]]) -> str:
     if not items:
         return "no documents"
     lines = []
-    for doc in items:
+    # Source names whole, in a column as wide as the longest listed (one past
+    # SOURCE_WIDTH is cut in the middle, both ends kept)
+    sources = [cut_middle(printable(doc["source_name"] or "-"), SOURCE_WIDTH) for doc in items]
+    width = max(map(len, sources))
+    for doc, source in zip(items, sources, strict=True):
         fetched = (doc["fetched_at"] or "")[:19].replace("T", " ")
         title = printable(doc["title"] or "(no title)")[:70]
-        source = printable(doc["source_name"] or "-")[:16]
-        lines.append(f"{fetched}  {source:<16} {doc['word_count'] or 0:>6} words  {title}")
+        lines.append(f"{fetched}  {source:<{width}} {doc['word_count'] or 0:>6} words  {title}")
         lines.append(f"    {printable(doc['url'])}")
     return "\n".join(lines)

@@ -34,8 +34,8 @@ def fetch(
 ) -> None:
     """Run a fetcher process: claim, robots.txt, fetch, extract, store, complete."""
     settings = settings_of(ctx)
-    if not until_idle:
-        start_service(settings)
+    # --until-idle too: the same work, logged the same way (a line per batch, at INFO)
+    start_service(settings)
     summary = run_with_database(
         settings,
         lambda db: run_fetcher(

@@ -70,15 +70,21 @@ class UpOptions:
 
 class Console:
     """What `frontier up` tells its operator: event lines, and a progress line that is
-    redrawn in place on a terminal (plain lines every `every_s` seconds elsewhere)."""
+    redrawn in place on a terminal (plain lines every `every_s` seconds elsewhere). With
+    `as_log` (FRONTIER_LOG_FORMAT=json off a terminal) both are INFO log records instead,
+    so that the output is only the log's JSON lines."""
 
-    def __init__(self, stream: TextIO, every_s: float) -> None:
+    def __init__(self, stream: TextIO, every_s: float, *, as_log: bool = False) -> None:
         self.stream = stream
         self.tty = stream.isatty()
+        self.as_log = as_log and not self.tty
         self.every_s = 1.0 if self.tty else every_s
         self._drawn = False
 
     def event(self, message: str) -> None:
+        if self.as_log:
+            log.info("%s", message)
+            return
         prefix = "\r\033[K" if self._drawn else ""
         self._drawn = False
         self.stream.write(f"{prefix}{time.strftime('%H:%M:%S')} {printable(message)}\n")
@@ -155,7 +161,9 @@ def up(
 
 def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = None) -> int:
     """Run until SIGINT/SIGTERM; 0 after a clean stop, 1 if a part of it crashed."""
-    console = Console(stream or sys.stderr, settings.up_progress_s)
+    console = Console(
+        stream or sys.stderr, settings.up_progress_s, as_log=settings.log_format == "json"
+    )
     if options.demo:
         if settings.database_url or settings.elasticsearch_url:
             console.event(
@@ -172,13 +180,11 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
                 f"database: starting the embedded PostgreSQL in "
                 f"{(settings.home / 'pgdata').resolve()}"
             )
-        with database_dsn(settings) as dsn:
+        with database_dsn(settings, say=console.event) as dsn:
             migrate.make_ready(dsn, embedded=not settings.database_url)
             console.event("database: schema up to date")
             platform = Platform(settings, dsn, sock, options, console)
             code = event_loop.run(platform.run())
-        if not settings.database_url:
-            console.event("database: embedded PostgreSQL stopped")
     console.close()
     return code
 
@@ -315,9 +321,8 @@ class Platform:
         self.console.event(f"poller: tick failed ({type(exc).__name__}: {exc})")
 
     def _report_polls(self, summaries: list[PollSummary]) -> None:
-        for s in summaries:
-            if not s.ok:
-                self.console.event(f"poll FAILED {s.source}: {s.error} ({s.url})")
+        # A failed poll is the poller's own WARNING line (PollSummary.log), printed on a
+        # terminal too: the console does not say it again.
         ok = [s for s in summaries if s.ok]
         if ok:
             new = sum(s.items_new or 0 for s in ok)

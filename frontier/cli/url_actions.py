@@ -30,6 +30,7 @@ REASON = typer.Option(None, "--reason", help="A dead reason (not_found, max_retr
 HOST = typer.Option(None, "--host", help="A host, host:port or URL.")
 SOURCE = typer.Option(None, "--source", help="A source name.")
 OLDER = typer.Option(None, "--older-than", help="Last changed longer ago than this (2d, 6h).")
+URL = typer.Option(None, "--url", help="One URL (any spelling).")
 DRY = typer.Option(False, "--dry-run", help="Count and list a sample; change nothing.")
 JSON = typer.Option(False, "--json", help="Print the answer as JSON.")
 
@@ -44,6 +45,7 @@ def _command(action: str, summary: str) -> None:
         host: Optional[str] = HOST,  # noqa: UP045
         source: Optional[str] = SOURCE,  # noqa: UP045
         older_than: Optional[str] = OLDER,  # noqa: UP045
+        url: Optional[str] = URL,  # noqa: UP045
         dry_run: bool = DRY,
         as_json: bool = JSON,
     ) -> None:
@@ -53,6 +55,7 @@ def _command(action: str, summary: str) -> None:
             host=host,
             source=source,
             older_than=older_than,
+            url=url,
             now=utcnow(),
             action=action,
         )

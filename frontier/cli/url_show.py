@@ -16,6 +16,8 @@ from frontier.parse_pool import ParseLimits, ParsePool
 from frontier.sinks.configured import open_reader
 from frontier.url_story import UrlStory, UrlStoryRepository
 
+ENDED = ("fetched", "dead")  # statuses with no next fetch to show
+
 url_app = typer.Typer(help="One URL: its story.", no_args_is_help=True)
 app.add_typer(url_app, name="url")
 
@@ -73,8 +75,9 @@ def render_story(story: dict[str, Any]) -> str:
         f"status     {row['status']}"
         + (f" ({row['dead_reason']})" if row["dead_reason"] else "")
         + f"  attempts {row['fetch_count']}, retries {row['retry_count']}",
-        f"next fetch {row['next_fetch_at']}",
     ]
+    if row["status"] not in ENDED:  # a fetched or dead URL keeps a time long past
+        lines.append(f"next fetch {row['next_fetch_at']}")
     if row["last_error"]:
         lines.append(f"last error {printable(row['last_error'])}")
     lines.append(f"why        {printable(why['sentence'])}")
@@ -94,4 +97,11 @@ def render_story(story: dict[str, Any]) -> str:
             f"({document['word_count']} words, {document['extractor']}, "
             f"fetched {document['fetched_at']})"
         )
+        lines.append("text")  # the whole article, as stored: what docs/operations.md promises
+        lines += [f"  {printable(line)}" if line else "" for line in _text_lines(document)]
     return "\n".join(lines)
+
+
+def _text_lines(document: dict[str, Any]) -> list[str]:
+    body = (document.get("body") or "").strip()
+    return body.split("\n") if body else ["(no text stored)"]

@@ -221,8 +221,9 @@ SELECT * FROM claimed;
 -- `fetching` and claimed by $1. Returns the rows applied; the caller reports the rest as
 -- refused. $2..$10 are parallel arrays; $11 max retries; $12 now; $13 the number of
 -- consecutive failures after which the whole host backs off; $14 the 401/403/451 answers
--- after which a URL is dead (forbidden); $15 the 401/403 answers in a row, with nothing
--- else, after which the whole host backs off (a bot wall); $16 the good answers in a row
+-- after which a URL is dead (forbidden), and the answers of a login wall, a soft 404 or an
+-- empty page after which it ends; $15 the 401/403 answers and challenges in a row, with
+-- nothing else, after which the whole host backs off (a bot wall); $16 the good answers in a row
 -- that take one doubling of the host's delay off (frontier/host_delay.py); $17 the
 -- server's spelling reached by same-identity redirects (NULL: unchanged), the next visit's
 -- fetch_url. $18: the bucket of every URL in the batch. A `fetched` or `not_modified`
@@ -247,17 +248,23 @@ decided AS (
                WHEN i.kind IN ('rate_limited', 'deferred') THEN 'pending'
                WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'dead'
                                                ELSE 'pending' END
-               WHEN i.kind = 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14 THEN 'dead'
+               WHEN i.kind IN ('forbidden', 'login_required', 'soft_404') THEN
+                   CASE WHEN u.retry_count + 1 >= $14 THEN 'dead' ELSE 'pending' END
+               -- Not the article, but maybe one a browser shows: never dead (failed is
+               -- for an operator to look at and requeue).
+               WHEN i.kind = 'challenge' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'failed'
                                                    ELSE 'pending' END
+               WHEN i.kind = 'empty' THEN CASE WHEN u.retry_count + 1 >= $14 THEN 'failed'
+                                               ELSE 'pending' END
                ELSE 'dead'
            END AS status,
            CASE
                WHEN i.kind = 'retry' THEN CASE WHEN u.retry_count + 1 > $11 THEN 'max_retries' END
-               WHEN i.kind = 'forbidden' THEN CASE WHEN u.retry_count + 1 >= $14
-                                                   THEN 'forbidden' END
+               WHEN i.kind IN ('forbidden', 'login_required', 'soft_404') THEN
+                   CASE WHEN u.retry_count + 1 >= $14 THEN i.kind END
                WHEN i.kind IN ('redirect', 'not_found', 'gone', 'robots_blocked',
                                'duplicate_content', 'unsupported_content',
-                               'blocked_by_policy') THEN i.kind
+                               'blocked_by_policy', 'noindex') THEN i.kind
            END AS dead_reason
     FROM input i
     JOIN url_frontier u ON u.bucket = $18::int AND u.url_hash = i.url_hash
@@ -266,7 +273,8 @@ updated AS (
     UPDATE url_frontier u
     SET status = d.status,
         dead_reason = d.dead_reason,
-        retry_count = CASE WHEN d.kind IN ('retry', 'forbidden') THEN u.retry_count + 1
+        retry_count = CASE WHEN d.kind IN ('retry', 'forbidden', 'challenge', 'login_required',
+                                           'soft_404', 'empty') THEN u.retry_count + 1
                            WHEN d.kind IN ('fetched', 'not_modified') THEN 0
                            ELSE u.retry_count END,
         -- A deferral made no request: the attempt counted at claim time is taken back.
@@ -298,7 +306,8 @@ updated AS (
       AND u.claimed_by = $1
     RETURNING u.url_hash, u.host, u.status, u.priority, u.next_fetch_at, d.kind, d.delay_s,
               $1 || '/' || u.url_hash AS hold,
-              (d.kind = 'forbidden' AND d.http_status IN (401, 403)) AS walled
+              (d.kind = 'challenge' OR (d.kind = 'forbidden' AND d.http_status IN (401, 403)))
+                  AS walled
 ),
 per_host AS (
     SELECT host,

@@ -7,7 +7,7 @@
 -- name: matching
 -- Up to $7 URLs of bucket $8 after url_hash $6 (keyset; '' for the first batch), by
 -- url_hash, whose status is in $1 (failed, dead or fetched only), dead reason $2, host $3, source
--- $4, last changed before $5 (NULL: any of each).
+-- $4, last changed before $5, url_hash $9 (one URL) (NULL: any of each).
 SELECT url_hash, url, host, status, dead_reason, last_error, updated_at
 FROM url_frontier
 WHERE bucket = $8::int AND url_hash > $6::char(64)
@@ -16,6 +16,7 @@ WHERE bucket = $8::int AND url_hash > $6::char(64)
   AND ($3::text IS NULL OR host = $3::text)
   AND ($4::uuid IS NULL OR source_id = $4::uuid)
   AND ($5::timestamptz IS NULL OR updated_at < $5::timestamptz)
+  AND ($9::char(64) IS NULL OR url_hash = $9::char(64))
 ORDER BY url_hash
 LIMIT $7;
 

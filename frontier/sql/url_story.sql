@@ -25,6 +25,16 @@ SELECT host, delay_ms, min_delay_ms, source_delay_ms, crawl_delay_ms, slowdown,
 FROM host_state
 WHERE host = $1;
 
+-- name: ahead
+-- How many pending URLs of host $1 a claim takes before the one of priority $2, due at $3,
+-- url_hash $4 (queue.sql `claim`: priority first, then the earliest due; equal ones by
+-- hash here), counted up to $5 (an index range of url_frontier_due_idx, bounded).
+SELECT count(*)::int
+FROM (SELECT 1 FROM url_frontier u
+      WHERE u.host = $1 AND u.status = 'pending'
+        AND (u.priority > $2 OR (u.priority = $2 AND (u.next_fetch_at, u.url_hash) < ($3, $4)))
+      LIMIT $5) a;
+
 -- name: url_log
 -- The fetch-log rows of URL $1 (identity spelling), newest first, at most $2 (hash index).
 SELECT id, kind, outcome, http_status, elapsed_ms, error, at

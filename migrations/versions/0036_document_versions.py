@@ -11,14 +11,14 @@ On Citus it stays a plain table on the coordinator, like raw_content (migration 
 never joined with a distributed table.
 
 Revision ID: 0036
-Revises: 0033
+Revises: 0034
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
 revision = "0036"
-down_revision = "0033"
+down_revision = "0034"
 branch_labels = None
 depends_on = None
 

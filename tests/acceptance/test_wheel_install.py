@@ -6,6 +6,10 @@ PYTHONPATH, so everything it reads at run time must be inside the installed pack
 `frontier fetch --until-idle` then runs three ways: the PostgreSQL sink, Elasticsearch (the
 stand-in), and an Elasticsearch address where nothing listens. The first two fetch the page;
 the third stops with one line on standard error. None prints a traceback.
+
+The wheel holds every file of the packages' folders that is not Python (templates, static
+files, SQL, ...), and the installed `frontier serve` renders every dashboard page in
+Debian's headless Chromium: a 200 and the page's heading, and no traceback in its log.
 """
 
 from __future__ import annotations
@@ -13,13 +17,19 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 import pytest
 
 from frontier.db import Database
+from frontier.urls import normalize_url, url_hash
+from tests.browser import CHROMIUM, chromium_page
+from tests.conditions import wait_until
 from tests.es_standin import ElasticsearchStandIn
 from tests.fetch_harness import article, submit
 from tests.local_site import LocalSite
@@ -45,20 +55,40 @@ LEFT_OUT = (
 )
 
 
+PACKAGES = ("frontier", "poller", "fetcher", "spider", "migrations")
+PIP = ["-m", "pip", "--quiet", "--disable-pip-version-check"]
+
+
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The `frontier` command of a fresh venv holding only the wheel and its dependencies."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built as `pip wheel .` builds it from a copy of the sources."""
     work = tmp_path_factory.mktemp("wheel")
-    source, dist, venv = work / "source", work / "dist", work / "venv"
+    source, dist = work / "source", work / "dist"
     shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(*LEFT_OUT))
-    pip = ["-m", "pip", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([sys.executable, *pip, "wheel", "--no-deps", "-w", dist, source], check=True)
-    (wheel,) = dist.glob("frontier-*.whl")
+    subprocess.run([sys.executable, *PIP, "wheel", "--no-deps", "-w", dist, source], check=True)
+    (built,) = dist.glob("frontier-*.whl")
+    return built
+
+
+def test_the_wheel_holds_every_file_the_packages_read(wheel: Path) -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", *PACKAGES], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    data = {path for path in tracked if not path.endswith(".py")}
+    assert data >= {"frontier/api/templates/pages/macros.html", "frontier/api/static/pages.css"}
+    assert data - set(zipfile.ZipFile(wheel).namelist()) == set()
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The `frontier` command of a fresh venv holding only the wheel and its dependencies."""
+    work = tmp_path_factory.mktemp("venv")
+    venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)  # the stock pip
     # Without PYTHONPATH: a checkout on it (its frontier.egg-info) would count as installed.
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run(
-        [venv / "bin" / "python", *pip, "install", "-c", REPO / "requirements.lock", wheel],
+        [venv / "bin" / "python", *PIP, "install", "-c", REPO / "requirements.lock", wheel],
         check=True,
         cwd=work,
         env=clean,
@@ -168,3 +198,61 @@ def test_the_installed_packages_hold_what_they_read(installed: Path) -> None:
     dynamic, *files = result.stdout.split()
     assert dynamic == "strict"
     assert all("site-packages" in f and str(REPO) not in f for f in files), files
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+async def test_the_installed_dashboard_renders_every_page(
+    installed: Path, fresh_dsn: str, db: Database, page: str, tmp_path: Path
+) -> None:
+    async_api = pytest.importorskip("playwright.async_api")
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed")
+    home = str(tmp_path / "home")
+    code, _, err = await fetch_until_idle(installed, fresh_dsn, tmp_path, FRONTIER_HOME=home)
+    assert code == 0, err
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    key = url_hash(normalize_url(page))
+    host = urlsplit(page).netloc
+    pages = {
+        "/": "frontier",
+        "/documents": "Recent articles",
+        f"/documents/{key}": "Installed from the wheel",
+        f"/urls/{key}": "URL",
+        f"/hosts/{quote(host, safe='')}": f"Host {host}",
+        "/sources/manual": "Source manual",
+        "/login": "Log in to the dashboard",
+    }
+    env = frontier_env(fresh_dsn, FRONTIER_HOME=home)
+    env.pop("PYTHONPATH", None)  # the installed code only
+    log_path = tmp_path / "serve.log"
+    with log_path.open("wb") as log:
+        server = await asyncio.create_subprocess_exec(
+            installed, "serve", "--port", str(port), env=env, cwd=tmp_path, stdout=log, stderr=log
+        )
+        try:
+            await wait_until(
+                lambda: listening(port), server, deadline_s=DEADLINE_S, what="serve", log=log_path
+            )
+            async with (
+                async_api.async_playwright() as playwright,
+                chromium_page(playwright, tmp_path / "chromium-profile") as browser_page,
+            ):
+                for path, heading in pages.items():
+                    response = await browser_page.goto(base + path)
+                    assert response is not None and response.status == 200, path
+                    headings = await browser_page.locator("h1, h2").all_inner_texts()
+                    assert any(h.startswith(heading) for h in headings), (path, headings)
+                    await browser_page.screenshot(path=str(tmp_path / f"page{len(path)}.png"))
+                stylesheet = await browser_page.goto(f"{base}/static/pages.css")
+                assert stylesheet is not None and stylesheet.status == 200
+        finally:
+            server.terminate()
+            await server.wait()
+    served = log_path.read_text(errors="replace")
+    print(served)
+    assert "Traceback" not in served

@@ -283,6 +283,29 @@ async def test_import_ndjson_and_json_bodies(api: httpx.AsyncClient, db: Databas
     )
 
 
+async def test_import_json_takes_its_keys_in_any_order_and_writes_nothing_when_bad(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    """`{"urls": [...], "source": "X"}`: the URLs go to X (they went to manual, then the
+    answer was 422). A body bad at its end writes none of the URLs before it."""
+    await api.post("/api/v1/sources", headers=AUTH, json={"name": "wire", "priority": 9})
+    json_headers = {**AUTH, "Content-Type": "application/json"}
+    urls = [f"http://order.example/{i}" for i in range(3)]
+    body = json.dumps({"urls": urls, "source": "wire"}).encode()
+    response = await api.post("/api/v1/import", headers=json_headers, content=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["accepted"] == 3
+    filed = await db.fetch("SELECT s.name FROM url_frontier u JOIN sources s ON s.id = u.source_id")
+    assert [r["name"] for r in filed] == ["wire"] * 3
+
+    many = [f"http://cut.example/{i}" for i in range(12_000)]  # several batches
+    cut = json.dumps({"source": "wire", "urls": many}).encode()[:-2] + b", }"
+    assert_error(
+        await api.post("/api/v1/import", headers=json_headers, content=cut), 400, "bad_body"
+    )
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == 3
+
+
 async def test_import_refusals(
     api: httpx.AsyncClient, db: Database, fresh_dsn: str, tmp_path: Path
 ) -> None:
@@ -313,7 +336,8 @@ async def test_import_refusals(
         422,
         "validation_error",
     )
-    assert "before" in error["message"] and "manual" in error["message"]
+    assert fields_of(error) == {"source"} and "'other'" in error["message"]
+    assert await db.fetchval("SELECT count(*) FROM url_frontier") == 0  # nothing written
     assert_error(
         await api.post(
             "/api/v1/import", content=b"x", headers={**AUTH, "Content-Type": "image/png"}

@@ -13,6 +13,7 @@ import hashlib
 import os
 import pickle
 import signal
+import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
@@ -506,3 +507,24 @@ def test_a_negative_number_of_processes_is_refused_in_one_line(fresh_dsn: str) -
         timeout=60,
     )
     assert bad.returncode == 2 and "FRONTIER_EXTRACT_PROCESSES" in bad.stderr
+
+
+def test_a_worker_whose_fetch_process_is_done_before_it_is_ready_exits_quietly() -> None:
+    """`fetch --until-idle` can finish before a worker has warmed up: the worker finds the
+    pipe closed when it says it is ready, and exits 0 without a traceback (one showed on
+    standard error)."""
+    import subprocess
+
+    from fetcher.extract_pool import _worker_command
+
+    ours, theirs = socket.socketpair()
+    worker = subprocess.Popen(
+        _worker_command(theirs.fileno(), 512),
+        pass_fds=(theirs.fileno(),),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    theirs.close()
+    ours.close()  # done before the worker could be ready (it imports the extractors first)
+    _, err = worker.communicate(timeout=120)
+    assert (worker.returncode, err) == (0, "")

@@ -28,10 +28,11 @@ __all__ = ["served"]  # the fixture, shared with the overview's test
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
 
 HOSTILE_TITLE = '<script>document.title="owned"</script>Tram line <b>opens</b>'
+# As the extractors write it: one paragraph a line, no blank line between
 BODY = (
-    "The new tram line opened on Monday after three years of works.\n\n"
+    "The new tram line opened on Monday after three years of works.\n"
     "Riders said <img src=x onerror=\"document.title='owned'\"> the trip takes twelve "
-    "minutes.\n\nA second line is planned for 2028."
+    "minutes.\nA second line is planned for 2028."
 )
 
 
@@ -128,7 +129,10 @@ async def test_every_page_by_its_links(db: Database, served: str, tmp_path: Path
         assert await page.get_by_test_id("title").inner_text() == HOSTILE_TITLE
         text = await page.get_by_test_id("text").inner_text()
         assert "twelve minutes" in text and '<img src=x onerror="' in text
-        assert await page.get_by_test_id("text").locator("p").count() == 3
+        paragraphs = page.get_by_test_id("text").locator("p")
+        assert await paragraphs.count() == 3
+        first, second = [await paragraphs.nth(i).bounding_box() for i in (0, 1)]
+        assert first and second and second["y"] - (first["y"] + first["height"]) >= 8  # spaced
         assert await page.get_by_test_id("text").locator("img").count() == 0
         assert await page.get_by_test_id("extractor").inner_text() == "generic"
         await shot("document")
@@ -139,6 +143,7 @@ async def test_every_page_by_its_links(db: Database, served: str, tmp_path: Path
         assert await why.get_attribute("data-cause") == "fetched"
         assert "frontier urls requeue" in await why.inner_text()
         assert await page.get_by_test_id("fetch-log").locator("tr").count() == 1 + 2
+        assert await page.get_by_test_id("next-fetch").count() == 0  # fetched: none to come
         await shot("url")
 
         await page.get_by_role("link", name="news.example").first.click()

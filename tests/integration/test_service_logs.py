@@ -14,6 +14,9 @@ from frontier.db import Database
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from tests.conditions import wait_until
+from tests.fetch_harness import article
+from tests.integration.test_poll import rss
+from tests.local_site import LocalSite
 from tests.processes import free_port, frontier_env, frontier_output, frontier_process
 
 
@@ -70,3 +73,25 @@ async def test_spider_due_says_an_unreachable_site_without_a_traceback(
     row = await db.fetchrow("SELECT error FROM fetch_log WHERE kind = 'spider'")
     assert row is not None and row["error"].startswith("robots.txt unreachable: ")
     assert "errors" not in row["error"]
+
+
+async def test_one_shot_poll_and_fetch_log_at_info(
+    db: Database, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    """`frontier poll --source X` with FRONTIER_LOG_LEVEL=INFO logs the poll; `frontier
+    fetch --until-idle` logs at INFO as `frontier fetch` does (docs/operations.md, Logs)."""
+    local_site.serve("/rss", rss(local_site.url("/story")), content_type="application/rss+xml")
+    local_site.serve("/story", article("Logged"))
+    await SourceRepository(db).create(
+        parse_config({"name": "wire", "feed_url": local_site.url("/rss")})
+    )
+    code, out, err = await frontier_output(
+        "poll", "--source", "wire", env=frontier_env(fresh_dsn, FRONTIER_LOG_LEVEL="INFO")
+    )
+    assert code == 0, err
+    assert out.startswith("wire: ok, seen 1, new 1"), out
+    assert "INFO poller: polled wire: ok, seen 1, new 1" in err, err
+    code, out, err = await frontier_output("fetch", "--until-idle", env=frontier_env(fresh_dsn))
+    assert code == 0, err
+    assert out.startswith("fetch: 1 pages"), out
+    assert "INFO fetcher" in err and "1 pages" in err, err

@@ -150,6 +150,25 @@ def test_cli_refuses_a_yaml_bomb_with_exit_2(settings: Settings, tmp_path: Path)
     assert "Traceback" not in result.stderr
 
 
+def test_cli_shows_a_yaml_syntax_error_on_real_lines(settings: Settings, tmp_path: Path) -> None:
+    spec = tmp_path / "feeds.yaml"
+    spec.write_text("sources:\n  - name: a\n    feed_url: [x\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "frontier", "sources", "import", str(spec)],
+        env={**env, "FRONTIER_DATABASE_URL": settings.database_url or ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0] == "frontier: not valid YAML: while parsing a flow sequence", lines
+    assert lines[1:4] == ["  line 3, column 15:", "        feed_url: [x", "                  ^"]
+    assert "\\n" not in result.stderr and "<byte string>" not in result.stderr
+
+
 async def test_defaults_are_seeded_once_and_deleted_ones_never_return(db: Database) -> None:
     defaults = default_specs()
     assert defaults.errors == [] and 3 <= len(defaults.specs) <= 20

@@ -109,6 +109,17 @@ async def add_sources(db: Database, site: LocalSite, partner: LocalSite) -> None
     )
 
 
+async def add_spider_source(db: Database, name: str, base_url: str) -> None:
+    """A spider source with the dated-article pattern and no rate limit."""
+    await SourceRepository(db).add(
+        name,
+        base_url=base_url,
+        rate_limit_ms=0,
+        mode=IngestionMode.SPIDER,
+        article_patterns=[DATED],
+    )
+
+
 async def test_crawl_submits_exactly_the_article_urls_and_a_second_run_nothing_new(
     db: Database,
     settings: Settings,
@@ -251,6 +262,41 @@ async def test_heuristic_classification_and_og_type_article(
     assert result.summary.pages_not_html == 1  # /about is text/plain
 
 
+async def test_a_nofollow_page_has_none_of_its_links_followed(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    """Google's robots meta tag spec: `nofollow` (or `none`), in the robots meta tag or the
+    X-Robots-Tag header, for every crawler or for ours, means its links are not followed;
+    a rule for another crawler changes nothing."""
+    token = settings.user_agent.split("/", 1)[0]
+    local_site.serve("/robots.txt", "", status=404)
+    sections = ["/meta", "/header", "/ours", "/none", "/googlebot", "/other-header"]
+    local_site.serve("/", html("/2024/01/01/home-story", *sections))
+    local_site.serve(
+        "/meta", html("/2024/01/02/a", extra='<meta name="robots" content="nofollow">')
+    )
+    local_site.serve("/header", html("/2024/01/03/b"), headers={"X-Robots-Tag": "nofollow"})
+    local_site.serve("/ours", html("/2024/01/04/c", extra=f'<meta name="{token}" content="none">'))
+    local_site.serve("/none", html("/2024/01/05/d"), headers={"X-Robots-Tag": f"{token}: none"})
+    local_site.serve(
+        "/googlebot", html("/2024/01/06/e", extra='<meta name="googlebot" content="nofollow">')
+    )
+    local_site.serve(
+        "/other-header", html("/2024/01/07/f"), headers={"X-Robots-Tag": "otherbot: nofollow"}
+    )
+    await add_spider_source(db, "sections", local_site.url("/"))
+
+    result = await crawl_in_child(job_for(settings, fresh_dsn, "sections", max_depth=2))
+
+    u = local_site.url
+    assert {row[0] for row in await frontier_rows(db)} == {
+        u("/2024/01/01/home-story"),
+        u("/2024/01/06/e"),
+        u("/2024/01/07/f"),
+    }
+    assert result.summary.pages_nofollow == 4 and result.summary.pages_crawled == 7
+
+
 async def test_due_sources_are_claimed_once_per_interval(
     db: Database, local_site: LocalSite
 ) -> None:
@@ -331,13 +377,7 @@ async def test_robots_5xx_or_unreachable_disallows_the_whole_site(
     else:
         local_site.route("/robots.txt", _abort)
     local_site.serve("/", html("/2024/01/01/alpha"))
-    await SourceRepository(db).add(
-        "down",
-        base_url=local_site.url("/"),
-        rate_limit_ms=0,
-        mode=IngestionMode.SPIDER,
-        article_patterns=[DATED],
-    )
+    await add_spider_source(db, "down", local_site.url("/"))
 
     result = await crawl_in_child(job_for(settings, fresh_dsn, "down", max_depth=1))
 

@@ -6,6 +6,7 @@ real fetcher against a local site."""
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from frontier.states import Origin
 from frontier.stats import StatsRepository
 from frontier.url_actions import UrlActions, parse_filter
 from frontier.urls import normalize_url, url_hash
+from frontier.why_waiting import why_url_waits
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
 from tests.local_site import LocalSite
 from tests.processes import clean_env, frontier_output
@@ -361,14 +363,20 @@ async def test_a_fetched_url_requeued_is_fetched_again_in_full(
 async def test_the_advice_of_url_show_for_a_fetched_url_works(
     db: Database, fresh_dsn: str, ended: dict[str, str]
 ) -> None:
-    from frontier.why_waiting import REQUEUE_HINT
-
-    advice = REQUEUE_HINT.format(status="fetched", host="f.example").split()
-    assert advice[:2] == ["frontier", "urls"]
-    code, out, err = await frontier_output(*advice[1:], env=clean_env(fresh_dsn))
+    """The command `url show` names for a fetched URL requeues that URL, not the other
+    fetched URLs of its host."""
+    other = "http://f.example/7?a=1&b=2"
+    await end_as(db, {other: OutcomeKind.FETCHED}, now=at(3600))
+    row = await db.fetchrow(
+        "SELECT * FROM url_frontier WHERE url_hash = $1", url_hash(normalize_url(other))
+    )
+    advice = why_url_waits(dict(row), None, now=at(3700)).sentence.split("to fetch it again: ")[1]
+    words = shlex.split(advice)
+    assert words[:2] == ["frontier", "urls"] and other in words
+    code, out, err = await frontier_output(*words[1:], env=clean_env(fresh_dsn))
     assert (code, out.splitlines()[0]) == (0, "requeued 1 of 1 matching URLs"), err
-    assert (await status_of(db, ended["fetched"]))["status"] == "pending"
-    assert (await status_of(db, ended["failed"]))["status"] == "failed"  # another host
+    assert (await status_of(db, other))["status"] == "pending"
+    assert (await status_of(db, ended["fetched"]))["status"] == "fetched"  # the same host
 
 
 async def test_the_api_requeues_fetched_urls_by_name_and_never_purges_them(

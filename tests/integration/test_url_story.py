@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -160,7 +161,7 @@ CASES: list[tuple[Setup, str, str]] = [
     (lease_expired, "lease_expired", "reaper"),
     (retry_at, "retry_at", "after 1 failed attempt (last error: HTTP 502 from upstream)"),
     (source_disabled, "source_disabled", "Its source city is disabled"),
-    (fetched, "fetched", "frontier urls requeue --status fetched --host news.example"),
+    (fetched, "fetched", f"frontier urls requeue --status fetched --url {URL}"),
     (dead, "dead", "--reason not_found"),
     (failed, "failed", "mapping conflict"),
 ]
@@ -288,3 +289,85 @@ async def test_a_url_whose_politeness_key_is_busy_names_the_key(
     assert f"key        domain: {key}" in out and "Key busy" in out
     code, out, err = await frontier_output("url", "show", url, env=frontier_env(fresh_dsn))
     assert code == 0 and "key        " not in out  # host: the host is its own key
+
+
+async def test_cli_shows_the_whole_text_and_no_past_next_fetch(
+    db: Database, fresh_dsn: str
+) -> None:
+    """docs/operations.md: "the whole article, text included, is in `frontier url show
+    URL`". A fetched URL has no next fetch to show (its next_fetch_at is long past)."""
+    queue, source = await submit(db)
+    await fetched(db, queue, source)
+    body = "First paragraph of the story.\n\nSecond one,\nwith a line break.\n\nThe end."
+    await PostgresSink(db).write(
+        [
+            RawDocument(
+                url_hash=url_hash(URL), url=URL, final_url=None, source_id=source.id,
+                source_name="city", host=HOST, origin="feed", title="Bridge reopens",
+                body=body, summary=None, author=None, published_at=None, image_url=None,
+                language="en", content_hash=None, word_count=13, extractor="generic",
+                http_status=200, fetched_at=utcnow(),
+            )
+        ]
+    )  # fmt: skip
+    code, out, err = await frontier_output("url", "show", URL, env=frontier_env(fresh_dsn))
+    assert code == 0, err
+    text = out.split("\ntext\n", 1)[1]
+    assert text.splitlines() == [
+        "  First paragraph of the story.",
+        "",
+        "  Second one,",
+        "  with a line break.",
+        "",
+        "  The end.",
+    ]
+    assert "next fetch" not in out
+
+
+async def test_urls_queued_on_one_host_wait_behind_each_other(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """Three URLs due on a host whose next request may start at T: only the first can
+    start then; the others say how many go before them, and from when they may start."""
+    urls = [f"https://{HOST}/story/{i}" for i in range(3)]
+    sources = SourceRepository(db)
+    source = await sources.create(parse_config({"name": "city", "feed_url": f"https://{HOST}/rss"}))
+    await QueueRepository(db).submit(
+        [Candidate(u, SourceRef(source.id), Origin.FEED) for u in urls]
+    )
+    await robots_allow_all(db)
+    await host_set(db, "next_allowed_at = now() + interval '1 hour', min_delay_ms = 30000")
+    whys = []
+    for url in urls:
+        answer = await api.get(f"/api/v1/urls/{url_hash(normalize_url(url))}")
+        assert answer.status_code == 200, answer.text
+        whys.append(answer.json()["why"])
+    assert {why["cause"] for why in whys} == {"host_delay"}
+    ahead = sorted(whys, key=lambda why: why["until"])
+    assert "ahead of it" not in ahead[0]["sentence"]
+    assert "1 URL of the host is ahead of it" in ahead[1]["sentence"]
+    assert "2 URLs of the host are ahead of it" in ahead[2]["sentence"]
+    first, second, third = (datetime.fromisoformat(why["until"]) for why in ahead)
+    assert (second - first, third - first) == (timedelta(seconds=30), timedelta(seconds=60))
+
+
+async def test_a_claim_waiting_for_the_crawl_delay_says_so(
+    db: Database, api: httpx.AsyncClient
+) -> None:
+    """robots.txt came in with a Crawl-delay: the claim waits for it before its request,
+    and the answer names that wait, not the lease."""
+    queue, _source = await submit(db)
+    await claimed(db, queue)
+    await host_set(
+        db,
+        "crawl_delay_ms = 30000, next_allowed_at = date_trunc('second', now()) + interval '30 s'",
+    )
+    next_allowed = await db.fetchval(
+        f"SELECT next_allowed_at FROM host_state WHERE host = '{HOST}'"
+    )
+    answer = await api.get(f"/api/v1/urls/{url_hash(normalize_url(URL))}")
+    why = answer.json()["why"]
+    assert why["cause"] == "leased"
+    assert f"may start at {next_allowed.isoformat(timespec='seconds')}" in why["sentence"]
+    assert "Crawl-delay of 30 s" in why["sentence"]
+    assert datetime.fromisoformat(why["until"]) == next_allowed

@@ -181,3 +181,25 @@ async def test_status_counts_revisits_apart_from_first_fetches(
     assert done.revisits.outcomes == {"not_modified": 2, "ok": 1}
     assert done.page_outcomes == {"ok": 3}
     assert done.as_json()["revisits"]["outcomes"] == {"not_modified": 2, "ok": 1}
+
+
+async def test_a_revisit_that_says_noindex_removes_the_document(
+    db: Database, local_site: LocalSite
+) -> None:
+    """Google drops a page from its index when a recrawl finds `noindex`; so does the sink."""
+    source = await revisited_source(db, ["1h"])
+    path = "/2026/11/27/withdrawn-story"
+    local_site.serve(path, article("Withdrawn story"))
+    url = local_site.url(path)
+    await submit_to(db, source, url)
+
+    async with fetcher_for(db) as fetcher:
+        await fetcher.run_once()
+        await document(db, url)
+        local_site.serve(path, article("Withdrawn story"), headers={"X-Robots-Tag": "noindex"})
+        assert (await fetcher.run_once(now=after(HOUR + 5))).claimed == 1
+
+    row = await frontier_row(db, url)
+    assert (row["status"], row["dead_reason"]) == ("dead", "noindex")
+    assert await db.fetch("SELECT url FROM raw_content") == []
+    assert await page_log(db) == [("page", "ok", 200), ("revisit", "noindex", 200)]

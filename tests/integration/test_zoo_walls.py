@@ -1,5 +1,6 @@
 """The CMS zoo's walls (tests/zoo/walls.py): CDN bot walls, logins and legal blocks cost a
-handful of requests and end `dead` (`forbidden`) without blocking a healthy host; a 429 or
+handful of requests and end `dead` (`forbidden`; a challenge is retried instead, see
+test_zoo_verdicts.py) without blocking a healthy host; a 429 or
 503 with Retry-After is waited out exactly; robots.txt is fetched once per host however
 many fetchers want it. Requests are counted at the server, over a pinned clock."""
 
@@ -69,15 +70,19 @@ async def test_a_bot_walled_host_costs_a_handful_of_requests_a_day(
     assert len(local_site.hits("/robots.txt")) == 1  # a 403 robots.txt: allow all, cached
     host = await host_row(db, f"{local_site.address}:{local_site.port}")
     assert host["backoff_until"] > t0 + timedelta(days=1)
+    challenge = wall is walls.cloudflare_challenge  # a challenge, not a refusal: never dead
     for path in paths:
         row = await frontier_row(db, local_site.url(path))
         tries = asked.count(path)
         assert tries <= 2, path
-        if tries == 2:
+        if tries == 2 and not challenge:
             assert (row["status"], row["dead_reason"]) == ("dead", "forbidden")
             assert "HTTP 403" in row["last_error"] and row["http_status"] == 403
         else:
             assert (row["status"], row["retry_count"]) == ("pending", tries)
+        if challenge and tries:
+            assert row["last_error"].startswith("HTTP 403: challenge page: Cloudflare")
+    assert not await stored(db, local_site, paths)
 
 
 async def test_one_forbidden_page_does_not_block_a_healthy_host(

@@ -133,8 +133,9 @@ def test_forbidden_names_who_refused() -> None:
         {"Server": "cloudflare", "cf-mitigated": "challenge"},
         b"<title>Just a moment...</title>",
     )
-    assert (cloudflare.action, cloudflare.kind) == (Action.FINISH, OutcomeKind.FORBIDDEN)
-    assert cloudflare.error == "HTTP 403 (cf-mitigated: challenge)"
+    # A challenge is a wall in front of the article, not a refusal (tests/unit/test_verdicts.py)
+    assert (cloudflare.action, cloudflare.kind) == (Action.FINISH, OutcomeKind.CHALLENGE)
+    assert cloudflare.error == "HTTP 403: challenge page: Cloudflare (cf-mitigated: challenge)"
     assert decide(403, {"Server": "AkamaiGHost"}, b"").error == "HTTP 403 (server: AkamaiGHost)"
     login = decide(401, {"WWW-Authenticate": 'Basic realm="Subscribers"'}, b"")
     assert login.error == 'HTTP 401 (WWW-Authenticate: Basic realm="Subscribers")'

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
 from frontier.why_waiting import Cause, why_host_waits, why_url_waits
 
 NOW = datetime(2026, 11, 24, 8, 0, tzinfo=UTC)
@@ -195,3 +196,32 @@ def test_a_revisit_waiting_says_so() -> None:
     )
     assert why.cause is Cause.RETRY_AT and why.until == LATER
     assert "revisit 2 of its source's schedule is due at" in why.sentence
+
+
+def test_a_duplicate_found_through_its_canonical_link_says_so() -> None:
+    holder = "https://news.example/story"
+    canonical = why_url_waits(
+        url(
+            status="dead",
+            dead_reason="duplicate_content",
+            final_url=holder,
+            http_status=200,
+            last_error=CANONICAL_DUPLICATE.format(holder=holder),
+        ),
+        host(),
+        now=NOW,
+    )
+    assert f"its canonical link names {holder}, which holds the article" in canonical.sentence
+    assert "text is already stored" not in canonical.sentence
+    same_text = why_url_waits(
+        url(
+            status="dead",
+            dead_reason="duplicate_content",
+            final_url=holder,
+            http_status=200,
+            last_error=CONTENT_DUPLICATE.format(holder=holder),
+        ),
+        host(),
+        now=NOW,
+    )
+    assert f"its text is already stored under {holder}" in same_text.sentence

@@ -30,10 +30,10 @@ PATH = "/api/v1/import"
 _BODY_DOC: dict[str, Any] = {
     "requestBody": {
         "required": True,
-        "description": 'JSON `{"source": NAME, "urls": [...]}` ("source" before '
-        '"urls"), NDJSON (application/x-ndjson: one {"url": ...} or JSON string per '
-        "line) or plain text (one URL per line). Streamed: any size up to "
-        "FRONTIER_API_IMPORT_MAX_BYTES.",
+        "description": 'JSON `{"source": NAME, "urls": [...]}` (keys in any order; the '
+        "whole body is checked before anything is imported), NDJSON (application/x-ndjson: "
+        'one {"url": ...} or JSON string per line) or plain text (one URL per line). '
+        "Streamed: any size up to FRONTIER_API_IMPORT_MAX_BYTES.",
         "content": {
             "application/json": {
                 "schema": {
@@ -87,6 +87,7 @@ async def import_urls(
     batches: AsyncIterator[list[Line]]
     if media in JSON_TYPES:
         json_body = JsonBody(body)
+        await json_body.check()  # all of it, before anything is written
         batches = json_body.batches()
     elif media in NDJSON_TYPES:
         batches = text_batches(body, ImportFormat.NDJSON)
@@ -98,7 +99,6 @@ async def import_urls(
             "application/x-ndjson or text/plain"
         )
     sources = SourceRepository(context.db)
-    used: list[str] = []
 
     async def resolve() -> SourceRef:
         name = source or MANUAL
@@ -110,7 +110,6 @@ async def import_urls(
             found = await sources.get(name)
         except UnknownSource:
             raise FieldInvalid.of("source", f"no source named {name!r}") from None
-        used.append(found.name)
         return found.ref
 
     queue = QueueRepository(context.db, QueuePolicy.from_settings(context.settings))
@@ -125,11 +124,4 @@ async def import_urls(
                 f"rejected {summary.rejected})"
             )
         raise
-    late = json_body.source_after_urls if json_body is not None else None
-    if late is not None and used and late != used[0]:
-        raise FieldInvalid.of(
-            "source",
-            f'"source" must come before "urls" in the body: the URLs were imported under '
-            f"{used[0]!r} (accepted {summary.accepted}, duplicate {summary.duplicate})",
-        )
     return summary.as_json()

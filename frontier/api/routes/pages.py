@@ -13,7 +13,6 @@ noreferrer nofollow".
 from __future__ import annotations
 
 import json
-import re
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -92,7 +91,9 @@ async def document_page(request: Request, key: str) -> HTMLResponse:
     if doc is None:
         return _not_found("that article")
     text = doc.get("body") or ""
-    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text) if part.strip()]
+    # Each line its own paragraph: the extractors write one block (paragraph, heading,
+    # list item) a line, with no blank line between.
+    paragraphs = [line.strip() for line in text.splitlines() if line.strip()]
     kept = DocumentVersions(context.reads, context.settings.document_versions)
     versions = await kept.history(digest, doc)
     # The diff shown: ?old=&new= when given, else the previous version against this one.

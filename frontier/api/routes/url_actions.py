@@ -37,6 +37,7 @@ class UrlActionBody(BaseModel):
     reason: Text = Field(default=None, description="A dead reason: only dead URLs with it.")
     host: Text = Field(default=None, description="A host, host:port or URL.")
     source: Text = Field(default=None, description="A source name.")
+    url: Text = Field(default=None, description="One URL (any spelling).")
     older_than: Text = Field(
         default=None, description="Last changed longer ago than this: 90s, 30m, 6h, 2d, 1w."
     )
@@ -101,6 +102,7 @@ async def _act(request: Request, action: str) -> ActionResult:
         host=body.host,
         source=body.source,
         older_than=body.older_than,
+        url=body.url,
         now=utcnow(),
         action=action,
     )
