@@ -14,8 +14,10 @@ field); its response stays the one archived (`fetched_at` and the archive pointe
 kept). A changed text keeps the earlier version (frontier.versions), and the URL's row
 learns the new content hash, so that the next revisit compares with it. A document whose
 new text another URL holds goes, and its URL is linked to the holder, as on a revisit.
-A response that now ends without a document (a failed extraction, a verdict) leaves the
-stored document as it is: it is counted, not deleted.
+A response that now ends without a document is counted (`failed`, by outcome): a failed
+extraction leaves the stored document as it is; a verdict goes through the store step as
+a revisit's does (a page that now says noindex loses its document; the URL's row is left
+as it is).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ class ReextractSummary:
     not_archived: int = 0  # no archive pointer (stored with archiving off)
     unreadable: int = 0  # the record is gone (retention) or torn
     not_fetched: int = 0  # the URL is not `fetched` now (being fetched, requeued)
-    failed: int = 0  # the response ended without a document, or the sink refused it
+    failed: int = 0  # ended without a document (a verdict, a failed extraction), or refused
     outcomes: Counter[str] = field(default_factory=Counter)  # of those failed, by kind
     dry_run: bool = False
 
@@ -190,11 +192,13 @@ class Reextractor:
                 for page, _, r in pages
             )
         )
-        changed = []
+        changed, judged = [], []
         for page, doc, _ in pages:
             if page.document is None or _kind(page) is not OutcomeKind.FETCHED:
                 summary.failed += 1
                 summary.outcomes[str(_kind(page))] += 1
+                if _kind(page) is not OutcomeKind.FAILED:
+                    judged.append(page)  # a verdict: the store step applies it
             elif _same(page.document, doc):
                 summary.unchanged += 1
             else:
@@ -206,6 +210,8 @@ class Reextractor:
         if self.dry_run:
             summary.changed += len(changed)
             return
+        if judged:  # a revisit's rules: a page that now says noindex loses its document
+            await self.steps.store(judged)
         await self._store(changed, summary)
 
     async def _store(self, pages: list[Page], summary: ReextractSummary) -> None:

@@ -106,7 +106,7 @@ def render_summary(summary: ReextractSummary) -> str:
         "not archived (stored with archiving off)": summary.not_archived,
         "archive record unreadable (retention, or torn)": summary.unreadable,
         "not fetched now (being fetched, or requeued)": summary.not_fetched,
-        "ended without a document (left as stored)": summary.failed,
+        "ended without a document (a verdict, a failed extraction)": summary.failed,
     }
     lines += [f"  {n:,} {what}" for what, n in others.items() if n]
     if summary.outcomes:

@@ -29,10 +29,10 @@ STORY = " ".join(f"story word{i} reported" for i in range(60))
 EXTRA = " ".join(f"correction note{i} appended" for i in range(30))
 
 
-def page(title: str, *, extra: bool) -> str:
+def page(title: str, *, extra: bool, head: str = "") -> str:
     aside = f"<div class='extra'><p>{EXTRA} {title}</p></div>" if extra else ""
     return (
-        f"<html><head><title>{title}</title></head><body><h2 class='headline'>{title}</h2>"
+        f"<html><head><title>{title}</title>{head}</head><body><h2 class='headline'>{title}</h2>"
         f"<div class='story'><p>{STORY} {title}</p></div>{aside}</body></html>"
     )
 
@@ -45,7 +45,9 @@ async def stored(db: Database, url: str) -> dict[str, Any]:
     return dict(row)
 
 
-async def crawl(db: Database, site: LocalSite, archive: Path) -> tuple[Any, list[str]]:
+async def crawl(
+    db: Database, site: LocalSite, archive: Path, head: str = ""
+) -> tuple[Any, list[str]]:
     """Three pages of a source whose selectors read `div.story` only: /a and /b also have
     a `div.extra`, /c has none."""
     source_id = await db.fetchval(
@@ -54,7 +56,7 @@ async def crawl(db: Database, site: LocalSite, archive: Path) -> tuple[Any, list
     )
     paths = ["/a", "/b", "/c"]
     for path in paths:
-        site.serve(path, page(f"Title {path[1:]}", extra=path != "/c"))
+        site.serve(path, page(f"Title {path[1:]}", extra=path != "/c", head=head))
     site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
     ref = SourceRef(source_id, rate_limit_ms=0)
     await QueueRepository(db, QueuePolicy(default_delay_ms=0)).submit(
@@ -215,3 +217,21 @@ async def test_reextract_goes_through_the_duplicate_checks_of_a_fetch(
         "duplicate_content",
         holder["url"],
     )
+
+
+async def test_reextract_applies_the_verdicts_of_a_fetch(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    """A page whose robots meta says noindex to another crawler's name is stored; once our
+    user agent is that crawler's, a re-extraction finds the noindex meant for us and the
+    document goes, as on a revisit (the verdicts of the fetch pipeline apply)."""
+    source_id, _ = await crawl(
+        db, local_site, settings.home / "archive", head="<meta name='newsbot' content='noindex'>"
+    )
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 3
+    renamed = settings.model_copy(update={"user_agent": "newsbot/2.0 (+http://example.org/bot)"})
+    done = await run_reextract(
+        renamed, db, DocumentFilter(source_id=source_id), extract_processes=0
+    )
+    assert (done.failed, done.outcomes) == (3, {"noindex": 3})
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == 0
