@@ -76,6 +76,9 @@ def import_warc(
     """Import WARC files (such as CC-NEWS): each HTML response through extraction, verdicts
     and deduplication into the documents, its URL `fetched` in the frontier."""
     settings = settings_of(ctx)
+    if url_pattern and url_glob:
+        typer.echo("frontier: give --url-pattern or --url-glob, not both", err=True)
+        raise typer.Exit(EXIT_USAGE)
     try:
         accepts = ImportFilter.of(tuple(hosts), url_pattern, url_glob)
     except re.error as exc:
