@@ -16,7 +16,7 @@ runs on the fetcher's extraction pool with its limits. A malformed file ends wit
 that names the file and the offset of the last record read; the records before it are
 kept.
 
-The glue to the pipeline is `_run_batch` alone: the responses go through
+The glue to the pipeline is `_extract` and `_store` alone: the responses go through
 `BatchPipeline._on_response` (the decision and the extraction) and `Fetcher._finish`
 (store, complete, log), the same steps as a fetched page's; when the pipeline's
 post-response part becomes one function, this calls that instead.
@@ -289,14 +289,21 @@ class WarcImport:
                 counts=self.counts,
                 keep_trailing_slash=self.source.keep_trailing_slash,
             )
-            done = 0
+            # One batch is stored while the next is read and extracted (at most two in
+            # memory); the stores run one after another, in the file's order.
+            storing: asyncio.Task[None] | None = None
             try:
                 while batch := await asyncio.to_thread(reader.batch):
-                    await self._run_batch(batch, name)
-                    done = reader.position()
-                    self._report(name, done, size)
+                    pages = await self._extract(batch, name)
+                    if storing is not None:
+                        await storing
+                    storing = asyncio.create_task(self._store(pages, name))
+                    self._report(name, reader.position(), size)
             except WarcUnreadable as exc:
                 self.counts.error(str(exc))
+            finally:
+                if storing is not None:
+                    await storing
             done = reader.position()
             self.counts.bytes += done
             self._report(name, done, size)
@@ -305,9 +312,9 @@ class WarcImport:
         if self.progress is not None:
             self.progress(name, done, size, self.counts)
 
-    async def _run_batch(self, responses: list[ArchivedResponse], name: str) -> None:
+    async def _extract(self, responses: list[ArchivedResponse], name: str) -> list[Page]:
         """Submit the batch's URLs, take those never fetched, and run their responses
-        through the pipeline as a fetch's: decision, extraction, dedup, store, complete."""
+        through the pipeline as a fetch's: the decision and the extraction."""
         fetcher = self.fetcher
         queue = fetcher.queue
         first: dict[str, ArchivedResponse] = {}
@@ -339,7 +346,7 @@ class WarcImport:
         )
         self.counts.known += len(prepared.rows) - len(claims)
         if not claims:
-            return
+            return []
         order = {h: i for i, h in enumerate(first)}
         claims.sort(key=lambda c: order[c.url_hash])  # the file's order: the first holds
         pipeline = fetcher.pipeline
@@ -355,8 +362,13 @@ class WarcImport:
                 for page in pages
             )
         )
-        # The worker's own end of a batch: store, complete (the revisit schedule), log.
-        await fetcher._finish(pages, FetchSummary(), None)
+        return pages
+
+    async def _store(self, pages: list[Page], name: str) -> None:
+        """The worker's own end of a batch: dedup and store, complete (the revisit
+        schedule), log; then count how each page ended."""
+        if pages:
+            await self.fetcher._finish(pages, FetchSummary(), None)
         for page in pages:
             kind = page.outcome.kind if page.outcome is not None else None
             if kind is OutcomeKind.FETCHED:
