@@ -6,10 +6,14 @@ body cap and a malformed file; a file given by URL through the safe client."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gzip
 import io
 import json
 import os
+import pty
+import sys
 from collections.abc import AsyncIterator
 from itertools import count
 from pathlib import Path
@@ -245,3 +249,46 @@ async def test_import_warc_reads_a_file_by_url_through_the_ssrf_guard(
     summary = json.loads(out)
     assert summary["errors"] == 1 and "not a public address" in summary["error_messages"][0]
     assert len(local_site.hits("/CC-NEWS-1.warc.gz")) == 1  # the second never connected
+
+
+async def test_import_warc_shows_its_progress_by_bytes_on_a_terminal(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "progress.warc.gz"
+    path.write_bytes(
+        cc_news_warc(
+            [
+                (f"https://news.example/p/{i}", 200, "text/html", article(f"P{i}").encode(), {})
+                for i in range(3)
+            ]
+        )
+    )
+    size_mib = f"{path.stat().st_size / (1 << 20):.1f}"
+    leader, follower = pty.openpty()  # standard error on a terminal
+    try:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "frontier",
+            "import-warc",
+            str(path),
+            env=frontier_env(fresh_dsn, FRONTIER_HOME=str(tmp_path)),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=follower,
+        )
+        out, _ = await asyncio.wait_for(child.communicate(), timeout=120)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        with contextlib.suppress(OSError):  # EIO once the child's end is closed
+            while chunk := os.read(leader, 65536):
+                shown += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert child.returncode == 0, shown
+    text = shown.decode(errors="replace")
+    assert f"progress.warc.gz: {size_mib}/{size_mib} MiB (100%), 3 imported" in text, text
+    assert out.decode().startswith("import-warc: 7 records, 3 HTML, 3 imported"), out
