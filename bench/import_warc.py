@@ -6,8 +6,9 @@ Run ``python -m bench.import_warc [--quick]`` (``--quick``: 500 pages instead of
 one throwaway embedded server (see `bench.server`): the file is written once with warcio
 (bench.fetch's 6 KB news pages over 100 hosts); each of 3 rounds imports it into a new
 database with the fetcher's default extraction pool (FRONTIER_EXTRACT_PROCESSES unset: one
-process per core), timed from the first record to the summary. The median round is
-reported, with every round's figure.
+process per core), timed from the first record to the summary, with the CPU time of the
+import process and its extraction workers a page. The median round is reported, with every
+round's figures.
 
 The last line printed is one JSON object of the figures.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import resource
 import statistics
 import sys
 import tempfile
@@ -68,6 +70,16 @@ def write_warc(path: Path, pages: int) -> None:
             writer.write_request_response_pair(request, response)
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process and of its children that have exited (the extraction
+    pool's workers, joined when the import ends; PostgreSQL's are not reaped until the end)."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 async def one_round(dsn: str, home: Path, warc: Path) -> tuple[float, ImportCounts]:
     settings = Settings.load(database_url=dsn, home=home, _env_file=None)
     db = await Database.connect(dsn, max_size=8)
@@ -92,19 +104,25 @@ def main(argv: list[str] | None = None) -> int:
         write_warc(warc, pages)
         log(f"wrote {pages:,} pages, {warc.stat().st_size:,} bytes")
         rates: list[float] = []
+        cpus: list[float] = []  # CPU ms a page: the import process and its extraction pool
         with running_server() as server:
             for n in range(ROUNDS):
                 dsn = server.migrated_database(f"bench_import_warc_{n}")
                 server.checkpoint()
+                cpu = cpu_s()
                 elapsed, counts = asyncio.run(one_round(dsn, home, warc))
+                cpu = cpu_s() - cpu
                 assert counts.imported == pages and not counts.errors, counts.as_json()
                 rates.append(pages / elapsed)
-                log(f"round {n + 1}: {pages / elapsed:.0f} pages/s")
+                cpus.append(cpu * 1000 / pages)
+                log(f"round {n + 1}: {pages / elapsed:.0f} pages/s, {cpus[-1]:.2f} CPU ms/page")
         figures: dict[str, Any] = {
             "pages": pages,
             "file_bytes": warc.stat().st_size,
             "pages_per_s": round(statistics.median(rates)),
             "rounds_pages_per_s": [round(r) for r in rates],
+            "cpu_ms_per_page": round(statistics.median(cpus), 2),
+            "rounds_cpu_ms_per_page": [round(c, 2) for c in cpus],
         }
     emit_result(figures)
     return 0
