@@ -27,13 +27,16 @@ from fetcher.warc_input import ImportCounts, ImportFilter, WarcImport
 from frontier.db import Database
 from frontier.queue import Candidate, QueueRepository
 from frontier.sinks import DOCUMENT_FIELDS
+from frontier.source_schema import parse_config
+from frontier.sources import SourceRepository
 from frontier.states import Origin
 from tests.conftest import TEMPLATE, PostgresServer
-from tests.fetch_harness import article, fetcher_for, frontier_row, manual_ref, submit
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
 from tests.local_site import LocalSite
 from tests.processes import frontier_env, frontier_output
 
 _numbers = count()
+HOUR = 3600
 # What a document is, leaving out when and by which route it was stored (an imported page
 # is not archived again: the WARC file it came from holds it).
 SAME = [
@@ -292,3 +295,31 @@ async def test_import_warc_shows_its_progress_by_bytes_on_a_terminal(
     text = shown.decode(errors="replace")
     assert f"progress.warc.gz: {size_mib}/{size_mib} MiB (100%), 3 imported" in text, text
     assert out.decode().startswith("import-warc: 7 records, 3 HTML, 3 imported"), out
+
+
+async def test_imported_urls_are_filed_under_the_source_and_revisited_on_its_schedule(
+    db: Database, local_site: LocalSite, tmp_path: Path
+) -> None:
+    local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
+    body = article("Tram line opens")
+    local_site.serve("/tram", body)
+    url = local_site.url("/tram")
+    wire = await SourceRepository(db).create(parse_config({"name": "Wire", "revisit": ["1h"]}))
+    path = tmp_path / "wire.warc.gz"
+    path.write_bytes(cc_news_warc([(url, 200, "text/html", body.encode(), {})]))
+    async with fetcher_for(db) as fetcher:
+        warcs = WarcImport(fetcher, wire.ref, max_body_bytes=1_000_000)
+        await warcs.import_file(path)
+        assert warcs.counts.imported == 1
+        document = (await documents(db))[url]
+        assert (document["source_name"], document["source_id"]) == ("Wire", wire.id)
+        row = await frontier_row(db, url)
+        assert (row["status"], row["revisit_step"], row["source_id"]) == ("pending", 1, wire.id)
+        assert not local_site.hits("/tram")
+
+        assert not (await fetcher.run_once()).claimed  # not due before the hour is up
+        await fetcher.run_once(now=after(HOUR + 5))  # the revisit: the same text
+    assert len(local_site.hits("/tram")) == 1
+    row = await frontier_row(db, url)
+    assert (row["status"], row["revisit_step"]) == ("fetched", 1)  # the schedule ended
+    assert (await documents(db))[url]["content_hash"] == document["content_hash"]
