@@ -213,7 +213,8 @@ class WarcReader:
             return None
         counts = self.counts
         counts.html += 1
-        target = record.headers.get("WARC-Target-URI") or ""
+        # WARC/1.1's own example wrapped it in <...>, and some writers followed it.
+        target = (record.headers.get("WARC-Target-URI") or "").strip().strip("<>")
         try:
             identity, _ = identity_and_spelling(
                 target, keep_trailing_slash=self.keep_trailing_slash

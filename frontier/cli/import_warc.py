@@ -50,7 +50,7 @@ def _mib(n: int) -> str:
 def import_warc(
     ctx: typer.Context,
     locations: list[str] = typer.Argument(
-        ..., metavar="PATH|URL...", help="WARC files (gzip per record, or not), or http(s) URLs."
+        ..., metavar="PATH|URL", help="WARC files (gzip per record, or not), or http(s) URLs."
     ),
     source: str = typer.Option(
         "manual", "--source", help="The source the documents are filed under."
