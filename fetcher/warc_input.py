@@ -44,6 +44,7 @@ from fetcher.source_cache import UNKNOWN
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
+from frontier.parse_pool import ParsePool
 from frontier.queue import Candidate, OutcomeKind, QueuePolicy, SourceRef, prepare
 from frontier.safe_http import HttpError, SafeClient
 from frontier.settings import Settings
@@ -410,10 +411,12 @@ async def run_import(
     sink = await open_sink(settings, db)
     extraction = extraction_for(config)
     try:
-        async with SafeClient(http_limits(settings, config.concurrency)) as client:
-            fetcher = Fetcher(
-                db, client, sink, config, QueuePolicy.from_settings(settings), extraction
-            )
+        async with (
+            SafeClient(http_limits(settings, config.concurrency)) as client,
+            ParsePool(config.parse) as parser,  # robots.txt's, never used: no request
+        ):
+            policy = QueuePolicy.from_settings(settings)
+            fetcher = Fetcher(db, client, sink, config, policy, extraction, parser)
             warcs = WarcImport(
                 fetcher,
                 ref,
