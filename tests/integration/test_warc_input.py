@@ -44,12 +44,15 @@ SAME = [
 ]
 
 
-def cc_news_warc(pages: list[tuple[str, int, str, bytes, dict[str, str]]]) -> bytes:
+def cc_news_warc(
+    pages: list[tuple[str, int, str, bytes, dict[str, str]]], *, compress: bool = True
+) -> bytes:
     """A WARC file as CC-NEWS lays them out, written by warcio: warcinfo, then a request
-    and a response record per page, each record a gzip member. `pages`: URL, status,
-    content type, payload (as sent: gzip'd when its headers say so) and extra headers."""
+    and a response record per page, each record a gzip member (`compress`; else none).
+    `pages`: URL, status, content type, payload (as sent: gzip'd or chunked when its
+    headers say so) and extra headers."""
     out = io.BytesIO()
-    writer = WARCWriter(out, gzip=True, warc_version="1.0")
+    writer = WARCWriter(out, gzip=compress, warc_version="1.0")
     writer.write_record(
         writer.create_warcinfo_record(
             "CC-NEWS-20261127000000-00001.warc.gz",
@@ -323,3 +326,24 @@ async def test_imported_urls_are_filed_under_the_source_and_revisited_on_its_sch
     row = await frontier_row(db, url)
     assert (row["status"], row["revisit_step"]) == ("fetched", 1)  # the schedule ended
     assert (await documents(db))[url]["content_hash"] == document["content_hash"]
+
+
+async def test_an_uncompressed_warc_with_a_chunked_payload(db: Database, tmp_path: Path) -> None:
+    """A WARC file without gzip (wget's `--no-warc-compression`), holding a payload as the
+    server sent it, chunked: the reader undoes the chunking before extraction."""
+    body = article("Chunked story").encode()
+    cut = body.index(b"paragraph 2") + 4  # a chunk ends inside a sentence
+    chunked = (
+        b"".join(b"%x\r\n%s\r\n" % (len(part), part) for part in (body[:cut], body[cut:]))
+        + b"0\r\n\r\n"
+    )
+    url = "https://plain.example/chunked"
+    data = cc_news_warc(
+        [(url, 200, "text/html", chunked, {"Transfer-Encoding": "chunked"})], compress=False
+    )
+    assert not data.startswith(b"\x1f\x8b") and data.startswith(b"WARC/1.0")
+    counts = await import_bytes(db, tmp_path, data, name="plain.warc")
+    assert (counts.imported, counts.errors) == (1, 0), counts.messages
+    document = (await documents(db))[url]
+    assert document["title"] == "Chunked story"
+    assert "Chunked story paragraph 2: the news" in document["body"]
