@@ -3,15 +3,14 @@
 headless Chromium shows the article's headline from it (a screenshot is saved in the
 test's directory, its path printed).
 
-pywb's command line is looked for next to this Python (the dev extra installs it) or in
-the directory FRONTIER_TEST_PYWB_BIN names (a virtual environment of its own: pywb pins
-old versions of some packages)."""
+pywb runs from a virtual environment of its own, `make pywb`'s .venv-pywb (or the `bin`
+directory FRONTIER_TEST_PYWB_BIN names): it requires brotlipy, whose `brotli` package would
+shadow the runtime dependency Brotli's `brotli` module (another API) in the project's."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 import aiohttp
@@ -23,13 +22,13 @@ from tests.conditions import wait_until
 from tests.fetch_harness import article, fetcher_for, submit
 from tests.integration.test_archive import crawl_until_idle, index
 from tests.local_site import LocalSite
-from tests.processes import free_port
+from tests.processes import REPO, free_port
 
 HEADLINE = "Harbour reopens after the winter storm"
 
 
 def pywb_bin() -> Path | None:
-    for folder in (os.environ.get("FRONTIER_TEST_PYWB_BIN"), Path(sys.executable).parent):
+    for folder in (os.environ.get("FRONTIER_TEST_PYWB_BIN"), REPO / ".venv-pywb" / "bin"):
         if folder and (Path(folder) / "wb-manager").exists():
             return Path(folder)
     return None
@@ -39,7 +38,7 @@ PYWB = pywb_bin()
 pytestmark = [
     pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
     pytest.mark.skipif(
-        PYWB is None, reason="pywb is not installed (the dev extra, or FRONTIER_TEST_PYWB_BIN)"
+        PYWB is None, reason="pywb is not installed (`make pywb`, or FRONTIER_TEST_PYWB_BIN)"
     ),
 ]
 
