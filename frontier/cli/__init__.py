@@ -13,6 +13,7 @@ Modules, one per group of commands:
 - `database`  `frontier db upgrade`
 - `status`    `frontier status`
 - `urls`      `frontier submit`, `frontier import`
+- `import_warc` `frontier import-warc`: WARC files into the documents (fetcher.warc_input)
 - `sources`   `frontier sources add|list|remove|import`
 - `poll`      `frontier poll`            (poller.service)
 - `fetch`     `frontier fetch`           (fetcher.service)
@@ -50,6 +51,7 @@ COMMAND_MODULES = {
     "status": "status",
     "submit": "urls",
     "import": "urls",
+    "import-warc": "import_warc",
     "sources": "sources",
     "poll": "poll",
     "fetch": "fetch",

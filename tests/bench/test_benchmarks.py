@@ -24,6 +24,7 @@ BENCHES = [
     "url_actions",
     "host_holds",
     "warc_writer",
+    "import_warc",
 ]
 
 
