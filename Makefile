@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc
+.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
 
 install: $(STAMP)
 
@@ -28,7 +28,7 @@ run: $(STAMP) tcmalloc
 demo: $(STAMP)
 	$(VENV)/bin/frontier up --demo --host $(HOST) --port $(PORT)
 
-test: $(STAMP) chromium tcmalloc
+test: $(STAMP) chromium tcmalloc pywb
 	$(PY) -m pytest
 
 # The unit and integration tests on the lowest versions pyproject.toml allows: every runtime
@@ -84,6 +84,14 @@ lock:
 chromium:
 	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
+# pywb replays the archive in tests/integration/test_archive_replay.py, from a venv of its
+# own: it requires brotlipy, whose `brotli` package would shadow the runtime dependency
+# Brotli's `brotli` module (another API) in .venv, and it pins redis 2.
+PYWB_VENV := .venv-pywb
+pywb:
+	test -x $(PYWB_VENV)/bin/wayback || ($(PYTHON) -m venv $(PYWB_VENV) \
+	  && $(PYWB_VENV)/bin/python -m pip install --quiet 'pywb>=2.10')
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check frontier poller fetcher spider migrations bench tests
 	$(VENV)/bin/ruff format --check frontier poller fetcher spider migrations bench tests
@@ -105,4 +113,4 @@ bench: $(STAMP) nginx tcmalloc
 	$(PY) -m pytest -m bench -q  # every benchmark's --quick run (tests/bench)
 
 clean:
-	rm -rf $(VENV) $(FLOORS_VENV) .frontier *.egg-info
+	rm -rf $(VENV) $(FLOORS_VENV) $(PYWB_VENV) .frontier *.egg-info

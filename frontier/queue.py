@@ -556,6 +556,28 @@ class QueueRepository:
                 break
         return claims
 
+    async def take(
+        self,
+        worker_id: str,
+        url_hashes: Sequence[tuple[str, str]],
+        *,
+        lease_seconds: float | None = None,
+        now: datetime | None = None,
+    ) -> list[Claim]:
+        """Lease the URLs `url_hashes` ((url_hash, host) pairs) that are pending and were
+        never fetched, whatever their due time or their host's turn: a WARC import
+        completes them with the responses it read (no request is made). The rest (fetched
+        before, dead, claimed by another) are left alone and not returned."""
+        lease = lease_seconds if lease_seconds is not None else self.policy.lease_seconds
+        claims: list[Claim] = []
+        groups = by_bucket(url_hashes, itemgetter(1), await self._db.buckets())
+        for bucket, group in sorted(groups.items()):
+            records = await self._db.fetch(
+                SQL["take"], worker_id, [hash_ for hash_, _ in group], lease, bucket, now
+            )
+            claims.extend(Claim.from_record(record) for record in records)
+        return claims
+
     async def complete(
         self, worker_id: str, outcomes: Sequence[Outcome], *, now: datetime | None = None
     ) -> CompleteResult:

@@ -50,7 +50,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -467,6 +467,45 @@ class SafeClient:
             cause = _describe(exc)
             raise FetchFailed(f"{cause} ({url})") from None  # the cause first: a truncated
             # column or log line still shows it
+
+    async def download(self, url: str, into: IO[bytes], *, max_bytes: int) -> int:
+        """Stream `url`'s body into the file `into` (a WARC file to import, too large for
+        memory), through the same SSRF guard as every request: each redirect hop (at most
+        the limits' cap) is checked as a request of its own. Only http(s). No total
+        timeout (a large file takes what it takes); the connect and read timeouts apply.
+        Returns the bytes written; raises BodyTooLarge past `max_bytes`, HttpError for an
+        answer that is not 200, FetchFailed for a transport failure."""
+        timeout = aiohttp.ClientTimeout(
+            total=None,
+            sock_connect=self.limits.connect_timeout_s,
+            sock_read=self.limits.read_timeout_s,
+        )
+        for _ in range(self.limits.max_redirects + 1):
+            if url.split(":", 1)[0].lower() not in ("http", "https"):
+                raise PolicyBlocked(f"only http(s) URLs are downloaded, not {url[:200]}")
+            self._check_literal_address(url)
+            try:
+                async with self._client().get(url, allow_redirects=False, timeout=timeout) as resp:
+                    location = resp.headers.get("Location")
+                    if resp.status in REDIRECT_STATUSES and location:
+                        url = request_spelling(location, url)
+                        continue
+                    if resp.status != 200:
+                        raise HttpError(f"HTTP {resp.status} ({url})")
+                    written = 0
+                    async for chunk in resp.content.iter_chunked(1 << 20):
+                        written += len(chunk)
+                        if written > max_bytes:
+                            raise BodyTooLarge(f"more than {max_bytes} bytes ({url})")
+                        await asyncio.to_thread(into.write, chunk)
+                    return written
+            except HttpError:
+                raise
+            except InvalidURL as exc:
+                raise TooManyRedirects(f"unusable redirect from {url}: {exc.reason}") from None
+            except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+                raise FetchFailed(f"{_describe(exc)} ({url})") from None
+        raise TooManyRedirects(f"more than {self.limits.max_redirects} redirects ({url})")
 
     def _check_literal_address(self, url: str) -> None:
         if self.limits.allow_private_networks:

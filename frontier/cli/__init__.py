@@ -13,6 +13,7 @@ Modules, one per group of commands:
 - `database`  `frontier db upgrade`
 - `status`    `frontier status`
 - `urls`      `frontier submit`, `frontier import`
+- `import_warc` `frontier import-warc`: WARC files into the documents (fetcher.warc_input)
 - `sources`   `frontier sources add|list|remove|import`
 - `poll`      `frontier poll`            (poller.service)
 - `fetch`     `frontier fetch`           (fetcher.service)
@@ -51,6 +52,7 @@ COMMAND_MODULES = {
     "status": "status",
     "submit": "urls",
     "import": "urls",
+    "import-warc": "import_warc",
     "sources": "sources",
     "poll": "poll",
     "fetch": "fetch",
@@ -71,6 +73,8 @@ SUMMARIES = {
     "status": "Counts by status, origin, source and host; due work; recent claims.",
     "submit": "Submit URLs to the frontier.",
     "import": "Import URLs from text, CSV or NDJSON, streamed in batches with a progress bar.",
+    "import-warc": "Import WARC files (such as CC-NEWS): each HTML response through extraction, "
+    "verdicts\nand deduplication into the documents, its URL `fetched` in the frontier.",
     "poll": "Run the feed and sitemap poller (exit 1 if any source failed with --once).",
     "fetch": "Run a fetcher process: claim, robots.txt, fetch, extract, store, complete.",
     "spider": "Run the Scrapy discovery spider for a source (or every due one) and submit the\n"

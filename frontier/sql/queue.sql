@@ -521,6 +521,50 @@ SELECT count(*) AS requeued,
        CASE WHEN count(*) > 0 THEN pg_notify('frontier_submitted', '') END AS notified
 FROM requeued;
 
+-- name: take
+-- Lease the URLs $2 (all in bucket $4) to $1 for $3 seconds, whatever their due time or
+-- their host's turn, when they are pending and were never fetched: `frontier import-warc`
+-- completes them with the responses a WARC file holds, so no request is made and the
+-- host's pace does not apply (no host hold is taken). A URL fetched before, dead, or
+-- claimed by someone else is left alone. Their hosts' summaries count them in flight
+-- (`complete` counts them out); a lease that expires is reaped as a fetch's would be.
+-- Returns the claims, as `claim` does. $5: now.
+WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now),
+picked AS (
+    SELECT url_hash
+    FROM url_frontier
+    WHERE bucket = $4::int AND url_hash = ANY ($2::char(64)[]) AND status = 'pending'
+      AND last_fetched_at IS NULL
+    ORDER BY url_hash
+    FOR UPDATE SKIP LOCKED
+),
+claimed AS (
+    UPDATE url_frontier u
+    SET status = 'fetching',
+        claimed_by = $1,
+        lease_until = frontier_after(c.now, $3::float8),
+        fetch_count = u.fetch_count + 1,
+        updated_at = c.now
+    FROM picked p, clock c
+    WHERE u.bucket = $4::int AND u.url_hash = p.url_hash
+    RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
+              u.priority, u.etag, u.last_modified, u.discovery_meta,
+              u.retry_count, u.fetch_count, u.lease_until,
+              coalesce(u.fetch_url, u.url) AS fetch_url, u.content_hash, u.revisit_step
+),
+per_host AS (
+    SELECT host, count(*) AS taken FROM claimed GROUP BY host
+),
+hosts AS (
+    UPDATE host_state h
+    SET in_flight = h.in_flight + p.taken,
+        pending_count = greatest(h.pending_count - p.taken, 0),
+        updated_at = c.now
+    FROM per_host p, clock c
+    WHERE h.bucket = $4::int AND h.host = p.host
+)
+SELECT * FROM claimed;
+
 -- name: stored_claims
 -- The `fetched` URLs $1 of bucket $2 as claims, no lease taken: `frontier reextract` makes
 -- no request; it runs their archived responses through the steps after a response

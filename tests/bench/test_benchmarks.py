@@ -24,6 +24,8 @@ BENCHES = [
     "url_actions",
     "host_holds",
     "warc_writer",
+    "import_warc",
+    "reextract",
 ]
 
 

@@ -22,6 +22,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from fetcher.warc_input import WarcImport
 from frontier import migrate
 from frontier.api.app import create_app
 from frontier.db import Database
@@ -38,7 +39,8 @@ from poller.scheduler import Poller
 from poller.seeding import seed_defaults
 from spider.service import configure, crawl_in_child, due_sources, job_for
 from tests.conftest import PostgresServer
-from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
+from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
+from tests.integration.test_warc_input import cc_news_warc
 from tests.local_site import LocalSite
 
 ROLE_OF = {
@@ -180,6 +182,20 @@ async def test_fetcher_role_claims_fetches_completes_and_stores(
 
     assert (await frontier_row(db, local_site.url("/c")))["status"] == "pending"
     assert await db.fetchval("SELECT count(*) FROM fetch_log") == 0
+
+
+async def test_fetcher_role_imports_a_warc_file(
+    users: dict[str, str], db: Database, tmp_path: Path
+) -> None:
+    """`frontier import-warc` runs as the fetcher: submit, take, store, complete."""
+    url = "https://news.example/2026/11/role"
+    path = tmp_path / "role.warc.gz"
+    path.write_bytes(cc_news_warc([(url, 200, "text/html", article("Role story").encode(), {})]))
+    async with database(users["fetcher"]) as fetcher_db, fetcher_for(fetcher_db) as fetcher:
+        warcs = WarcImport(fetcher, await manual_ref(fetcher_db), max_body_bytes=1_000_000)
+        await warcs.import_file(path)
+    assert (warcs.counts.imported, warcs.counts.errors) == (1, 0), warcs.counts.messages
+    assert (await frontier_row(db, url))["status"] == "fetched"
 
 
 async def test_fetcher_role_stores_a_variant_under_its_canonical(
