@@ -396,6 +396,20 @@ def fetched(dsn: str) -> int:
     return int(row[0]) if row else 0
 
 
+def fetch_env(dsn: str, concurrency: int) -> dict[str, str]:
+    """The environment of a `frontier` process of the benchmark: this one's, without its
+    FRONTIER_ settings, and the benchmark's."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
+    env.update(
+        FRONTIER_DATABASE_URL=dsn,
+        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
+        FRONTIER_FETCH_CONCURRENCY=str(concurrency),
+        FRONTIER_DB_POOL_SIZE="4",
+        FRONTIER_USER_AGENT="frontier-bench/1.0",
+    )
+    return env
+
+
 def ours(
     server: Any,
     name: str,
@@ -417,14 +431,7 @@ def ours(
     else:
         command = [sys.executable, "-m", "bench.fetch", "--worker", dsn, "--no-extract"]
         command += ["--concurrency", str(concurrency)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(
-        FRONTIER_DATABASE_URL=dsn,
-        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
-        FRONTIER_FETCH_CONCURRENCY=str(concurrency),
-        FRONTIER_DB_POOL_SIZE="4",
-        FRONTIER_USER_AGENT="frontier-bench/1.0",
-    )
+    env = fetch_env(dsn, concurrency)
     if extract_processes is not None:
         env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
     if archive_dir is None:

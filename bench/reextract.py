@@ -41,19 +41,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CHANGED_SELECTORS = '{"title": "h1", "body": "article p"}'
 
 
-def environment(dsn: str, archive: Path, concurrency: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FRONTIER_")}
-    env.update(
-        FRONTIER_DATABASE_URL=dsn,
-        FRONTIER_ALLOW_PRIVATE_NETWORKS="true",
-        FRONTIER_FETCH_CONCURRENCY=str(concurrency),
-        FRONTIER_DB_POOL_SIZE="4",
-        FRONTIER_USER_AGENT="frontier-bench/1.0",
-        FRONTIER_ARCHIVE_DIR=str(archive),
-    )
-    return env
-
-
 def measured(name: str, command: list[str], env: dict[str, str], pages: int) -> dict[str, Any]:
     run = run_measured(command, env=env, cwd=ROOT)
     if run.returncode:
@@ -73,7 +60,7 @@ def measured(name: str, command: list[str], env: dict[str, str], pages: int) -> 
 
 
 def one_round(server: Any, n: int, urls: list[str], concurrency: int) -> dict[str, Any]:
-    from bench.fetch import fetched, submit_urls
+    from bench.fetch import fetch_env, fetched, submit_urls
 
     name = f"reextract_{n}"
     dsn = server.migrated_database(name)
@@ -81,7 +68,7 @@ def one_round(server: Any, n: int, urls: list[str], concurrency: int) -> dict[st
         submit_urls(dsn, urls)
         server.checkpoint()
         with tempfile.TemporaryDirectory(prefix="bench-archive-") as directory:
-            env = environment(dsn, Path(directory), concurrency)
+            env = {**fetch_env(dsn, concurrency), "FRONTIER_ARCHIVE_DIR": directory}
             frontier = [sys.executable, "-m", "frontier"]
             fetch = measured("fetch", [*frontier, "fetch", "--until-idle"], env, len(urls))
             pages = fetched(dsn)
