@@ -1,4 +1,4 @@
--- document_versions: the earlier versions of each document (migration 0036,
+-- document_versions: the earlier versions of each document (migration 0035,
 -- frontier/versions.py). The newest version is the document the sink holds.
 
 -- name: keep

@@ -10,14 +10,14 @@ bounds the rows kept per URL (the oldest go); SQL in frontier/sql/document_versi
 On Citus it stays a plain table on the coordinator, like raw_content (migration 0018):
 never joined with a distributed table.
 
-Revision ID: 0036
+Revision ID: 0035
 Revises: 0034
 Create Date: 2026-11-27
 """
 
 from alembic import op
 
-revision = "0036"
+revision = "0035"
 down_revision = "0034"
 branch_labels = None
 depends_on = None
