@@ -46,9 +46,10 @@ set aside before: below) goes back to the pool after the time limit (the culprit
 known), or is extracted again alone after the memory limit, as after a crash.
 
 No page waits behind a slow one: a page still parsed `SLOW_PAGE_S` after its worker took
-it sets that worker aside with it (`ExtractionPool._slow`). A new worker takes its place;
-the page queued behind it in its pipe goes to the new worker, or an idle one; the slow
-page keeps its limits and its worker is killed once it is answered.
+it sets that worker aside with it (`ExtractionPool._slow`). A new worker takes its place
+(within twice the pool's processes); the page queued behind it in its pipe goes to the
+worker with the fewest in flight; the slow page keeps its limits and its worker is killed
+once it is answered.
 """
 
 from __future__ import annotations
@@ -344,40 +345,52 @@ class ExtractionPool:
 
     def _slow(self, slow: _Worker) -> bool:
         """A page has been parsed `slow_page_s` on a worker of the pool: the worker is set
-        aside with it, a new one takes its place, and the pages queued behind it go to the
-        workers with the fewest in flight (the new one, unless one is idle), keeping their
-        slots; the slow page's slot is free at once. So no page waits behind a slow one
-        longer than `slow_page_s` and a worker's start. The page keeps its limits, and the
-        worker is killed once it is answered (its pipe holds the frames handed back). At
-        most `processes` workers are set aside at once (the pool's processes and memory
-        stay within twice their number): beyond that, a slow page holds its worker as
-        before, and is looked at again after another `slow_page_s`. False then."""
-        if self._closed or slow not in self._workers or len(self._held) >= self.processes:
+        aside with it, and the pages queued behind it go to the other workers, those with
+        the fewest in flight, keeping their slots. So no page waits behind a slow one
+        longer than `slow_page_s`. The slow page keeps its limits; its worker is killed
+        once it is answered (its pipe holds the frames handed back).
+
+        A new worker takes its place at once, and the slow page's slot is free at once,
+        while the pool's processes stay within twice their number (and so does their
+        memory). Past that, the pool goes on with fewer workers until a worker set aside
+        ends; and when every worker has a slow page, there is nowhere to move a page: the
+        worker is not set aside (False), and is looked at again after `slow_page_s`."""
+        if self._closed or slow not in self._workers:
+            return False
+        replace = len(self._workers) + len(self._held) < 2 * self.processes
+        if not replace and len(self._workers) == 1:
             return False
         log.warning(
             "extraction worker process %s: a page parsed for over %g s, set aside with it",
             slow.process.pid,
             self.slow_page_s,
         )
-        queued = slow.set_aside()
+        queued = slow.set_aside(frees_its_slot=not replace)
         self._held.append(slow)
-        self._replace(slow)
         self.set_aside += 1
+        if replace:
+            self._replace(slow)
+        else:
+            self._workers.remove(slow)
         for waiter, frame in queued:
             if waiter.cancelled():
                 self._slots.release()  # nobody waits for its answer: not sent again
             else:
                 min(self._workers, key=_least_busy).send(frame, waiter)
-        self._slots.release()  # the slow page's
+        if replace:
+            self._slots.release()  # the slow page's: its worker's answer frees none
         return True
 
     def _lost(self, dead: _Worker) -> None:
         """A worker died: replaced now if pages were in flight on it (they are extracted
         again alone, and those waiting for a slot need it), else when the next page comes,
         so that a worker that cannot even start is not started again in a loop. One set
-        aside was replaced when it was."""
+        aside was replaced when it was, or is now if the pool has fewer than its number."""
         if dead in self._held:
             self._held.remove(dead)
+            if not self._closed and len(self._workers) < self.processes:
+                self._workers.append(self._start_worker())
+                self.replaced += 1
             return
         if self._closed or dead not in self._workers:
             return
@@ -591,13 +604,14 @@ class _Worker(asyncio.Protocol):
             slow = now + self._slow_page_s
         self._clock = loop.call_at(over if self.held else min(over, slow), self._check_time)
 
-    def set_aside(self) -> list[tuple[asyncio.Future[bytearray], bytes]]:
+    def set_aside(self, *, frees_its_slot: bool) -> list[tuple[asyncio.Future[bytearray], bytes]]:
         """Keep only the page being parsed, and return the pages queued behind it (their
         answers and frames) for other workers. Their frames, already in the pipe, are never
-        read: the worker is killed once its page is answered, or at its time limit. That
-        page's slot the pool frees now: its answer frees none."""
+        read: the worker is killed once its page is answered, or at its time limit. Its
+        answer frees its slot if `frees_its_slot`, else the pool has freed it already."""
         self.held = True
-        self._on_answer = _nothing
+        if not frees_its_slot:
+            self._on_answer = _nothing
         queued = [self._waiting.pop() for _ in range(len(self._waiting) - 1)]
         return queued[::-1]
 

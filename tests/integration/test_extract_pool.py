@@ -214,6 +214,30 @@ async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
     assert pool.set_aside == 1 and pool.replaced == 1
 
 
+async def test_more_hostile_pages_than_workers_hold_no_page_behind_them() -> None:
+    """Three `<br>` pages go first to a pool of two workers (one queued behind another),
+    then four articles. Two workers are set aside with their hostile pages and replaced;
+    the third hostile page sets its new worker aside without a replacement (the pool stays
+    within twice its processes), and what was queued behind it goes to the last worker.
+    Every article is extracted before any hostile page ends."""
+    pool = ExtractionPool(2, job=pool_jobs.tagged, timeout_s=10)
+    try:
+        hostile = [
+            asyncio.ensure_future(pool.extract(line_breaks(2), *page(f"/br{i}")[1:]))
+            for i in range(3)
+        ]
+        await wait_until(lambda: pool.in_flight == 3, what="the hostile pages on the workers")
+        paths = [f"/p{i}" for i in range(4)]
+        done = await asyncio.gather(*(pool.extract(*page(p)) for p in paths))
+        assert not any(h.done() for h in hostile)  # the articles did not wait for them
+        for ended in await asyncio.gather(*hostile, return_exceptions=True):
+            assert isinstance(ended, ExtractionOverLimit)
+    finally:
+        pool.close()
+    assert [untagged(d) for d in done] == [f"Page {p}" for p in paths]
+    assert pool.set_aside == 3
+
+
 def page(path: str) -> tuple[bytes, str, str, None, None]:
     """`extract`'s arguments for an article at `path`, titled after it."""
     return article(f"Page {path}").encode(), "text/html", f"http://127.0.0.20{path}", None, None
