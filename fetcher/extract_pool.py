@@ -87,7 +87,11 @@ log = logging.getLogger(__name__)
 CRASHES_ALLOWED = 2  # times a page may kill the process extracting it alone
 PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still runs
 # Two per worker: one being parsed, one waiting in its pipe, so a worker never idles
-# between pages; more would only hold bodies in memory.
+# between pages; more would only hold bodies in memory. Not one, though one page a worker
+# leaves none queued behind another: one alone does not spare the pages of a pool whose
+# every worker has a hostile page (setting workers aside does, SLOW_PAGE_S, and hands on
+# a page queued behind a slow one too), and it cost bench.fetch's pool 4-10 % more CPU a
+# page (bench/RESULTS.md, "A page behind a hostile one").
 PAGES_PER_WORKER = 2
 # A page still parsed after this long is slow: its worker is set aside with it, and the
 # pages queued behind it go to other workers (`ExtractionPool._slow`). A normal page takes
