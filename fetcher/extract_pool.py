@@ -318,7 +318,8 @@ class ExtractionPool:
         for dead in [w for w in self._workers if not w.alive]:
             self._replace(dead)  # one that died with no page in flight
         # The fewest in flight: with every slot but this one taken, still below
-        # PAGES_PER_WORKER.
+        # PAGES_PER_WORKER, unless workers were set aside without a new one in their place
+        # (`_slow`): the others then take more, the pool's slots being the bound.
         worker = min(self._workers, key=attrgetter("in_flight"))
         try:
             return _result(await worker.send(request))  # the worker frees the slot
