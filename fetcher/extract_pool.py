@@ -41,8 +41,15 @@ parser caught the `MemoryError` itself and returned what it had (trafilatura and
 `fetcher.extract` catch `Exception`); the worker answers and exits. Either way the page
 raises `ExtractionOverLimit` (the pipeline ends it `failed` with that reason) and is not
 tried again: it is the page the worker was parsing, and the same bytes cost the same
-again; the worker is replaced, and the pages queued behind the page on it are extracted
-again alone, as after a crash.
+again; the worker is replaced, and a page queued behind it on the worker (if it was not
+set aside before: below) goes back to the pool after the time limit (the culprit is
+known), or is extracted again alone after the memory limit, as after a crash.
+
+No page waits behind a slow one: a page still parsed `SLOW_PAGE_S` after its worker took
+it sets that worker aside with it (`ExtractionPool._slow`). A new worker takes its place
+(within twice the pool's processes); the page queued behind it in its pipe goes to the
+worker with the fewest in flight; the slow page keeps its limits and its worker is killed
+once it is answered.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import pickle
 import resource
@@ -84,8 +92,20 @@ log = logging.getLogger(__name__)
 CRASHES_ALLOWED = 2  # times a page may kill the process extracting it alone
 PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still runs
 # Two per worker: one being parsed, one waiting in its pipe, so a worker never idles
-# between pages; more would only hold bodies in memory.
+# between pages; more would only hold bodies in memory. Not one, though one page a worker
+# leaves none queued behind another: one alone does not spare the pages of a pool whose
+# every worker has a hostile page (setting workers aside does, SLOW_PAGE_S, and hands on
+# a page queued behind a slow one too), and it cost bench.fetch's pool 4-10 % more CPU a
+# page (bench/RESULTS.md, "A page behind a hostile one").
 PAGES_PER_WORKER = 2
+# A page still parsed after this long is slow: its worker is set aside with it, and the
+# pages queued behind it go to other workers (`ExtractionPool._slow`). A normal page takes
+# milliseconds: bench.fetch's 2-5 ms; of the 48 real articles in tests/corpus/articles,
+# 60 ms the median and 0.17 s the slowest (a 1.4 MiB page), on 2 loaded cores; a page of
+# `<br>` tags runs to its limit (8-30 s). Low, as it is what a page behind a hostile one
+# may wait (plus a worker's start); not so low that a worker is started for a large page.
+# Not a setting: nothing to tune for the operator, who sets the limits.
+SLOW_PAGE_S = 1.0
 CLOSE_WAIT_S = 10.0  # how long `close()` lets workers finish their page before killing them
 TIMEOUT_S = 30.0  # a page's extraction time limit (FRONTIER_EXTRACT_TIMEOUT_S)
 ROBOTS_NAMES = frozenset({GENERIC_NAME})  # without a product token: `<meta name="robots">`
@@ -264,10 +284,13 @@ class ExtractionPool:
         preload: str | None = None,
         timeout_s: float = TIMEOUT_S,
         memory_mb: int = MEMORY_MB,
+        slow_page_s: float = SLOW_PAGE_S,
     ) -> None:
         """`preload`: the memory allocator the workers run on (a shared library, given to
         them as `LD_PRELOAD`; `fetcher.allocators`), or None for the C library's.
-        `timeout_s` and `memory_mb`: the limits of each page (the module's docstring)."""
+        `timeout_s` and `memory_mb`: the limits of each page (the module's docstring).
+        `slow_page_s`: when a worker is set aside with its page (not a setting: tests that
+        hold pages in their workers on purpose turn it off with `math.inf`)."""
         if processes < 1:
             raise ValueError("an extraction pool needs at least one process")
         self.processes = processes
@@ -275,7 +298,9 @@ class ExtractionPool:
         self._environment = _worker_environment(preload)
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        self.slow_page_s = slow_page_s
         self._workers: list[_Worker] = []  # started with the first page
+        self._held: list[_Worker] = []  # set aside, each with its slow page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
         self._alone: _Worker | None = None  # for pages in flight on a worker that died
         self._alone_lock = asyncio.Lock()
@@ -285,17 +310,18 @@ class ExtractionPool:
         self._started: list[subprocess.Popen[bytes]] = []  # started and not yet reaped
         # A pool never closed leaves no worker behind the interpreter's exit: killed.
         self._kill = weakref.finalize(self, _kill, self._started)
-        self.replaced = 0  # workers replaced after they died
+        self.replaced = 0  # workers replaced after they died, or set aside
+        self.set_aside = 0  # workers set aside with a slow page
 
     def worker_pids(self) -> set[int]:
         """The processes of the pool now (for tests and the benchmark)."""
-        return {w.process.pid for w in self._workers if w.alive}
+        return {w.process.pid for w in [*self._workers, *self._held] if w.alive}
 
     @property
     def in_flight(self) -> int:
         """Pages handed to the workers and not answered yet (a cancelled page counts until
-        its answer is read)."""
-        return sum(w.in_flight for w in self._workers)
+        its answer is read), slow pages on workers set aside included."""
+        return sum(w.in_flight for w in [*self._workers, *self._held])
 
     async def extract(self, *args: Any) -> Extraction:
         """Run the job on `args` in a worker; raises what the job raises,
@@ -316,7 +342,8 @@ class ExtractionPool:
         for dead in [w for w in self._workers if not w.alive]:
             self._replace(dead)  # one that died with no page in flight
         # The fewest in flight: with every slot but this one taken, still below
-        # PAGES_PER_WORKER.
+        # PAGES_PER_WORKER, unless workers were set aside without a new one in their place
+        # (`_slow`): the others then take more, the pool's slots being the bound.
         worker = min(self._workers, key=attrgetter("in_flight"))
         try:
             return _result(await worker.send(request))  # the worker frees the slot
@@ -330,18 +357,70 @@ class ExtractionPool:
         return await self._extract_alone(request)
 
     def _start_worker(self) -> _Worker:
-        return self._start(self._lost, self._slots.release)
+        return self._start(self._lost, self._slots.release, self._slow)
 
-    def _start(self, on_exit: Callable[[_Worker], None], on_answer: Callable[[], None]) -> _Worker:
+    def _start(
+        self,
+        on_exit: Callable[[_Worker], None],
+        on_answer: Callable[[], None],
+        on_slow: Callable[[_Worker], bool] | None = None,
+    ) -> _Worker:
+        """A worker; without `on_slow`, one never set aside (the one for pages alone)."""
         self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
-        worker = _Worker(self._environment, self.timeout_s, self.memory_mb, on_exit, on_answer)
+        limits = (self.timeout_s, self.slow_page_s if on_slow else math.inf, self.memory_mb)
+        worker = _Worker(self._environment, limits, on_exit, on_answer, on_slow or _never)
         self._started.append(worker.process)
         return worker
+
+    def _slow(self, slow: _Worker) -> bool:
+        """A page has been parsed `slow_page_s` on a worker of the pool: the worker is set
+        aside with it, and the pages queued behind it go to the other workers, those with
+        the fewest in flight, keeping their slots. So no page waits behind a slow one
+        longer than `slow_page_s`. The slow page keeps its limits; its worker is killed
+        once it is answered (its pipe holds the frames handed back).
+
+        A new worker takes its place at once, and the slow page's slot is free at once,
+        while the pool's processes stay within twice their number (and so does their
+        memory). Past that, the pool goes on with fewer workers until a worker set aside
+        ends; and when every worker has a slow page, there is nowhere to move a page: the
+        worker is not set aside (False), and is looked at again after `slow_page_s`."""
+        if self._closed or slow not in self._workers:
+            return False
+        replace = len(self._workers) + len(self._held) < 2 * self.processes
+        if not replace and len(self._workers) == 1:
+            return False
+        log.warning(
+            "extraction worker process %s: a page parsed for over %g s, set aside with it",
+            slow.process.pid,
+            self.slow_page_s,
+        )
+        queued = slow.set_aside(frees_its_slot=not replace)
+        self._held.append(slow)
+        self.set_aside += 1
+        if replace:
+            self._replace(slow)
+        else:
+            self._workers.remove(slow)
+        for waiter, frame in queued:
+            if waiter.cancelled():
+                self._slots.release()  # nobody waits for its answer: not sent again
+            else:
+                min(self._workers, key=_least_busy).send(frame, waiter)
+        if replace:
+            self._slots.release()  # the slow page's: its worker's answer frees none
+        return True
 
     def _lost(self, dead: _Worker) -> None:
         """A worker died: replaced now if pages were in flight on it (they are extracted
         again alone, and those waiting for a slot need it), else when the next page comes,
-        so that a worker that cannot even start is not started again in a loop."""
+        so that a worker that cannot even start is not started again in a loop. One set
+        aside was replaced when it was, or is now if the pool has fewer than its number."""
+        if dead in self._held:
+            self._held.remove(dead)
+            if not self._closed and len(self._workers) < self.processes:
+                self._workers.append(self._start_worker())
+                self.replaced += 1
+            return
         if self._closed or dead not in self._workers:
             return
         log.warning(
@@ -384,7 +463,7 @@ class ExtractionPool:
         end of its pipe once its page is done. Callable from any thread (`frontier fetch`
         calls it from one of its own, so that the event loop runs meanwhile)."""
         self._closed = True
-        workers = [*self._workers, *([self._alone] if self._alone else [])]
+        workers = [*self._workers, *self._held, *([self._alone] if self._alone else [])]
         for worker in workers:
             worker.hang_up()
         if self._loop is not None and _running_loop() is self._loop:
@@ -427,25 +506,30 @@ class _Worker(asyncio.Protocol):
 
     The page at the head of the queue is the one the worker parses: from the moment the
     worker is ready (it says so with an empty frame once warmed up) or answered the page
-    before, it has `timeout_s`, then the worker is killed. One timer a worker, not one a
+    before, it has `timeout_s`, then the worker is killed. At `slow_page_s`, `on_slow` is
+    told (the pool may set the worker aside: `set_aside`). One timer a worker, not one a
     page: when it fires for a page answered since, it is set again for the page now parsed."""
 
     def __init__(
         self,
         environment: Mapping[str, str],
-        timeout_s: float,
-        memory_mb: int,
+        limits: tuple[float, float, int],
         on_exit: Callable[[_Worker], None],
         on_answer: Callable[[], None],
+        on_slow: Callable[[_Worker], bool],
     ) -> None:
+        """`limits`: `timeout_s`, `slow_page_s` and `memory_mb` (`ExtractionPool`)."""
         self._on_exit = on_exit  # the worker died, or hung up
         self._on_answer = on_answer  # a page left the worker (its slot is free)
-        self._waiting: deque[asyncio.Future[bytearray]] = deque()  # one a page in flight
+        self._on_slow = on_slow  # a page is slow: True if the worker was set aside
+        # One a page in flight: its answer and its frame (to hand it to another worker).
+        self._waiting: deque[tuple[asyncio.Future[bytearray], bytes]] = deque()
         self._received = bytearray()
         self._transport: asyncio.Transport | None = None
         self._unsent: list[bytes] = []  # frames sent before the transport is connected
-        self._timeout_s = timeout_s
-        self._ready = False  # warmed up: the time of the page at the head counts
+        self._timeout_s, self._slow_page_s, memory_mb = limits
+        self.held = False  # set aside with a slow page, its only one: killed once answered
+        self.ready = False  # warmed up: the time of the page at the head counts
         self._head_since = 0.0  # when the worker took the page at the head of the queue
         self._clock: asyncio.TimerHandle | None = None
         self._killed_for: asyncio.Future[bytearray] | None = None  # the page over the time
@@ -472,11 +556,14 @@ class _Worker(asyncio.Protocol):
     def in_flight(self) -> int:
         return len(self._waiting)
 
-    def send(self, frame: bytes) -> asyncio.Future[bytearray]:
-        """Hand a page's frame to the worker; the future is its answer's pickle, or
-        `_WorkerDied`."""
-        answer = asyncio.get_running_loop().create_future()
-        self._waiting.append(answer)
+    def send(
+        self, frame: bytes, answer: asyncio.Future[bytearray] | None = None
+    ) -> asyncio.Future[bytearray]:
+        """Hand a page's frame to the worker; the future (`answer`, for a page handed back
+        by a worker set aside) is its answer's pickle, or `_WorkerDied`."""
+        if answer is None:
+            answer = asyncio.get_running_loop().create_future()
+        self._waiting.append((answer, frame))
         if len(self._waiting) == 1:
             self._next_page()
         if self._transport is None:
@@ -499,41 +586,63 @@ class _Worker(asyncio.Protocol):
                 return
             answer = self._received[FRAME.size : end]
             del self._received[:end]
-            if not self._ready:  # the first frame: warmed up
-                self._ready = True
+            if not self.ready:  # the first frame: warmed up
+                self.ready = True
                 self._next_page()
                 continue
-            waiter = self._waiting.popleft()
-            self._next_page()
+            waiter, _frame = self._waiting.popleft()
+            if self.held:  # its one page: what follows answers pages handed back, unread
+                self._received.clear()
+                self.process.kill()  # connection_lost follows
+            else:
+                self._next_page()
             self._on_answer()
             if not waiter.cancelled():  # a cancelled page's answer is read and dropped
                 waiter.set_result(answer)
 
     def _next_page(self) -> None:
         """The worker takes the page at the head of the queue (if any) now."""
-        if not self._ready or not self._waiting:
+        if not self.ready or not self._waiting:
             return
         loop = asyncio.get_running_loop()
         self._head_since = loop.time()
         if self._clock is None:
-            self._clock = loop.call_at(self._head_since + self._timeout_s, self._check_time)
+            first = min(self._timeout_s, self._slow_page_s)
+            self._clock = loop.call_at(self._head_since + first, self._check_time)
 
     def _check_time(self) -> None:
         self._clock = None
         if not self.alive or not self._waiting:
             return
-        due = self._head_since + self._timeout_s
         loop = asyncio.get_running_loop()
-        if loop.time() < due:  # the page it was set for was answered: the next one's time
-            self._clock = loop.call_at(due, self._check_time)
+        now = loop.time()
+        over = self._head_since + self._timeout_s
+        if now >= over:
+            log.warning(
+                "extraction worker process %s: a page over the %g s time limit, killed",
+                self.process.pid,
+                self._timeout_s,
+            )
+            self._killed_for = self._waiting[0][0]  # not the next, if its answer is here
+            self.process.kill()  # its pipe ends: connection_lost
             return
-        log.warning(
-            "extraction worker process %s: a page over the %g s time limit, killed",
-            self.process.pid,
-            self._timeout_s,
-        )
-        self._killed_for = self._waiting[0]  # not the next, if its answer is already here
-        self.process.kill()  # its pipe ends: connection_lost
+        # Else the page it was set for was answered (the next one's times), or the page is
+        # slow: the pool is told, and told again later if it did not set the worker aside.
+        slow = self._head_since + self._slow_page_s
+        if not self.held and now >= slow and not self._on_slow(self):
+            slow = now + self._slow_page_s
+        self._clock = loop.call_at(over if self.held else min(over, slow), self._check_time)
+
+    def set_aside(self, *, frees_its_slot: bool) -> list[tuple[asyncio.Future[bytearray], bytes]]:
+        """Keep only the page being parsed, and return the pages queued behind it (their
+        answers and frames) for other workers. Their frames, already in the pipe, are never
+        read: the worker is killed once its page is answered, or at its time limit. Its
+        answer frees its slot if `frees_its_slot`, else the pool has freed it already."""
+        self.held = True
+        if not frees_its_slot:
+            self._on_answer = _nothing
+        queued = [self._waiting.pop() for _ in range(len(self._waiting) - 1)]
+        return queued[::-1]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.alive:
@@ -543,7 +652,7 @@ class _Worker(asyncio.Protocol):
             self._clock.cancel()
         waiting, self._waiting = self._waiting, deque()
         self.pages_lost = len(waiting)
-        for waiter in waiting:
+        for waiter, _frame in waiting:
             self._on_answer()
             if not waiter.done():  # the page parsed when it was killed is over the limit
                 over = waiter is self._killed_for
@@ -597,6 +706,15 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 
 def _ignore(_worker: _Worker) -> None:
     pass
+
+
+def _never(_worker: _Worker) -> bool:
+    return False
+
+
+def _least_busy(worker: _Worker) -> tuple[int, bool]:
+    """The fewest pages in flight first, and of those, one warmed up."""
+    return worker.in_flight, not worker.ready
 
 
 def _nothing() -> None:

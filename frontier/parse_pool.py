@@ -17,7 +17,10 @@ One process per job, not `concurrent.futures.ProcessPoolExecutor` (whose workers
 reused): a worker it loses, killed at the deadline or by its CPU limit, breaks the whole
 executor and fails the innocent parses in flight on its other workers; and RLIMIT_CPU
 counts a process's whole life, not one job. A fresh process per job makes both limits
-exact. At most `processes` jobs run at once; the others wait for a slot.
+exact. At most `processes` jobs run at once; the others wait for a slot. So no job is ever
+queued behind another on one process, as a page can be on an extraction worker (which
+takes two at a time, and sets a worker aside when its page is slow: fetcher.extract_pool):
+a job waits only while every process runs one.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Extraction in worker processes (issue 15, item 3): pages are parsed in the pool's
 processes, not the fetch process; a worker killed with a page loses nothing; a page that
 kills its worker every time ends `failed` with the reason, and so does a page over the
-time or memory limit (issue 35, item 2); 0 processes extracts in-process.
+time or memory limit (issue 35, item 2), and the pages behind it do not wait for it;
+0 processes extracts in-process.
 Real local sites (one host per loopback address: a batch claims one URL per host), the
 real queue and the PostgreSQL sink."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import ctypes.util
 import hashlib
+import math
 import os
 import pickle
 import signal
@@ -189,6 +191,54 @@ async def test_in_process_a_page_over_the_time_limit_fails_and_the_next_has_its_
         extraction.close()
 
 
+async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
+    """A page of 2 MiB of `<br>` tags (15-30 s to extract here) goes first to a pool of one
+    worker, four articles after it: one is queued on the worker behind it, the others wait
+    for a slot. Every article is extracted while the hostile page is still parsed, before
+    its time-out, once, by the worker that took the place of its own, set aside."""
+    pool = ExtractionPool(1, job=pool_jobs.tagged, timeout_s=10)
+    try:
+        hostile = asyncio.ensure_future(pool.extract(line_breaks(2), *page("/br")[1:]))
+        await wait_until(lambda: pool.in_flight == 1, what="the hostile page on the worker")
+        [first] = pool.worker_pids()
+        paths = [f"/p{i}" for i in range(4)]
+        done = await asyncio.gather(*(pool.extract(*page(p)) for p in paths))
+        assert not hostile.done()  # the articles did not wait for its end
+        with pytest.raises(ExtractionOverLimit, match=r"^over the 10 s time limit$"):
+            await hostile
+        workers = pool.worker_pids()
+    finally:
+        pool.close()
+    assert [untagged(d) for d in done] == [f"Page {p}" for p in paths]
+    by = {pool_jobs.pid_in(str(d.extracted.title)) for d in done}
+    assert first not in by and by == workers  # the worker in its place, not one alone
+    assert pool.set_aside == 1 and pool.replaced == 1
+
+
+async def test_more_hostile_pages_than_workers_hold_no_page_behind_them() -> None:
+    """Three `<br>` pages go first to a pool of two workers (one queued behind another),
+    then four articles. Two workers are set aside with their hostile pages and replaced;
+    the third hostile page sets its new worker aside without a replacement (the pool stays
+    within twice its processes), and what was queued behind it goes to the last worker.
+    Every article is extracted before any hostile page ends."""
+    pool = ExtractionPool(2, job=pool_jobs.tagged, timeout_s=10)
+    try:
+        hostile = [
+            asyncio.ensure_future(pool.extract(line_breaks(2), *page(f"/br{i}")[1:]))
+            for i in range(3)
+        ]
+        await wait_until(lambda: pool.in_flight == 3, what="the hostile pages on the workers")
+        paths = [f"/p{i}" for i in range(4)]
+        done = await asyncio.gather(*(pool.extract(*page(p)) for p in paths))
+        assert not any(h.done() for h in hostile)  # the articles did not wait for them
+        for ended in await asyncio.gather(*hostile, return_exceptions=True):
+            assert isinstance(ended, ExtractionOverLimit)
+    finally:
+        pool.close()
+    assert [untagged(d) for d in done] == [f"Page {p}" for p in paths]
+    assert pool.set_aside == 3
+
+
 def page(path: str) -> tuple[bytes, str, str, None, None]:
     """`extract`'s arguments for an article at `path`, titled after it."""
     return article(f"Page {path}").encode(), "text/html", f"http://127.0.0.20{path}", None, None
@@ -202,7 +252,7 @@ def untagged(done: Extraction) -> str:
 async def test_a_worker_killed_affects_only_its_own_pages(
     markers: Path, gate: pool_jobs.Gate
 ) -> None:
-    pool = ExtractionPool(2, job=pool_jobs.gated)
+    pool = ExtractionPool(2, job=pool_jobs.gated, slow_page_s=math.inf)  # held on purpose
     try:
         paths = [f"/p{i}" for i in range(4)]
         pages = [asyncio.ensure_future(pool.extract(*page(p))) for p in paths]
@@ -266,7 +316,7 @@ async def test_an_exception_of_the_job_reaches_the_caller_and_the_worker_serves_
 async def test_a_cancelled_page_leaves_the_pipe_in_step(
     markers: Path, gate: pool_jobs.Gate
 ) -> None:
-    pool = ExtractionPool(1, job=pool_jobs.gated)
+    pool = ExtractionPool(1, job=pool_jobs.gated, slow_page_s=math.inf)  # held on purpose
     try:
         cancelled = asyncio.ensure_future(pool.extract(*page("/cancelled")))
         await wait_until(lambda: pool_jobs.started(markers), what="the page being parsed")
