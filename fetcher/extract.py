@@ -6,6 +6,9 @@ only in its JSON-LD: THIN_SHARE, as for trafilatura's two readings); the
 metadata from what the page declares (`fetcher.metadata`), then trafilatura's metadata
 pass only for fields still missing, then what the feed or sitemap said
 (`discovery_meta`). Which of them produced the body is recorded as the extractor.
+trafilatura's reading also gives the body as Markdown when it has headings or lists (from
+the same extraction), and the language the body is written in is detected
+(`fetcher.language`), beside the one the page declares (`language`).
 
 The page is parsed once with selectolax for the selectors and the declared metadata, once
 with lxml (trafilatura's own loader) for trafilatura's readings and the date search, which
@@ -37,9 +40,12 @@ from htmldate import find_date
 from lxml.html import HtmlElement
 from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
-from trafilatura.settings import Extractor
-from trafilatura.utils import load_html
+from trafilatura.core import bare_extraction, determine_returnstring
+from trafilatura.settings import Document, Extractor
+from trafilatura.utils import load_html, normalize_unicode
+from trafilatura.xml import xmltotxt
 
+from fetcher.language import detect as detect_language
 from fetcher.metadata import (
     PageMeta,
     microdata_body,
@@ -81,6 +87,20 @@ class Extracted:
     language: str | None = None
     extractor: str | None = None  # selectors | generic | feed
     paywalled: bool = False  # declared not free, and the text here is not the whole article
+    modified_at: datetime | None = None
+    section: str | None = None
+    tags: tuple[str, ...] = ()  # tags and keywords, as declared
+    markdown: str | None = None  # the body as Markdown, when it has headings or lists
+    detected_language: str | None = None  # fetcher.language, from the body's text
+    language_confidence: float | None = None
+
+    @property
+    def paragraphs(self) -> list[str]:
+        """The body's paragraphs (its non-empty lines: every extractor puts one
+        paragraph a line)."""
+        if not self.body:
+            return []
+        return [line for line in (part.strip() for part in self.body.splitlines()) if line]
 
     @property
     def word_count(self) -> int:
@@ -170,13 +190,19 @@ def canonical_href(html: str) -> str | None:
 
 
 def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> str | None:
+    """The article's text (`main_reading`'s)."""
+    return main_reading(html, url, page).text
+
+
+def main_reading(html: str, url: str | None, page: HtmlElement | None = None) -> Reading:
     """The article's text: trafilatura favouring precision, checked against
     resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
     default balance when it looks thin (THIN_SHARE). On the article benchmark this beats
     either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
-    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again)."""
+    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again).
+    With the text, its Markdown when it has headings or lists (`_trafilatura_reading`)."""
     markup = html if page is None else page
-    precise = _trafilatura_text(markup, url, favor_precision=True)
+    precise = _trafilatura_reading(markup, url, favor_precision=True)
     try:
         reference = extract_plain_text(
             html, main_content=True, alt_texts=False, links=False, list_bullets=False
@@ -184,9 +210,10 @@ def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> st
     except Exception as exc:  # resiliparse on hostile markup: keep trafilatura's reading
         log.warning("resiliparse failed on %s: %s", url, exc)
         return precise
-    if len(precise or "") >= THIN_SHARE * len(reference):
+    if len(precise.text or "") >= THIN_SHARE * len(reference):
         return precise
-    return _trafilatura_text(markup, url, favor_precision=False) or precise
+    recall = _trafilatura_reading(markup, url, favor_precision=False)
+    return recall if recall.text else precise
 
 
 def lxml_page(html: str) -> HtmlElement | None:
@@ -213,15 +240,34 @@ def _reading(*, precision: bool) -> Extractor:
 _READINGS = {True: _reading(precision=True), False: _reading(precision=False)}
 
 
-def _trafilatura_text(
+@dataclass(frozen=True, slots=True)
+class Reading:
+    text: str | None = None
+    markdown: str | None = None  # the same text as Markdown, when it has headings or lists
+
+
+def _trafilatura_reading(
     markup: str | HtmlElement, url: str | None, *, favor_precision: bool
-) -> str | None:
+) -> Reading:
+    """One trafilatura reading, as `trafilatura.extract` makes it (`bare_extraction`
+    then its text output), and from the same extracted tree its Markdown when the tree
+    holds headings or lists: one extraction for both (a second, `output_format=
+    "markdown"`, would double the cost; bench/RESULTS.md). The tree is read without
+    trafilatura's inline formatting (bold, italics), as the text is: the Markdown
+    has the article's structure, headings and lists, not its emphasis."""
+    options = _READINGS[favor_precision]
     try:
-        text = trafilatura.extract(markup, options=_READINGS[favor_precision])
+        document = bare_extraction(markup, options=options)
+        if not isinstance(document, Document):
+            return Reading()
+        text = _clean(determine_returnstring(document, options))
+        body = document.body
+        structured = body is not None and next(body.iter("head", "list"), None) is not None
+        markdown = _clean(normalize_unicode(xmltotxt(body, True))) if text and structured else None
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
-        return None
-    return _clean(text)
+        return Reading()
+    return Reading(text, markdown)
 
 
 def _merge(first: Extracted, second: Extracted) -> Extracted:
@@ -242,6 +288,9 @@ def from_declared(meta: PageMeta) -> Extracted:
         published_at=meta.published_at,
         image_url=meta.image_url,
         language=meta.language,
+        modified_at=meta.modified_at,
+        section=meta.section,
+        tags=meta.tags,
     )
 
 
@@ -274,6 +323,8 @@ def from_trafilatura_metadata(
         published_at=plausible_date(parse_date(meta.date), now),
         image_url=_clean(meta.image),
         language=_clean(meta.language),
+        section=_clean(meta.categories[0]) if meta.categories else None,
+        tags=tuple(tag for tag in (_clean(t) for t in meta.tags or ()) if tag),
     )
 
 
@@ -349,12 +400,17 @@ def extract(
     page = lxml_page(html) if result is None or missing else None
     structured = False
     if result is None:
-        body = main_text(html, url, page)
+        reading = main_reading(html, url, page)
+        body = reading.text
         declared_body = meta.article_body or (
             microdata_body(tree) if "articleBody" in html else None
         )
         structured = declared_body is not None and len(body or "") < THIN_SHARE * len(declared_body)
-        result = Extracted(body=declared_body if structured else body, extractor="generic")
+        result = (
+            Extracted(body=declared_body, extractor="generic")
+            if structured
+            else Extracted(body=body, markdown=reading.markdown, extractor="generic")
+        )
     result = _merge(result, declared)
     if missing == ["published_at"]:
         result = _merge(result, date_from_markup(html, url, now, page))
@@ -365,6 +421,11 @@ def extract(
         result = replace(result, body=result.summary, extractor="feed")
     if meta.closed and not structured and not _whole_behind_paywall(tree, meta, result):
         result = replace(result, paywalled=True)
+    detected = detect_language(result.body)
+    if detected is not None:
+        result = replace(
+            result, detected_language=detected.language, language_confidence=detected.confidence
+        )
     return result
 
 

@@ -374,6 +374,13 @@ class BatchPipeline:
             http_status=status,
             fetched_at=utcnow(),
             paywalled=extracted.paywalled,
+            detected_language=extracted.detected_language,
+            language_confidence=extracted.language_confidence,
+            modified_at=extracted.modified_at,
+            section=extracted.section,
+            tags=extracted.tags,
+            paragraphs=tuple(extracted.paragraphs),
+            markdown=extracted.markdown,
         )
         page.end(
             OutcomeKind.FETCHED,
