@@ -17,7 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Set
+
+    from fetcher.extract import Extracted
 
 MAX_CHARS = 2000
 # The source's `languages` filter acts only on a detection at least this sure: below it
@@ -59,3 +64,20 @@ def primary(tag: str | None) -> str | None:
     if not tag:
         return None
     return tag.replace("_", "-").split("-")[0].strip().lower() or None
+
+
+def other_language(extracted: Extracted, languages: Set[str] | None) -> str | None:
+    """Why a page is not kept by a source that keeps only `languages` (None: any): its
+    text is detected, at least MIN_CONFIDENCE sure, in another language. None when it is
+    kept: a language in the list, an unsure detection, or no text to detect from. The
+    declared language is not the test: templates declare the site's language whatever
+    the article's is."""
+    found = extracted.detected_language
+    confidence = extracted.language_confidence or 0.0
+    if not languages or found is None or found in languages or confidence < MIN_CONFIDENCE:
+        return None
+    wanted = ", ".join(sorted(languages))
+    return (
+        f"language: the text is in {found} (detected, confidence {confidence:.2f}); "
+        f"the source keeps {wanted}"
+    )

@@ -34,6 +34,7 @@ from fetcher.extract_pool import (
     ExtractionPool,
     InProcessExtraction,
 )
+from fetcher.language import other_language
 from fetcher.link_header import link_values
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
@@ -353,6 +354,10 @@ class BatchPipeline:
         else:
             extraction = NOT_EXTRACTED
         extracted = extraction.extracted
+        excluded = other_language(extracted, page.source.languages)
+        if excluded is not None:
+            page.end(OutcomeKind.UNSUPPORTED_CONTENT, http_status=status, error=excluded)
+            return
         page.document = RawDocument(
             url_hash=claim.url_hash,
             url=claim.url,

@@ -9,6 +9,10 @@ items 5 and 6; fetcher/extract.py, fetcher/language.py, fetcher/metadata.py).
 - `paragraphs`: the body as a list of paragraphs; `markdown`: the body as Markdown, when
   it has headings or lists.
 
+`sources.languages`: the languages a source keeps (ISO 639 codes; NULL: any). A page
+whose detected language is confidently another ends without a document
+(fetcher/pipeline.py).
+
 Documents stored before this revision have none of them (NULL, and empty arrays). The
 Elasticsearch mapping gains the same fields (frontier/sinks/raw_content.json). On Citus
 raw_content stays a plain table on the coordinator (migration 0018): the columns are added
@@ -42,7 +46,9 @@ def upgrade() -> None:
         "ALTER TABLE raw_content "
         + ", ".join(f"ADD COLUMN {name} {kind}" for name, kind in COLUMNS)
     )
+    op.execute("ALTER TABLE sources ADD COLUMN languages text[]")
 
 
 def downgrade() -> None:
+    op.execute("ALTER TABLE sources DROP COLUMN languages")
     op.execute("ALTER TABLE raw_content " + ", ".join(f"DROP COLUMN {name}" for name, _ in COLUMNS))
