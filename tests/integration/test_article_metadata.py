@@ -8,10 +8,7 @@ reason and no document, and stores an English one."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-
-import pytest
 
 from frontier.db import Database
 from frontier.queue import Candidate, QueuePolicy, QueueRepository
@@ -92,15 +89,6 @@ async def test_a_page_is_stored_with_its_language_and_metadata_in_postgres(
     doc = await fetch_stored(db, local_site, "/news/ferry-terminal")
     check_document(doc)
     assert doc["modified_at"] == datetime(2026, 3, 3, 9, 30, tzinfo=UTC)
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[ElasticsearchStandIn]:
-    server = await ElasticsearchStandIn().start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_the_elasticsearch_sink_stores_them_in_an_index_made_before_them(
