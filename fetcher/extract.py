@@ -42,8 +42,7 @@ from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
 from trafilatura.core import bare_extraction, determine_returnstring
 from trafilatura.settings import Document, Extractor
-from trafilatura.utils import load_html, normalize_unicode
-from trafilatura.xml import xmltotxt
+from trafilatura.utils import load_html
 
 from fetcher.language import detect as detect_language
 from fetcher.metadata import (
@@ -74,6 +73,8 @@ TEASER_WORDS = 150
 # when the page declares none of these.
 _COSTLY_FIELDS = ("title", "author", "published_at")
 _SPACE = re.compile(r"\s+")
+# A paragraph's start that Markdown would read as a heading, quote, list or rule marker.
+_BLOCK_START = re.compile(r"^(?:[#>*+=]|-(?=\S)|\d+[.)](?=\s))")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,24 +251,68 @@ def _trafilatura_reading(
     markup: str | HtmlElement, url: str | None, *, favor_precision: bool
 ) -> Reading:
     """One trafilatura reading, as `trafilatura.extract` makes it (`bare_extraction`
-    then its text output), and from the same extracted tree its Markdown when the tree
-    holds headings or lists: one extraction for both (a second, `output_format=
-    "markdown"`, would double the cost; bench/RESULTS.md). The tree is read without
-    trafilatura's inline formatting (bold, italics), as the text is: the Markdown
-    has the article's structure, headings and lists, not its emphasis."""
+    then its text output), and its Markdown when the extracted tree holds headings or
+    lists (`markdown_of`), from the same extraction."""
     options = _READINGS[favor_precision]
     try:
         document = bare_extraction(markup, options=options)
         if not isinstance(document, Document):
             return Reading()
         text = _clean(determine_returnstring(document, options))
-        body = document.body
-        structured = body is not None and next(body.iter("head", "list"), None) is not None
-        markdown = _clean(normalize_unicode(xmltotxt(body, True))) if text and structured else None
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
         return Reading()
-    return Reading(text, markdown)
+    body = document.body
+    return Reading(text, markdown_of(text, body) if text and body is not None else None)
+
+
+def markdown_of(text: str, tree: Any) -> str | None:
+    """The text of trafilatura's reading as Markdown, when its extracted `tree` holds
+    headings or lists: each heading line marked with its level (`<head rend="h3">`: `###`;
+    trafilatura's default, 2, without one), list items as the text output writes them
+    (`- `, nested ones indented), blocks a blank line apart and a list's items a line
+    apart, and a paragraph that would read as block syntax escaped. Not trafilatura's own
+    Markdown output (`output_format="markdown"`, or its renderer on the same tree): that
+    one copies the tree and escapes it node by node, four to five times the cost of the
+    text rendering, +0.17-0.26 ms a page on bench.fetch's pages (bench/RESULTS.md), for
+    the same structure; it also keeps inline emphasis, which this leaves out as the text
+    does. None without headings or lists."""
+    heads = {
+        " ".join("".join(head.itertext()).split()): _heading_marks(head.get("rend"))
+        for head in tree.iter("head")
+    }
+    if not heads and next(tree.iter("list"), None) is None:
+        return None
+    parts: list[str] = []
+    in_list = False
+    for line in text.split("\n"):
+        block = line.strip()
+        if not block:
+            continue
+        item = block.startswith("- ")
+        marks = None if item else heads.get(" ".join(block.split()))
+        if marks:
+            block = f"{marks} {block}"
+        elif item:
+            block = line.rstrip()  # nested items keep their indent
+        else:
+            block = _BLOCK_START.sub(_escaped, block, count=1)
+        if parts:
+            parts.append("\n" if item and in_list else "\n\n")
+        parts.append(block)
+        in_list = item
+    return "".join(parts) or None
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """`1.` as `1\\.`, `#` as `\\#`: the punctuation escaped, as CommonMark reads it."""
+    marker = match.group()
+    return f"{marker[:-1]}\\{marker[-1]}"
+
+
+def _heading_marks(rend: str | None) -> str:
+    level = rend[1:2] if rend and rend[:1] == "h" else ""
+    return "#" * (int(level) if level in ("1", "2", "3", "4", "5", "6") else 2)
 
 
 def _merge(first: Extracted, second: Extracted) -> Extracted:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from fetcher.extract import Extracted
 
-MAX_CHARS = 2000
+MAX_CHARS = 1000
 # The source's `languages` filter acts only on a detection at least this sure: below it
 # the page is kept (a short or mixed-language text is no reason to drop an article).
 MIN_CONFIDENCE = 0.5

@@ -9,9 +9,10 @@ import gzip
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from lxml import etree
 
 from fetcher.decisions import decode_html
-from fetcher.extract import Extracted, extract
+from fetcher.extract import Extracted, extract, markdown_of
 from fetcher.language import MAX_CHARS, MIN_CONFIDENCE, detect, other_language
 from tests.corpus_path import CORPUS
 
@@ -127,3 +128,15 @@ def test_the_language_filter_drops_only_confident_other_languages(
         assert (
             reason == "language: the text is in de (detected, confidence 0.99); the source keeps en"
         )
+
+
+def test_markdown_marks_headings_at_their_level_and_escapes_block_syntax() -> None:
+    tree = etree.fromstring(
+        '<body><head rend="h3">What <hi>changes</hi></head><list><item>a</item></list></body>'
+    )
+    text = "Intro\n# not a heading\n1. not a list\nWhat changes\n- one\n- two\n  - nested\nEnd"
+    assert markdown_of(text, tree) == (
+        "Intro\n\n\\# not a heading\n\n1\\. not a list\n\n### What changes\n\n"
+        "- one\n- two\n  - nested\n\nEnd"
+    )
+    assert markdown_of("Just text", etree.fromstring("<body><p>Just text</p></body>")) is None
