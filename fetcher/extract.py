@@ -6,6 +6,9 @@ only in its JSON-LD: THIN_SHARE, as for trafilatura's two readings); the
 metadata from what the page declares (`fetcher.metadata`), then trafilatura's metadata
 pass only for fields still missing, then what the feed or sitemap said
 (`discovery_meta`). Which of them produced the body is recorded as the extractor.
+trafilatura's reading also gives the body as Markdown when it has headings or lists (from
+the same extraction), and the language the body is written in is detected
+(`fetcher.language`), beside the one the page declares (`language`).
 
 The page is parsed once with selectolax for the selectors and the declared metadata, once
 with lxml (trafilatura's own loader) for trafilatura's readings and the date search, which
@@ -37,9 +40,11 @@ from htmldate import find_date
 from lxml.html import HtmlElement
 from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
-from trafilatura.settings import Extractor
+from trafilatura.core import bare_extraction, determine_returnstring
+from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 
+from fetcher.language import detect as detect_language
 from fetcher.metadata import (
     PageMeta,
     microdata_body,
@@ -68,6 +73,8 @@ TEASER_WORDS = 150
 # when the page declares none of these.
 _COSTLY_FIELDS = ("title", "author", "published_at")
 _SPACE = re.compile(r"\s+")
+# A paragraph's start that Markdown would read as a heading, quote, list or rule marker.
+_BLOCK_START = re.compile(r"^(?:[#>*+=]|-(?=\S)|\d+[.)](?=\s))")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +88,20 @@ class Extracted:
     language: str | None = None
     extractor: str | None = None  # selectors | generic | feed
     paywalled: bool = False  # declared not free, and the text here is not the whole article
+    modified_at: datetime | None = None
+    section: str | None = None
+    tags: tuple[str, ...] = ()  # tags and keywords, as declared
+    markdown: str | None = None  # the body as Markdown, when it has headings or lists
+    detected_language: str | None = None  # fetcher.language, from the body's text
+    language_confidence: float | None = None
+
+    @property
+    def paragraphs(self) -> list[str]:
+        """The body's paragraphs (its non-empty lines: every extractor puts one
+        paragraph a line)."""
+        if not self.body:
+            return []
+        return [line for line in (part.strip() for part in self.body.splitlines()) if line]
 
     @property
     def word_count(self) -> int:
@@ -170,13 +191,19 @@ def canonical_href(html: str) -> str | None:
 
 
 def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> str | None:
+    """The article's text (`main_reading`'s)."""
+    return main_reading(html, url, page).text
+
+
+def main_reading(html: str, url: str | None, page: HtmlElement | None = None) -> Reading:
     """The article's text: trafilatura favouring precision, checked against
     resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
     default balance when it looks thin (THIN_SHARE). On the article benchmark this beats
     either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
-    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again)."""
+    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again).
+    With the text, its Markdown when it has headings or lists (`_trafilatura_reading`)."""
     markup = html if page is None else page
-    precise = _trafilatura_text(markup, url, favor_precision=True)
+    precise = _trafilatura_reading(markup, url, favor_precision=True)
     try:
         reference = extract_plain_text(
             html, main_content=True, alt_texts=False, links=False, list_bullets=False
@@ -184,9 +211,10 @@ def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> st
     except Exception as exc:  # resiliparse on hostile markup: keep trafilatura's reading
         log.warning("resiliparse failed on %s: %s", url, exc)
         return precise
-    if len(precise or "") >= THIN_SHARE * len(reference):
+    if len(precise.text or "") >= THIN_SHARE * len(reference):
         return precise
-    return _trafilatura_text(markup, url, favor_precision=False) or precise
+    recall = _trafilatura_reading(markup, url, favor_precision=False)
+    return recall if recall.text else precise
 
 
 def lxml_page(html: str) -> HtmlElement | None:
@@ -213,15 +241,78 @@ def _reading(*, precision: bool) -> Extractor:
 _READINGS = {True: _reading(precision=True), False: _reading(precision=False)}
 
 
-def _trafilatura_text(
+@dataclass(frozen=True, slots=True)
+class Reading:
+    text: str | None = None
+    markdown: str | None = None  # the same text as Markdown, when it has headings or lists
+
+
+def _trafilatura_reading(
     markup: str | HtmlElement, url: str | None, *, favor_precision: bool
-) -> str | None:
+) -> Reading:
+    """One trafilatura reading, as `trafilatura.extract` makes it (`bare_extraction`
+    then its text output), and its Markdown when the extracted tree holds headings or
+    lists (`markdown_of`), from the same extraction."""
+    options = _READINGS[favor_precision]
     try:
-        text = trafilatura.extract(markup, options=_READINGS[favor_precision])
+        document = bare_extraction(markup, options=options)
+        if not isinstance(document, Document):
+            return Reading()
+        text = _clean(determine_returnstring(document, options))
     except Exception as exc:  # trafilatura on hostile markup: nothing extracted, say why
         log.warning("trafilatura failed on %s: %s", url, exc)
+        return Reading()
+    body = document.body
+    return Reading(text, markdown_of(text, body) if text and body is not None else None)
+
+
+def markdown_of(text: str, tree: Any) -> str | None:
+    """The text of trafilatura's reading as Markdown, when its extracted `tree` holds
+    headings or lists: each heading line marked with its level (`<head rend="h3">`: `###`;
+    trafilatura's default, 2, without one), list items as the text output writes them
+    (`- `, nested ones indented), blocks a blank line apart and a list's items a line
+    apart, and a paragraph that would read as block syntax escaped. Not trafilatura's own
+    Markdown output (`output_format="markdown"`, or its renderer on the same tree): that
+    one copies the tree and escapes it node by node, four to five times the cost of the
+    text rendering, +0.17-0.26 ms a page on bench.fetch's pages (bench/RESULTS.md), for
+    the same structure; it also keeps inline emphasis, which this leaves out as the text
+    does. None without headings or lists."""
+    heads = {
+        " ".join("".join(head.itertext()).split()): _heading_marks(head.get("rend"))
+        for head in tree.iter("head")
+    }
+    if not heads and next(tree.iter("list"), None) is None:
         return None
-    return _clean(text)
+    parts: list[str] = []
+    in_list = False
+    for line in text.split("\n"):
+        block = line.strip()
+        if not block:
+            continue
+        item = block.startswith("- ")
+        marks = None if item else heads.get(" ".join(block.split()))
+        if marks:
+            block = f"{marks} {block}"
+        elif item:
+            block = line.rstrip()  # nested items keep their indent
+        else:
+            block = _BLOCK_START.sub(_escaped, block, count=1)
+        if parts:
+            parts.append("\n" if item and in_list else "\n\n")
+        parts.append(block)
+        in_list = item
+    return "".join(parts) or None
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """`1.` as `1\\.`, `#` as `\\#`: the punctuation escaped, as CommonMark reads it."""
+    marker = match.group()
+    return f"{marker[:-1]}\\{marker[-1]}"
+
+
+def _heading_marks(rend: str | None) -> str:
+    level = rend[1:2] if rend and rend[:1] == "h" else ""
+    return "#" * (int(level) if level in ("1", "2", "3", "4", "5", "6") else 2)
 
 
 def _merge(first: Extracted, second: Extracted) -> Extracted:
@@ -242,6 +333,9 @@ def from_declared(meta: PageMeta) -> Extracted:
         published_at=meta.published_at,
         image_url=meta.image_url,
         language=meta.language,
+        modified_at=meta.modified_at,
+        section=meta.section,
+        tags=meta.tags,
     )
 
 
@@ -274,6 +368,8 @@ def from_trafilatura_metadata(
         published_at=plausible_date(parse_date(meta.date), now),
         image_url=_clean(meta.image),
         language=_clean(meta.language),
+        section=_clean(meta.categories[0]) if meta.categories else None,
+        tags=tuple(tag for tag in (_clean(t) for t in meta.tags or ()) if tag),
     )
 
 
@@ -351,12 +447,17 @@ def extract(
     page = lxml_page(html) if result is None or missing else None
     structured = False
     if result is None:
-        body = main_text(html, url, page)
+        reading = main_reading(html, url, page)
+        body = reading.text
         declared_body = meta.article_body or (
             microdata_body(tree) if "articleBody" in html else None
         )
         structured = declared_body is not None and len(body or "") < THIN_SHARE * len(declared_body)
-        result = Extracted(body=declared_body if structured else body, extractor="generic")
+        result = (
+            Extracted(body=declared_body, extractor="generic")
+            if structured
+            else Extracted(body=body, markdown=reading.markdown, extractor="generic")
+        )
     result = _merge(result, declared)
     if missing == ["published_at"]:
         result = _merge(result, date_from_markup(html, url, now, page))
@@ -367,7 +468,13 @@ def extract(
         result = replace(result, body=result.summary, extractor="feed")
     if meta.closed and not structured and not _whole_behind_paywall(tree, meta, result):
         result = replace(result, paywalled=True)
-    return without_headline(result)
+    result = without_headline(result)
+    detected = detect_language(result.body)
+    if detected is not None:
+        result = replace(
+            result, detected_language=detected.language, language_confidence=detected.confidence
+        )
+    return result
 
 
 # What sits between a headline and the site's name in a page's title ("Headline | Site")

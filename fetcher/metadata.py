@@ -1,5 +1,5 @@
 """What a page declares about itself, read with selectolax and no text extraction: title,
-author, published date, image, language and description.
+author, published and modified dates, image, language, description, section and tags.
 
 Sources, best first for each field:
 
@@ -14,6 +14,12 @@ Sources, best first for each field:
   `<meta name=description>`, `itemprop=datePublished`).
 - `<time datetime>` (the `datePublished`/`pubdate` one, else the first in `<article>`),
   `<html lang>`, a single `<h1>`, `<title>`.
+
+The image is the lead image: the article object's `image` (its first, when a list), then
+`og:image`, as social cards and Google's article results take it. The section is
+`articleSection`, then `article:section` (and Parse.ly's); the tags are the JSON-LD
+`keywords` (a list, or one string separated by commas), else every `article:tag`, else
+`news_keywords` or `keywords` (MAX_TAGS at most).
 
 The article's text as structured data declares it, for a page whose HTML has little of
 it (a client-rendered page: `fetcher.extract` decides): schema.org `articleBody` in the
@@ -77,6 +83,7 @@ ARTICLE_TYPES = frozenset(
     }
 )
 MAX_JSON_LD_CHARS = 1_000_000  # a longer script is skipped, not parsed
+MAX_TAGS = 50  # a page's tags and keywords kept (some templates declare hundreds)
 _PAGE_TYPES = frozenset({"WebPage", "ItemPage", "AboutPage", "CollectionPage"})
 _NESTED_KEYS = ("@graph", "mainEntity", "mainEntityOfPage", "hasPart", "itemListElement")
 _MAX_DEPTH = 6
@@ -97,6 +104,9 @@ class PageMeta:
     article_body: str | None = None  # JSON-LD `articleBody` (microdata: `microdata_body`)
     closed: bool = False  # declares `isAccessibleForFree: false`
     gated: tuple[str, ...] = ()  # the `cssSelector`s of the parts it declares gated
+    modified_at: datetime | None = None  # `dateModified`, `article:modified_time`...
+    section: str | None = None  # `articleSection`, `article:section`
+    tags: tuple[str, ...] = ()  # `keywords`, `article:tag`, `news_keywords`, `keywords`
 
 
 def parse_date(value: object) -> datetime | None:
@@ -158,6 +168,13 @@ def read_metadata(tree: LexborHTMLParser, *, now: datetime | None = None) -> Pag
         article_body=article.get("body"),
         closed=bool(article.get("closed")),
         gated=article.get("gated", ()),
+        modified_at=_first_date(
+            now, article.get("modified"), *(meta.get(name) for name in _MODIFIED_METAS)
+        ),
+        section=_first(article.get("section"), *(meta.get(n) for n in _SECTION_METAS)),
+        tags=_tags(
+            article.get("keywords"), _article_tags(tree), *(meta.get(n) for n in _KEYWORD_METAS)
+        ),
     )
 
 
@@ -208,6 +225,17 @@ _DATE_METAS = (
     "publish-date",
     "date",
 )
+_MODIFIED_METAS = (
+    "article:modified_time",
+    "article:modified",
+    "og:updated_time",
+    "datemodified",
+    "dcterms.modified",
+    "dc.date.modified",
+    "last-modified",
+)
+_SECTION_METAS = ("article:section", "parsely-section", "section")
+_KEYWORD_METAS = ("news_keywords", "keywords", "parsely-tags", "sailthru.tags")
 _IMAGE_METAS = ("og:image", "og:image:url", "og:image:secure_url", "twitter:image", "image")
 _SUMMARY_METAS = ("og:description", "description", "twitter:description", "dc.description")
 
@@ -226,6 +254,36 @@ def _meta_tags(tree: LexborHTMLParser) -> dict[str, str]:
             for name in (attrs.get(key) or "").lower().split():
                 found.setdefault(name, content)
     return found
+
+
+def _article_tags(tree: LexborHTMLParser) -> list[str]:
+    """Every `article:tag` (OpenGraph repeats the property, one tag each)."""
+    return [
+        text
+        for node in tree.css('meta[property="article:tag"][content]')
+        if (text := _clean(node.attributes.get("content")))
+    ]
+
+
+def _tags(*sources: Any) -> tuple[str, ...]:
+    """The first source's tags that has any: a list of strings, or one string of them
+    separated by commas (`keywords`, `news_keywords`); duplicates dropped, case kept,
+    at most MAX_TAGS of at most 100 characters each."""
+    for source in sources:
+        items = source if isinstance(source, list) else [source]
+        tags: dict[str, str] = {}
+        for item in items:
+            if isinstance(item, dict):
+                item = item.get("name") or item.get("@value")
+            if not isinstance(item, str):
+                continue
+            for part in item.split(","):
+                tag = _clean(part)
+                if tag and len(tag) <= 100:
+                    tags.setdefault(tag.casefold(), tag)
+        if tags:
+            return tuple(tags.values())[:MAX_TAGS]
+    return ()
 
 
 def _author_meta(value: str | None) -> str | None:
@@ -288,9 +346,16 @@ def _article_fields(tree: LexborHTMLParser) -> dict[str, Any]:
         "language": _text(chosen.get("inLanguage")),
         "summary": _text(chosen.get("description")),
         "body": _body(chosen.get("articleBody")),
+        "modified": _text(chosen.get("dateModified")),
+        "section": _text(chosen.get("articleSection")),
+        "keywords": chosen.get("keywords"),
     }
     if article is not None and page is not None:  # Yoast puts some fields on the WebPage
-        for key, name in (("published", "datePublished"), ("language", "inLanguage")):
+        for key, name in (
+            ("published", "datePublished"),
+            ("language", "inLanguage"),
+            ("modified", "dateModified"),
+        ):
             fields[key] = fields[key] or _text(page.get(name))
         fields["image"] = fields["image"] or _image(page.get("primaryImageOfPage"), by_id)
     owners = [node for node in (article, page) if node is not None]

@@ -41,6 +41,7 @@ from fetcher.extract_pool import (
     ExtractionPool,
     InProcessExtraction,
 )
+from fetcher.language import other_language
 from fetcher.link_header import link_values
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
@@ -167,6 +168,10 @@ class ResponseSteps:
         else:
             extraction = NOT_EXTRACTED
         extracted = extraction.extracted
+        excluded = other_language(extracted, page.source.languages)
+        if excluded is not None:
+            page.end(OutcomeKind.UNSUPPORTED_CONTENT, http_status=status, error=excluded)
+            return
         page.document = RawDocument(
             url_hash=claim.url_hash,
             url=claim.url,
@@ -188,6 +193,13 @@ class ResponseSteps:
             http_status=status,
             fetched_at=utcnow(),
             paywalled=extracted.paywalled,
+            detected_language=extracted.detected_language,
+            language_confidence=extracted.language_confidence,
+            modified_at=extracted.modified_at,
+            section=extracted.section,
+            tags=extracted.tags,
+            paragraphs=tuple(extracted.paragraphs),
+            markdown=extracted.markdown,
         )
         page.end(
             OutcomeKind.FETCHED,

@@ -1,6 +1,6 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule, the sites it publishes from), cached per process for five minutes so a source
-edit reaches every fetcher within that time."""
+schedule, the sites it publishes from, the languages it keeps), cached per process for
+five minutes so a source edit reaches every fetcher within that time."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class SourceInfo:
     revisit: tuple[int, ...] | None = None  # seconds between revisits (frontier.revisits)
     sites: frozenset[str] = frozenset()  # registrable domains of its feed, sitemap, base URL
     politeness_key: KeyMode | None = None  # its own key mode; None: the fetcher's setting
+    languages: frozenset[str] | None = None  # the languages it keeps; None: any
 
 
 UNKNOWN = SourceInfo(None)
@@ -66,7 +67,10 @@ class SourceCache:
         revisit = tuple(source.revisit) if source.revisit else None
         sites = _sites(source.base_url, source.feed_url, source.sitemap_url)
         mode = KeyMode(source.politeness_key) if source.politeness_key else None
-        return SourceInfo(source.name, source.fetchprotection, selectors, revisit, sites, mode)
+        languages = frozenset(source.languages) if source.languages else None
+        return SourceInfo(
+            source.name, source.fetchprotection, selectors, revisit, sites, mode, languages
+        )
 
 
 def _sites(*urls: str | None) -> frozenset[str]:

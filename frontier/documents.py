@@ -34,6 +34,8 @@ UNLISTED_FIELDS = (
     "warc_offset",
     "warc_length",
     "warc_record_id",
+    "paragraphs",
+    "markdown",
 )
 LISTED_FIELDS = tuple(name for name in DOCUMENT_FIELDS if name not in UNLISTED_FIELDS)
 SEARCH_MAX_CHARS = 200

@@ -110,6 +110,19 @@ def _instant(value: object) -> object:
     raise PydanticCustomError("iso_date", "must be an ISO 8601 date or datetime")
 
 
+def _language(value: object) -> str:
+    """A language code as `fetcher.language` names languages: ISO 639-1 (`en`), or 639-3
+    for a language without one (`ceb`); a region is dropped (`en-GB`, `pt_BR`: `en`, `pt`)."""
+    code = value.replace("_", "-").split("-")[0].strip().lower() if isinstance(value, str) else ""
+    if not re.fullmatch(r"[a-z]{2,3}", code):
+        raise PydanticCustomError(
+            "language",
+            "{value} is not a language code (ISO 639-1 like en, de, or 639-3)",
+            {"value": repr(value)[:40]},
+        )
+    return code
+
+
 def _revisit_step(value: object) -> int:
     """One step of a revisit schedule: a duration (`90m`, `6h`, `1d`) or whole seconds."""
     if isinstance(value, bool) or not isinstance(value, int | str):
@@ -150,6 +163,7 @@ Words = Annotated[
 ]
 Selector = Annotated[str | None, Field(strict=True, max_length=1000)]
 Instant = Annotated[datetime, BeforeValidator(_instant)]
+Language = Annotated[str, BeforeValidator(_language)]
 RevisitStep = Annotated[int, BeforeValidator(_revisit_step)]
 
 
@@ -267,6 +281,13 @@ class SourceConfig(BaseModel):
         max_length=MAX_STEPS,
         description="Fetch each article again after these durations, each counted from the"
         " fetch before (e.g. [1h, 6h, 24h]; stored in seconds); null: never.",
+    )
+    languages: list[Language] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_PATTERNS,
+        description="Keep only articles detected (confidently) in one of these languages"
+        " (ISO 639-1 codes, e.g. [en, de]); null: any language.",
     )
     kind: Annotated[str, Field(strict=True, pattern=KIND_NAME_PATTERN)] = Field(
         default=DEFAULT_KIND,

@@ -76,6 +76,7 @@ class Source:
     politeness_key: str | None = (
         None  # host, domain, ip (frontier.politeness_key); None: the setting
     )
+    languages: list[str] | None = None  # articles detected in others are not stored
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:

@@ -24,6 +24,7 @@ from frontier import citus, migrate
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
 from frontier.settings import Settings
+from tests.es_standin import ElasticsearchStandIn
 from tests.local_site import LocalSite, running_site
 
 TEMPLATE = "frontier_template"
@@ -131,6 +132,16 @@ async def local_site() -> AsyncIterator[LocalSite]:
     """A real HTTP server on 127.0.0.1 (see tests/local_site.py)."""
     async with running_site("127.0.0.1") as site:
         yield site
+
+
+@pytest.fixture
+async def standin() -> AsyncIterator[ElasticsearchStandIn]:
+    """The Elasticsearch stand-in (tests/es_standin.py), a real HTTP server on 127.0.0.1."""
+    server = await ElasticsearchStandIn().start()
+    try:
+        yield server
+    finally:
+        await server.stop()
 
 
 @pytest.fixture

@@ -76,12 +76,16 @@ def media_type_error(accept: str, content_type: str | None) -> str | None:
 def _type_ok(kind: str, value: Any) -> bool:
     if value is None:
         return True
+    if isinstance(value, list):  # any field holds an array of its type's values
+        return all(_type_ok(kind, item) for item in value)
     if kind in ("keyword", "text"):
         return isinstance(value, str)
     if kind in ("integer", "short", "long"):
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "boolean":
         return isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if kind == "date":
         try:
             datetime.fromisoformat(value)

@@ -61,6 +61,9 @@ class SourceOut(BaseModel):
     politeness_key: str | None = Field(
         default=None, description="host, domain or ip; null: FRONTIER_POLITENESS_KEY."
     )
+    languages: list[str] | None = Field(
+        default=None, description="The languages its articles are kept in; null: any."
+    )
     created_at: datetime
     updated_at: datetime
     last_error: str | None = Field(

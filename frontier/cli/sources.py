@@ -79,6 +79,12 @@ def sources_add(
         help="Fetch each article again this long after the fetch before (repeatable: "
         "--revisit 1h --revisit 6h --revisit 1d; default never).",
     ),
+    language: Optional[list[str]] = typer.Option(  # noqa: UP045
+        None,
+        "--language",
+        help="Keep only articles detected in this language (repeatable: --language en "
+        "--language de; default any).",
+    ),
 ) -> None:
     """Add a source (validated by the same schema as the API and `sources import`)."""
     from frontier.source_schema import InvalidSource, parse_config
@@ -114,6 +120,7 @@ def sources_add(
         "kind": kind,
         "config": json_option("config", kind_config),
         "revisit": revisit,
+        "languages": language,
     }
     config = parse_config({key: value for key, value in given.items() if value is not None})
     source = run_with_database(settings_of(ctx), lambda db: SourceRepository(db).create(config))

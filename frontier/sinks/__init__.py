@@ -54,6 +54,14 @@ DOCUMENT_FIELDS = (
     "warc_offset",
     "warc_length",
     "warc_record_id",
+    # the detected language and the metadata of issue 29 items 5-6 (migration 0036)
+    "detected_language",
+    "language_confidence",
+    "modified_at",
+    "section",
+    "tags",
+    "paragraphs",
+    "markdown",
 )
 
 
@@ -103,11 +111,20 @@ class RawDocument:
     warc_offset: int | None = None  # the response record's gzip member: offset, length
     warc_length: int | None = None
     warc_record_id: str | None = None
+    # the language the body is written in (fetcher.language) and the model's probability
+    detected_language: str | None = None
+    language_confidence: float | None = None
+    modified_at: datetime | None = None  # as the page declares it
+    section: str | None = None
+    tags: tuple[str, ...] = ()  # tags and keywords, as the page declares them
+    paragraphs: tuple[str, ...] = ()  # the body, a paragraph each
+    markdown: str | None = None  # the body as Markdown, when it has headings or lists
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready fields (ISO dates, string ids)."""
         values = asdict(self)
-        for name in ("published_at", "fetched_at"):
+        values["tags"], values["paragraphs"] = list(self.tags), list(self.paragraphs)
+        for name in ("published_at", "fetched_at", "modified_at"):
             if values[name] is not None:
                 values[name] = values[name].isoformat()
         if values["source_id"] is not None:

@@ -3,7 +3,8 @@
 - The index is created with the explicit settings and mappings of `raw_content.json`, package
   data beside this module (deploy/compose.yaml mounts the same file), when it does not exist
   (`ensure_index`); an index that exists gets the fields added to the mapping since it was
-  made (`paywalled`, migration 0031's twin), none of its fields changed.
+  made (`paywalled`, migration 0031's twin; the detected language and the article metadata,
+  0036's), none of its fields changed.
 - Document id = `url_hash`, op `index`, so writing a URL again replaces its document.
 - Writes are buffered and sent as one bulk request when `flush_docs` documents are waiting
   or `flush_interval_s` has passed since the first of them, whichever comes first; each

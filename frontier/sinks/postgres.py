@@ -23,6 +23,7 @@ from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
 SQL = load("raw_content")
+LIST_FIELDS = frozenset({"tags", "paragraphs"})
 
 
 class PostgresSink:
@@ -36,7 +37,12 @@ class PostgresSink:
             return
         unique = {doc.url_hash: doc for doc in documents}  # last write of a URL wins
         ordered = [unique[key] for key in sorted(unique)]
-        columns = [[getattr(doc, name) for doc in ordered] for name in DOCUMENT_FIELDS]
+        columns = [
+            [json.dumps(getattr(doc, name)) for doc in ordered]
+            if name in LIST_FIELDS  # unnest takes no ragged arrays: JSON text each
+            else [getattr(doc, name) for doc in ordered]
+            for name in DOCUMENT_FIELDS
+        ]
         try:
             await self._db.execute(SQL["upsert_many"], *columns)
         except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError) as exc:

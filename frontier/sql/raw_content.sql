@@ -3,21 +3,36 @@
 -- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
--- Insert or replace documents ($1..$24 parallel arrays, sorted by url_hash so concurrent
+-- Insert or replace documents ($1..$31 parallel arrays, sorted by url_hash so concurrent
 -- batches lock rows in one order), and each one's search vector (migration 0024: title and
 -- body, cut at 100,000 characters; the `search` statement's words are matched against it).
+-- $29 and $30 (tags, paragraphs) come as the text of one JSON array a document: unnest
+-- cannot take arrays of arrays of different lengths.
 WITH written AS (
 INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, host, origin,
                               title, body, summary, author, published_at, image_url,
                               language, content_hash, word_count, extractor, http_status,
                               fetched_at, paywalled, warc_file, warc_offset, warc_length,
-                              warc_record_id)
-SELECT *
+                              warc_record_id, detected_language, language_confidence,
+                              modified_at, section, tags, paragraphs, markdown)
+SELECT d.url_hash, d.url, d.final_url, d.source_id, d.source_name, d.host, d.origin,
+       d.title, d.body, d.summary, d.author, d.published_at, d.image_url, d.language,
+       d.content_hash, d.word_count, d.extractor, d.http_status, d.fetched_at, d.paywalled,
+       d.warc_file, d.warc_offset, d.warc_length, d.warc_record_id, d.detected_language,
+       d.language_confidence, d.modified_at, d.section,
+       ARRAY(SELECT jsonb_array_elements_text(d.tags::jsonb)),
+       ARRAY(SELECT jsonb_array_elements_text(d.paragraphs::jsonb)), d.markdown
 FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
             $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
             $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
-            $22::bigint[], $23::bigint[], $24::text[])
+            $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::real[],
+            $27::timestamptz[], $28::text[], $29::text[], $30::text[], $31::text[])
+     AS d (url_hash, url, final_url, source_id, source_name, host, origin, title, body,
+           summary, author, published_at, image_url, language, content_hash, word_count,
+           extractor, http_status, fetched_at, paywalled, warc_file, warc_offset,
+           warc_length, warc_record_id, detected_language, language_confidence,
+           modified_at, section, tags, paragraphs, markdown)
 ON CONFLICT (url_hash) DO UPDATE
 SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.source_id,
     source_name = excluded.source_name, host = excluded.host, origin = excluded.origin,
@@ -28,7 +43,11 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     extractor = excluded.extractor, http_status = excluded.http_status,
     fetched_at = excluded.fetched_at, paywalled = excluded.paywalled,
     warc_file = excluded.warc_file, warc_offset = excluded.warc_offset,
-    warc_length = excluded.warc_length, warc_record_id = excluded.warc_record_id
+    warc_length = excluded.warc_length, warc_record_id = excluded.warc_record_id,
+    detected_language = excluded.detected_language,
+    language_confidence = excluded.language_confidence, modified_at = excluded.modified_at,
+    section = excluded.section, tags = excluded.tags, paragraphs = excluded.paragraphs,
+    markdown = excluded.markdown
 RETURNING url_hash, title, body
 )
 INSERT INTO raw_content_search AS s (url_hash, search)

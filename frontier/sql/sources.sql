@@ -16,11 +16,12 @@ source AS (
     INSERT INTO sources (name, base_url, feed_url, sitemap_url, ingestion_mode,
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
-                         keep_trailing_slash, enabled, kind, config, revisit, politeness_key)
+                         keep_trailing_slash, enabled, kind, config, revisit, politeness_key,
+                         languages)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
-           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key
+           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -66,6 +67,7 @@ source AS (
         revisit = CASE WHEN $2 ? 'revisit' THEN c.revisit ELSE s.revisit END,
         politeness_key = CASE WHEN $2 ? 'politeness_key' THEN c.politeness_key
                          ELSE s.politeness_key END,
+        languages = CASE WHEN $2 ? 'languages' THEN c.languages ELSE s.languages END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import tomllib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -86,15 +85,6 @@ async def test_es_sink_deletes_documents_after_the_writes_waiting(
     finally:
         await sink.close()
     assert sorted(standin.indices["raw_content_test"]) == [f"{2:064x}"]
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[ElasticsearchStandIn]:
-    server = await ElasticsearchStandIn().start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_es_sink_creates_the_index_and_bulk_indexes(standin: ElasticsearchStandIn) -> None:

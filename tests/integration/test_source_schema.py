@@ -60,6 +60,7 @@ SOURCE: dict[str, Any] = {
     "kind": "wordpress",
     "config": {"per_page": 50, "timeout_s": 5.0, "host_header": "www.harbour.example"},
     "revisit": ["1h", "6h", "1d"],
+    "languages": ["en", "de"],
 }
 
 # field -> `frontier sources add` flag
@@ -81,6 +82,7 @@ REPEATED = {
     "article_url_patterns": "--article-pattern",
     "spider_listing_urls": "--spider-listing-url",
     "revisit": "--revisit",
+    "languages": "--language",
 }
 AS_JSON = {"selectors": "--selectors", "url_filters": "--url-filters", "config": "--config"}
 SWITCHES = {
@@ -105,6 +107,7 @@ BAD = [
     ("url_filters", {"random": 4}),
     ("revisit", ["soon"]),  # not a duration
     ("revisit", ["10s"]),  # under a minute: polling a page, not revisiting it
+    ("languages", ["english"]),  # not a language code
 ]
 
 ROW = """
@@ -214,6 +217,7 @@ async def test_every_path_stores_the_same_row(paths: Paths, db: Database) -> Non
     )
     assert row["state_feed_url"] == row["feed_url"]
     assert row["revisit"] == [3600, 21600, 86400]  # seconds
+    assert row["languages"] == ["en", "de"]
 
 
 @pytest.mark.parametrize("field, value", BAD, ids=[field for field, _ in BAD])

@@ -6,10 +6,6 @@ document against the index mapping). tests/zoo/structured.py cites each behaviou
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
 from frontier.db import Database
 from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.urls import normalize_url, url_hash
@@ -19,15 +15,6 @@ from tests.local_site import LocalSite
 from tests.zoo import structured as zoo
 
 TITLE = "Night trains return in March"
-
-
-@pytest.fixture
-async def standin() -> AsyncIterator[ElasticsearchStandIn]:
-    server = await ElasticsearchStandIn().start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_a_client_rendered_article_is_stored_with_its_json_ld_body(
