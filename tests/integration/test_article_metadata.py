@@ -74,7 +74,10 @@ def check_document(doc: dict[str, object]) -> None:
     assert list(doc["tags"]) == ["harbour", "ferries", "repairs"]  # type: ignore[call-overload]
     assert doc["image_url"] == "https://cdn.example/lead.jpg"  # the article's, before og:image
     paragraphs = list(doc["paragraphs"])  # type: ignore[call-overload]
-    assert paragraphs[0] == TITLE and PARAGRAPHS[0] in paragraphs and PARAGRAPHS[3] in paragraphs
+    # The body starts after the headline (the title holds it), then one paragraph a line.
+    assert (
+        paragraphs[0] == PARAGRAPHS[0] and PARAGRAPHS[3] in paragraphs and TITLE not in paragraphs
+    )
     assert f"- {ITEMS[0]}" in paragraphs
     markdown = str(doc["markdown"])
     assert "\n## What changes for passengers\n" in markdown
