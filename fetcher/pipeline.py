@@ -66,6 +66,7 @@ from frontier.safe_http import (
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
 from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
 from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 
@@ -85,6 +86,7 @@ class BatchPipeline:
         hosts: HostRepository,
         sources: SourceCache,
         duplicates: DuplicateContent,
+        near_duplicates: NearDuplicates,
         queue: QueueRepository,
         robots: RobotsStep,
         worker_id: str,
@@ -104,6 +106,7 @@ class BatchPipeline:
         self.hosts = hosts
         self.sources = sources
         self.duplicates = duplicates
+        self.near_duplicates = near_duplicates
         self.queue = queue
         self.robots = robots
         self.worker_id = worker_id
@@ -386,6 +389,7 @@ class BatchPipeline:
             http_status=status,
             fetched_at=utcnow(),
             paywalled=extracted.paywalled,
+            minhash=extraction.minhash.hex() if extraction.minhash else None,
         )
         page.end(
             OutcomeKind.FETCHED,
@@ -419,9 +423,12 @@ class BatchPipeline:
         if self.archive is not None:
             await self._archive(pages)
         stored = [p for p in candidates if p.document is not None]
+        placed = await self._place(stored)
         if stored:
             await self._write(stored)
         written = [p for p in stored if _kind(p) is OutcomeKind.FETCHED]
+        done = {p.claim.url_hash for p in written}
+        await self.near_duplicates.record([x for x in placed if x.url_hash in done])
         refused = [p for p in stored if _kind(p) is OutcomeKind.FAILED]
         await self.duplicates.release([key for p in refused for key in _keys(p)])
         await self._relink(written, taken)
@@ -429,6 +436,7 @@ class BatchPipeline:
         gone = [p for p in candidates if p.claim.is_revisit and _kind(p) is _DUPLICATE]
         if gone:
             await self.sink.delete([p.claim.url_hash for p in gone])
+            await self.near_duplicates.forget([p.claim.url_hash for p in gone])
         await self.duplicates.forget_stale_content(
             [
                 (p.claim.url_hash, p.outcome.content_hash)
@@ -440,6 +448,27 @@ class BatchPipeline:
             ]
         )
         await self._submit_canonicals(written)
+
+    async def _place(self, stored: list[Page]) -> list[Placed]:
+        """Each document about to be written names the earliest document of its
+        near-duplicate cluster, when it has one (docs/duplicates.md, "Near-duplicates")."""
+        by_hash = {
+            p.claim.url_hash: p
+            for p in stored
+            if p.document is not None and p.document.minhash is not None
+        }
+        placed = await self.near_duplicates.assign(
+            [
+                Fingerprinted(h, bytes.fromhex(p.document.minhash))
+                for h, p in by_hash.items()
+                if p.document is not None and p.document.minhash is not None
+            ]
+        )
+        for place in placed:
+            page = by_hash[place.url_hash]
+            if place.near_duplicate_of is not None and page.document is not None:
+                page.document = replace(page.document, near_duplicate_of=place.near_duplicate_of)
+        return placed
 
     async def _archive(self, pages: list[Page]) -> None:
         """Every exchange into the WARC archive, each document given its pointer; the
@@ -466,6 +495,7 @@ class BatchPipeline:
         if gone:
             await self.sink.delete(gone)
             await self.duplicates.forget(gone)
+            await self.near_duplicates.forget(gone)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a
@@ -523,6 +553,7 @@ class BatchPipeline:
             [Relink(t.url_hash, t.host, holders[h]) for t, h in done]
         )
         await self.duplicates.forget(previous)
+        await self.near_duplicates.forget(previous)
         await self.duplicates.relinked([(t.key, t.kind, h) for t, h in done])
 
     async def _submit_canonicals(self, written: list[Page]) -> None:

@@ -54,6 +54,10 @@ DOCUMENT_FIELDS = (
     "warc_offset",
     "warc_length",
     "warc_record_id",
+    # near-duplicates (frontier.near_duplicates): the text's MinHash (hex) and the earliest
+    # document of its cluster when not itself
+    "minhash",
+    "near_duplicate_of",
 )
 
 
@@ -103,6 +107,10 @@ class RawDocument:
     warc_offset: int | None = None  # the response record's gzip member: offset, length
     warc_length: int | None = None
     warc_record_id: str | None = None
+    # the body's MinHash, hex (frontier.near_duplicates); None: no body
+    minhash: str | None = None
+    # the url_hash of the earliest document this one is a near-duplicate of
+    near_duplicate_of: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready fields (ISO dates, string ids)."""

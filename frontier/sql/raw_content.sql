@@ -3,7 +3,7 @@
 -- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
--- Insert or replace documents ($1..$24 parallel arrays, sorted by url_hash so concurrent
+-- Insert or replace documents ($1..$26 parallel arrays, sorted by url_hash so concurrent
 -- batches lock rows in one order), and each one's search vector (migration 0024: title and
 -- body, cut at 100,000 characters; the `search` statement's words are matched against it).
 WITH written AS (
@@ -11,13 +11,15 @@ INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, 
                               title, body, summary, author, published_at, image_url,
                               language, content_hash, word_count, extractor, http_status,
                               fetched_at, paywalled, warc_file, warc_offset, warc_length,
-                              warc_record_id)
+                              warc_record_id,
+                              minhash, near_duplicate_of)
 SELECT *
 FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
             $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
             $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
-            $22::bigint[], $23::bigint[], $24::text[])
+            $22::bigint[], $23::bigint[], $24::text[],
+            $25::text[], $26::text[])
 ON CONFLICT (url_hash) DO UPDATE
 SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.source_id,
     source_name = excluded.source_name, host = excluded.host, origin = excluded.origin,
@@ -28,7 +30,8 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     extractor = excluded.extractor, http_status = excluded.http_status,
     fetched_at = excluded.fetched_at, paywalled = excluded.paywalled,
     warc_file = excluded.warc_file, warc_offset = excluded.warc_offset,
-    warc_length = excluded.warc_length, warc_record_id = excluded.warc_record_id
+    warc_length = excluded.warc_length, warc_record_id = excluded.warc_record_id,
+    minhash = excluded.minhash, near_duplicate_of = excluded.near_duplicate_of
 RETURNING url_hash, title, body
 )
 INSERT INTO raw_content_search AS s (url_hash, search)
