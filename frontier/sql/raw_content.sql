@@ -52,35 +52,43 @@ SELECT * FROM raw_content WHERE url_hash = $1;
 
 -- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
 -- the last document of the previous page ('infinity' and 'g' for the first page: above
--- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows. One
+-- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows; the
+-- last parameter, when true, keeps one document per near-duplicate cluster (those naming
+-- no earlier one: `near_duplicate_of` is NULL). One
 -- statement per index (migration 0019), so a prepared statement's generic plan cannot pick
 -- the wrong one. The listed columns leave the body out.
 
 -- name: recent
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($5::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
 -- name: recent_by_source
 -- As `recent`, of source $5 (and of host $6 when not NULL).
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE source_id = $5 AND ($6::text IS NULL OR host = $6)
   AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($7::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
 -- name: recent_by_host
 -- As `recent`, of host $5.
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE host = $5
   AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($6::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
@@ -117,10 +125,11 @@ SELECT w.*
 FROM (
     SELECT r.url_hash, r.url, r.final_url, r.source_id, r.source_name, r.host, r.origin,
            r.title, r.author, r.published_at, r.language, r.word_count, r.extractor,
-           r.http_status, r.fetched_at
+           r.http_status, r.fetched_at, r.near_duplicate_of
     FROM raw_content r
     WHERE ($6::uuid IS NULL OR r.source_id = $6) AND ($7::text IS NULL OR r.host = $7)
       AND (r.fetched_at, r.url_hash) < ($1::timestamptz, $2::bpchar) AND r.fetched_at >= $3
+      AND ($9::bool IS NOT TRUE OR r.near_duplicate_of IS NULL)
     ORDER BY r.fetched_at DESC, r.url_hash DESC
     LIMIT $8
 ) w
@@ -163,11 +172,12 @@ FROM (
 -- instead (`search_walk`).
 SELECT r.url_hash, r.url, r.final_url, r.source_id, r.source_name, r.host, r.origin, r.title,
        r.author, r.published_at, r.language, r.word_count, r.extractor, r.http_status,
-       r.fetched_at
+       r.fetched_at, r.near_duplicate_of
 FROM raw_content r
 JOIN raw_content_search s ON s.url_hash = r.url_hash
 WHERE s.search @@ websearch_to_tsquery('simple'::regconfig, $5)
   AND ($6::uuid IS NULL OR r.source_id = $6) AND ($7::text IS NULL OR r.host = $7)
   AND (r.fetched_at, r.url_hash) < ($1::timestamptz, $2::bpchar) AND r.fetched_at >= $3
+  AND ($8::bool IS NOT TRUE OR r.near_duplicate_of IS NULL)
 ORDER BY r.fetched_at DESC, r.url_hash DESC
 LIMIT $4;

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,7 @@ async def test_search_uses_the_gin_index(db: Database) -> None:
         plan = await tx.fetch(
             "EXPLAIN " + load("raw_content")["search"],
             datetime.max.replace(tzinfo=UTC), "g", datetime.min.replace(tzinfo=UTC), 10,
-            "harbour", None, None,
+            "harbour", None, None, False,
         )  # fmt: skip
     assert "raw_content_search_idx" in "\n".join(row[0] for row in plan)
 
@@ -309,3 +310,62 @@ async def test_api_reads_the_configured_elasticsearch(
     finally:
         await sink.close()
         await standin.stop()
+
+
+# -- one document per near-duplicate cluster -----------------------------------------
+
+
+async def clustered(db: Database) -> list[RawDocument]:
+    """The seeded documents, 2 and 4 near-duplicates of 0 (docs/duplicates.md)."""
+    docs, _city, _blog = await seeded_documents(db)
+    head = docs[0].url_hash
+    return [replace(d, near_duplicate_of=head) if i in (2, 4) else d for i, d in enumerate(docs)]
+
+
+@pytest.mark.parametrize("sink", ["postgres", "elasticsearch"])
+async def test_one_document_per_cluster_from_either_sink(db: Database, sink: str) -> None:
+    docs = await clustered(db)
+    wanted = newest_first([d for i, d in enumerate(docs) if i not in (2, 4)])
+    if sink == "postgres":
+        await PostgresSink(db).write(docs)
+        reader: DocumentReader = PostgresDocuments(db)
+        assert await walk(reader, DocumentFilter(one_per_cluster=True), limit=2) == wanted
+        assert await walk(reader, DocumentFilter(), limit=2) == newest_first(docs)
+        searched = DocumentFilter(search="harbour", one_per_cluster=True)
+        assert await walk(reader, searched, limit=10) == newest_first(
+            [d for i, d in enumerate(docs) if i not in (2, 4) and "harbour" in (d.body or "")]
+        )
+        return
+    standin = await ElasticsearchStandIn().start()
+    es_sink = ElasticsearchSink(standin.url, flush_interval_s=0)
+    reader = ElasticsearchDocuments(standin.url)
+    try:
+        await es_sink.ensure_index()
+        await es_sink.write(docs)
+        assert await walk(reader, DocumentFilter(one_per_cluster=True), limit=2) == wanted
+        assert standin.rejected_requests == []
+    finally:
+        await es_sink.close()
+        await reader.close()
+        await standin.stop()
+
+
+async def test_api_and_cli_keep_one_document_per_cluster(
+    db: Database, api: httpx.AsyncClient, fresh_dsn: str
+) -> None:
+    docs = await clustered(db)
+    await PostgresSink(db).write(docs)
+    wanted = newest_first([d for i, d in enumerate(docs) if i not in (2, 4)])
+    answer = await api.get("/api/v1/documents", params={"distinct": "cluster"})
+    assert answer.status_code == 200, answer.text
+    assert [i["url_hash"] for i in answer.json()["items"]] == wanted
+    every = await api.get("/api/v1/documents")
+    linked = {i["url_hash"]: i["near_duplicate_of"] for i in every.json()["items"]}
+    assert linked[docs[2].url_hash] == docs[0].url_hash and linked[docs[0].url_hash] is None
+    bad = await api.get("/api/v1/documents", params={"distinct": "host"})
+    assert bad.status_code == 422
+    code, out, err = await frontier_output(
+        "documents", "--one-per-cluster", "--json", env=frontier_env(fresh_dsn)
+    )
+    assert code == 0, err
+    assert [i["url_hash"] for i in json.loads(out)["items"]] == wanted
