@@ -236,7 +236,9 @@ async def _lookups(dsn: str, planted: list[bytes], rng: random.Random) -> dict[s
             start = time.perf_counter()
             placed = await near.assign(batch)
             times.append(time.perf_counter() - start)
-            candidates += len(await db.fetch(SQL["candidates"], values))
+            async with db.transaction() as tx:
+                await tx.execute(SQL["gin_only"])
+                candidates += len(await tx.fetch(SQL["candidates"], values))
             for n, place in zip(picks, placed, strict=False):
                 wanted += 1
                 found += place.cluster == f"{n:064x}"

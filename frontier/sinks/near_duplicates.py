@@ -51,9 +51,12 @@ class NearDuplicates:
             return []
         banded = [(d, tuple(nd.bands(d.minhash))) for d in documents]
         values = sorted({v for _, bands in banded for v in bands})
+        async with self._db.transaction() as tx:
+            await tx.execute(SQL["gin_only"])
+            rows = await tx.fetch(SQL["candidates"], values)
         known = [
             Placed(r["url_hash"], bytes(r["minhash"]), tuple(r["bands"]), r["cluster"])
-            for r in await self._db.fetch(SQL["candidates"], values)
+            for r in rows
         ]
         placed: list[Placed] = []
         for document, bands in banded:

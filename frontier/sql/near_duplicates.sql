@@ -3,10 +3,19 @@
 -- frontier/near_duplicates.py computes them). In the frontier database, so it holds
 -- whichever sink stores the documents.
 
+-- name: gin_only
+-- For the rest of this transaction, no sequential scan: the planner cannot estimate how
+-- few rows share a band value (each is nearly unique; its array statistics keep the most
+-- common ones only), guesses most of the table for a batch's 512 values and reads every
+-- row (50 s at 10^6 documents), where the GIN index answers in milliseconds
+-- (bench/RESULTS.md, "Near-duplicates").
+SET LOCAL enable_seqscan = off;
+
 -- name: candidates
 -- The documents sharing at least one band value with $1 (the band values of a batch of
 -- new documents; the GIN index on `bands` finds them), with their fingerprints, band
--- values and clusters: the caller checks each against the threshold.
+-- values and clusters: the caller checks each against the threshold. Run under
+-- `gin_only`.
 SELECT url_hash, minhash, bands, cluster
 FROM near_duplicates
 WHERE bands && $1::int[];
