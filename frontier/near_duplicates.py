@@ -35,6 +35,7 @@ BANDS = 16
 ROWS = BINS // BANDS  # bins per band
 THRESHOLD = 0.5  # the estimated Jaccard similarity from which two texts are one article
 MAX_WORDS = 5_000  # the words read of one body: the cost is bounded whatever its length
+MAX_CHARS = 100_000  # and the characters they are found in
 _BIN_BITS = 6  # 2**6 = BINS
 _VALUE_BITS = 32  # each bin keeps the low 32 bits of its minimum
 _VALUE_MASK = (1 << _VALUE_BITS) - 1
@@ -44,34 +45,33 @@ _WORD = re.compile(r"\w+")
 
 def words(text: str) -> list[str]:
     """The words of `text` as compared: Unicode-normalised (NFKC), case-folded, at most
-    `MAX_WORDS`."""
-    found: list[str] = []
-    for match in _WORD.finditer(unicodedata.normalize("NFKC", text).casefold()):
-        found.append(match.group())
-        if len(found) >= MAX_WORDS:
-            break
-    return found
+    `MAX_WORDS` (of its first `MAX_CHARS` characters)."""
+    normal = unicodedata.normalize("NFKC", text[:MAX_CHARS]).casefold()
+    return _WORD.findall(normal)[:MAX_WORDS]
 
 
 def shingles(text: str, size: int = SHINGLE) -> set[str]:
     """The text's shingles of `size` words (a text shorter than one shingle is one)."""
     tokens = words(text)
-    return {" ".join(tokens[i : i + size]) for i in range(max(0, len(tokens) - size) + 1)}
+    if len(tokens) <= size:
+        return {" ".join(tokens)} if tokens else set()
+    return {" ".join(gram) for gram in zip(*(tokens[i:] for i in range(size)))}
 
 
 def minhash(text: str, size: int = SHINGLE) -> bytes | None:
     """The text's fingerprint: `BINS` 32-bit values, big-endian (4 * BINS bytes); None for
     a text without words."""
     grams = shingles(text, size)
-    grams.discard("")
     if not grams:
         return None
     mins = [_EMPTY] * BINS
     shift = 64 - _BIN_BITS
+    mask = _VALUE_MASK
+    from_bytes = int.from_bytes
     for gram in grams:
-        h = int.from_bytes(blake2b(gram.encode(), digest_size=8).digest())
+        h = from_bytes(blake2b(gram.encode(), digest_size=8).digest())
         b = h >> shift
-        v = h & _VALUE_MASK
+        v = h & mask
         if v < mins[b]:
             mins[b] = v
     if _EMPTY in mins:  # rotation: an empty bin takes the next full one's value, marked
