@@ -55,7 +55,8 @@ def shingles(text: str, size: int = SHINGLE) -> set[str]:
     tokens = words(text)
     if len(tokens) <= size:
         return {" ".join(tokens)} if tokens else set()
-    return {" ".join(gram) for gram in zip(*(tokens[i:] for i in range(size)))}
+    # the shorter tails end the zip: each shingle is `size` words
+    return {" ".join(gram) for gram in zip(*(tokens[i:] for i in range(size)), strict=False)}
 
 
 def minhash(text: str, size: int = SHINGLE) -> bytes | None:
