@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -69,6 +70,23 @@ async def seeded_documents(db: Database) -> tuple[list[RawDocument], Any, Any]:
     return docs, city.id, blog.id
 
 
+@asynccontextmanager
+async def on_standin(docs: list[RawDocument]) -> AsyncIterator[DocumentReader]:
+    """`docs` in the Elasticsearch stand-in, and its reader; no request refused."""
+    standin = await ElasticsearchStandIn().start()
+    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
+    reader = ElasticsearchDocuments(standin.url)
+    try:
+        await sink.ensure_index()
+        await sink.write(docs)
+        yield reader
+        assert standin.rejected_requests == []
+    finally:
+        await sink.close()
+        await reader.close()
+        await standin.stop()
+
+
 @pytest.fixture(params=["postgres", "elasticsearch"])
 async def stored(
     request: pytest.FixtureRequest, db: Database
@@ -78,18 +96,8 @@ async def stored(
         await PostgresSink(db).write(docs)
         yield PostgresDocuments(db), docs, city, blog
         return
-    standin = await ElasticsearchStandIn().start()
-    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
-    reader = ElasticsearchDocuments(standin.url)
-    try:
-        await sink.ensure_index()
-        await sink.write(docs)
+    async with on_standin(docs) as reader:
         yield reader, docs, city, blog
-        assert standin.rejected_requests == []
-    finally:
-        await sink.close()
-        await reader.close()
-        await standin.stop()
 
 
 def newest_first(docs: list[RawDocument]) -> list[str]:
@@ -336,18 +344,8 @@ async def test_one_document_per_cluster_from_either_sink(db: Database, sink: str
             [d for i, d in enumerate(docs) if i not in (2, 4) and "harbour" in (d.body or "")]
         )
         return
-    standin = await ElasticsearchStandIn().start()
-    es_sink = ElasticsearchSink(standin.url, flush_interval_s=0)
-    reader = ElasticsearchDocuments(standin.url)
-    try:
-        await es_sink.ensure_index()
-        await es_sink.write(docs)
+    async with on_standin(docs) as reader:
         assert await walk(reader, DocumentFilter(one_per_cluster=True), limit=2) == wanted
-        assert standin.rejected_requests == []
-    finally:
-        await es_sink.close()
-        await reader.close()
-        await standin.stop()
 
 
 async def test_api_and_cli_keep_one_document_per_cluster(
