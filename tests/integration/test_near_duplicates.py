@@ -13,8 +13,10 @@ import pytest
 
 from bench.extract_quality import BENCHMARK
 from bench.near_duplicates_set import BYLINES, _page, _paragraphs
+from frontier import near_duplicates as nd
 from frontier.db import Database
 from frontier.documents import DocumentFilter
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates
 from frontier.sinks.postgres import PostgresDocuments
 from frontier.urls import normalize_url, url_hash
 from tests.fetch_harness import after, fetcher_for, submit
@@ -104,3 +106,22 @@ async def test_copies_in_one_batch_form_one_cluster(
     rows = await db.fetch("SELECT url_hash, cluster FROM near_duplicates")
     assert {r["cluster"] for r in rows} == {heads[0]["url_hash"]}
     assert {r["url_hash"] for r in rows} == {url_hash(d["url"]) for d in docs}
+
+
+async def test_the_lookup_ignores_the_document_itself_and_forgotten_ones(db: Database) -> None:
+    """A revisit is not its own near-duplicate; a document removed (forgotten) is no
+    longer anyone's candidate."""
+    near = NearDuplicates(db)
+    text = " ".join(f"word{i}" for i in range(300))
+    fingerprint = nd.minhash(text)
+    assert fingerprint is not None
+    [first] = await near.assign([Fingerprinted("a" * 64, fingerprint)])
+    assert first.near_duplicate_of is None
+    await near.record([first])
+    [again] = await near.assign([Fingerprinted("a" * 64, fingerprint)])  # a revisit
+    assert again.near_duplicate_of is None
+    [copy] = await near.assign([Fingerprinted("b" * 64, fingerprint)])
+    assert copy.near_duplicate_of == "a" * 64
+    await near.forget(["a" * 64])
+    [alone] = await near.assign([Fingerprinted("b" * 64, fingerprint)])
+    assert alone.near_duplicate_of is None
