@@ -85,6 +85,7 @@ from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.link_header import canonical_from_links
 from fetcher.verdict import Verdict, page_verdict
 from frontier.errors import FrontierError
+from frontier.near_duplicates import minhash
 from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
 
 log = logging.getLogger(__name__)
@@ -143,6 +144,7 @@ class Extraction:
     names_itself: bool = False  # the page's canonical link names the page itself
     verdict: Verdict | None = None  # the page is not the article (`fetcher.verdict`)
     robots: frozenset[str] = frozenset()  # its `<meta name="robots">` rules that apply to us
+    minhash: bytes | None = None  # the body's near-duplicate fingerprint (frontier.near_duplicates)
 
 
 Job = Callable[..., Extraction]
@@ -163,7 +165,8 @@ def extract_page(
     in a `<link rel="canonical">` or in the response's `links` (its `Link` header values,
     targets resolved against `base`, the URL that answered: `fetcher.link_header`), with
     the verdict on whether it is the article at all (`fetcher.verdict`) and the `<meta>`
-    robots rules for the crawler known by `robots_names`, from the same parse."""
+    robots rules for the crawler known by `robots_names`, from the same parse; and the
+    body's MinHash (its words capped: `frontier.near_duplicates.MAX_WORDS`)."""
     html, _encoding = decode_html(body, content_type)
     tree = LexborHTMLParser(html)
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
@@ -183,6 +186,7 @@ def extract_page(
         claim == url,
         page_verdict(tree, html, own_words, stored=bool(extracted.body)),
         meta_directives(metas, robots_names),
+        minhash(extracted.body) if extracted.body else None,
     )
 
 

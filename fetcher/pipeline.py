@@ -74,6 +74,7 @@ from frontier.safe_http import (
 )
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
 from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
 from frontier.urls import InvalidURL, request_spelling, same_identity, url_hash
 from frontier.versions import DocumentVersions
@@ -103,8 +104,10 @@ class ResponseSteps:
         extraction: ExtractionPool | InProcessExtraction | None = None,
         archive: ArchiveStep | None = None,
         versions: DocumentVersions | None = None,
+        near_duplicates: NearDuplicates | None = None,
     ) -> None:
         self.archive = archive
+        self.near_duplicates = near_duplicates
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
         self.config = config
@@ -193,6 +196,7 @@ class ResponseSteps:
             http_status=status,
             fetched_at=utcnow(),
             paywalled=extracted.paywalled,
+            minhash=extraction.minhash.hex() if extraction.minhash else None,
             detected_language=extracted.detected_language,
             language_confidence=extracted.language_confidence,
             modified_at=extracted.modified_at,
@@ -233,10 +237,14 @@ class ResponseSteps:
         if self.archive is not None:
             await self._archive(pages)
         stored = [p for p in candidates if p.document is not None]
+        placed = await self._place(stored)
         replaced = await self._replaced(stored)
         if stored:
             await self._write(stored)
         written = [p for p in stored if _kind(p) is OutcomeKind.FETCHED]
+        if self.near_duplicates is not None:
+            done = {p.claim.url_hash for p in written}
+            await self.near_duplicates.record([x for x in placed if x.url_hash in done])
         if replaced and self.versions is not None:
             kept = {p.claim.url_hash for p in written}
             await self.versions.keep([d for d in replaced if d["url_hash"] in kept])
@@ -247,6 +255,7 @@ class ResponseSteps:
         gone = [p for p in candidates if p.claim.is_revisit and _kind(p) is _DUPLICATE]
         if gone:
             await self.sink.delete([p.claim.url_hash for p in gone])
+            await self._forget_near([p.claim.url_hash for p in gone])
         await self.duplicates.forget_stale_content(
             [
                 (p.claim.url_hash, p.outcome.content_hash)
@@ -258,6 +267,34 @@ class ResponseSteps:
             ]
         )
         await self._submit_canonicals(written)
+
+    async def _place(self, stored: list[Page]) -> list[Placed]:
+        """Each document about to be written names the earliest document of its
+        near-duplicate cluster, when it has one (docs/duplicates.md, "Near-duplicates")."""
+        if self.near_duplicates is None:
+            return []
+        by_hash = {
+            p.claim.url_hash: p
+            for p in stored
+            if p.document is not None and p.document.minhash is not None
+        }
+        placed = await self.near_duplicates.assign(
+            [
+                Fingerprinted(h, bytes.fromhex(p.document.minhash))
+                for h, p in by_hash.items()
+                if p.document is not None and p.document.minhash is not None
+            ]
+        )
+        for place in placed:
+            page = by_hash[place.url_hash]
+            if place.near_duplicate_of is not None and page.document is not None:
+                page.document = replace(page.document, near_duplicate_of=place.near_duplicate_of)
+        return placed
+
+    async def _forget_near(self, url_hashes: list[str]) -> None:
+        """Documents gone stop being near-duplicate candidates."""
+        if self.near_duplicates is not None and url_hashes:
+            await self.near_duplicates.forget(url_hashes)
 
     async def _replaced(self, pages: list[Page]) -> list[dict[str, Any]]:
         """The stored documents that these pages' changed texts replace, read before the
@@ -300,6 +337,7 @@ class ResponseSteps:
         if gone:
             await self.sink.delete(gone)
             await self.duplicates.forget(gone)
+            await self._forget_near(gone)
 
     async def _reserve(self, pages: list[Page], kind: KeyKind) -> list[tuple[TakenOver, str]]:
         """Reserve each page's key of this kind; a page that does not hold it after is a
@@ -357,6 +395,7 @@ class ResponseSteps:
             [Relink(t.url_hash, t.host, holders[h]) for t, h in done]
         )
         await self.duplicates.forget(previous)
+        await self._forget_near(previous)
         await self.duplicates.relinked([(t.key, t.kind, h) for t, h in done])
 
     async def _submit_canonicals(self, written: list[Page]) -> None:
@@ -425,6 +464,7 @@ class BatchPipeline(ResponseSteps):
         hosts: HostRepository,
         sources: SourceCache,
         duplicates: DuplicateContent,
+        near_duplicates: NearDuplicates,
         queue: QueueRepository,
         robots: RobotsStep,
         worker_id: str,
@@ -443,6 +483,7 @@ class BatchPipeline(ResponseSteps):
             extraction=extraction,
             archive=archive,
             versions=versions,
+            near_duplicates=near_duplicates,
         )
         self.client = client
         self.keys = keys

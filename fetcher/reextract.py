@@ -48,6 +48,7 @@ from frontier.settings import Settings
 from frontier.sinks import RawDocument
 from frontier.sinks.configured import open_reader, open_sink
 from frontier.sinks.duplicates import DuplicateContent
+from frontier.sinks.near_duplicates import NearDuplicates
 from frontier.sources import SourceRepository
 from frontier.versions import DocumentVersions
 
@@ -334,6 +335,7 @@ async def run_reextract(
             versions=(
                 DocumentVersions(db, config.document_versions) if config.document_versions else None
             ),
+            near_duplicates=NearDuplicates(db),
         )
         reextractor = Reextractor(
             steps=steps,

@@ -46,6 +46,7 @@ from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueReposi
 from frontier.safe_http import SafeClient
 from frontier.sinks import ContentSink
 from frontier.sinks.duplicates import DuplicateContent
+from frontier.sinks.near_duplicates import NearDuplicates
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind
 from frontier.stats import StatsRepository
@@ -97,6 +98,7 @@ class Fetcher:
             hosts=self.hosts,
             sources=SourceCache(SourceRepository(db)),
             duplicates=DuplicateContent(db),
+            near_duplicates=NearDuplicates(db),
             queue=self.queue,
             robots=RobotsStep(
                 self.hosts,

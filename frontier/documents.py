@@ -36,6 +36,7 @@ UNLISTED_FIELDS = (
     "warc_record_id",
     "paragraphs",
     "markdown",
+    "minhash",
 )
 LISTED_FIELDS = tuple(name for name in DOCUMENT_FIELDS if name not in UNLISTED_FIELDS)
 SEARCH_MAX_CHARS = 200
@@ -100,12 +101,15 @@ def check_search(words: str) -> str:
 @dataclass(frozen=True, slots=True)
 class DocumentFilter:
     """Every field optional; all given ones must hold. `search`: words, all of which must
-    appear in the title or the body."""
+    appear in the title or the body. `one_per_cluster`: of each near-duplicate cluster
+    only its earliest document, the one the others name in `near_duplicate_of`
+    (docs/duplicates.md, "Near-duplicates")."""
 
     source_id: UUID | None = None
     host: str | None = None
     since: datetime | None = None
     search: str | None = None
+    one_per_cluster: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,10 +141,17 @@ async def build_filter(
     host: str | None = None,
     since: str | None = None,
     search: str | None = None,
+    distinct: str | None = None,
     now: datetime,
 ) -> DocumentFilter:
     """The filter the CLI's options or the API's query parameters name: a source by name
-    or id, a host or URL, a date or age, search words. BadDocumentQuery says what is wrong."""
+    or id, a host or URL, a date or age, search words, `distinct` "cluster" (one document
+    per near-duplicate cluster). BadDocumentQuery says what is wrong."""
+    if distinct not in (None, "cluster"):
+        raise BadDocumentQuery(
+            f"distinct: {distinct[:40]!r} is not known: the only one is 'cluster' "
+            "(one document per near-duplicate cluster)"
+        )
     source_id = None
     if source is not None:
         try:
@@ -158,6 +169,7 @@ async def build_filter(
         host=host_name,
         since=parse_since(since, now=now) if since is not None else None,
         search=check_search(search) if search is not None else None,
+        one_per_cluster=distinct == "cluster",
     )
 
 

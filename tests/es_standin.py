@@ -14,8 +14,9 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   asks for it on one header only. (A real 8.x server would also take `compatible-with=7`
   with 7.x semantics, which this stand-in does not speak: it refuses every N but 8.)
 - `POST /{index}/_search`: only the request the document reader sends (a `bool` query of
-  `term`/`range` filters and a `multi_match` over title and body with operator `and`,
-  sorted by fetched_at then url_hash, `search_after`, `size`, `_source` excludes,
+  `term`/`range` filters, a `multi_match` over title and body with operator `and` and a
+  `must_not` `exists`, sorted by fetched_at then url_hash, `search_after`, `size`, `_source`
+  excludes,
   `track_total_hits: false`); any other key, query or sort is a 400 `parsing_exception`, as
   a real server refuses unknown fields. Text is analysed as the standard analyser does for
   these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
@@ -114,8 +115,8 @@ def _query_matcher(query: Any) -> Any:
     """A predicate over a document's source for the reader's query, or why it is refused."""
     if query == {"match_all": {}}:
         return lambda _source: True
-    if list(query) != ["bool"] or set(query["bool"]) - {"filter", "must"}:
-        return f"this stand-in reads only a bool query of filter and must, not {query}"
+    if list(query) != ["bool"] or set(query["bool"]) - {"filter", "must", "must_not"}:
+        return f"this stand-in reads only a bool query of filter, must and must_not, not {query}"
     tests = []
     for clause in query["bool"].get("filter", []):
         ((kind, spec),) = clause.items()
@@ -143,6 +144,11 @@ def _query_matcher(query: Any) -> Any:
         tests.append(
             lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
         )
+    for clause in query["bool"].get("must_not", []):
+        spec = clause.get("exists")
+        if spec is None or set(spec) != {"field"}:
+            return f"unsupported must_not clause {clause}"
+        tests.append(lambda s, f=spec["field"]: s.get(f) is None)
     return lambda source: all(test(source) for test in tests)
 
 

@@ -35,6 +35,11 @@ def documents(
     search: Optional[str] = typer.Option(  # noqa: UP045
         None, "--search", help="Words that must all be in the title or body."
     ),
+    one_per_cluster: bool = typer.Option(
+        False,
+        "--one-per-cluster",
+        help="Of near-duplicates (syndicated copies), only the earliest document.",
+    ),
     limit: int = typer.Option(20, "--limit", min=1, max=1000, help="Documents per page."),
     after: Optional[str] = typer.Option(  # noqa: UP045
         None, "--after", help="The `next` cursor a previous page printed."
@@ -50,7 +55,13 @@ def documents(
 
     async def work(db: Database) -> DocumentPage:
         where = await build_filter(
-            db, source=source, host=host, since=since, search=search, now=utcnow()
+            db,
+            source=source,
+            host=host,
+            since=since,
+            search=search,
+            distinct="cluster" if one_per_cluster else None,
+            now=utcnow(),
         )
         reader = open_reader(settings, db)
         try:

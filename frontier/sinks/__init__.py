@@ -62,6 +62,10 @@ DOCUMENT_FIELDS = (
     "tags",
     "paragraphs",
     "markdown",
+    # near-duplicates (frontier.near_duplicates): the text's MinHash (hex) and the earliest
+    # document of its cluster when not itself
+    "minhash",
+    "near_duplicate_of",
 )
 
 
@@ -119,6 +123,10 @@ class RawDocument:
     tags: tuple[str, ...] = ()  # tags and keywords, as the page declares them
     paragraphs: tuple[str, ...] = ()  # the body, a paragraph each
     markdown: str | None = None  # the body as Markdown, when it has headings or lists
+    # the body's MinHash, hex (frontier.near_duplicates); None: no body
+    minhash: str | None = None
+    # the url_hash of the earliest document this one is a near-duplicate of
+    near_duplicate_of: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready fields (ISO dates, string ids)."""

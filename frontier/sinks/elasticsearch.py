@@ -279,8 +279,11 @@ def search_body(where: DocumentFilter, after: Cursor | None, limit: int) -> dict
         must.append(
             {"multi_match": {"query": where.search, "fields": ["title", "body"], "operator": "and"}}
         )
+    query: dict[str, Any] = {"filter": filters, "must": must}
+    if where.one_per_cluster:  # the earliest of each cluster names no other
+        query["must_not"] = [{"exists": {"field": "near_duplicate_of"}}]
     body: dict[str, Any] = {
-        "query": {"bool": {"filter": filters, "must": must}},
+        "query": {"bool": query},
         "sort": SORT,
         "size": limit + 1,
         "_source": {"excludes": list(UNLISTED_FIELDS)},

@@ -106,7 +106,7 @@ class PostgresDocuments:
         extra: tuple[object, ...]
         if where.search:
             extra = (where.search, where.source_id, where.host)
-            rows = await self._search(common, extra)
+            rows = await self._search(common, extra, where.one_per_cluster)
         else:
             if where.source_id is not None:
                 query, extra = "recent_by_source", (where.source_id, where.host)
@@ -114,12 +114,14 @@ class PostgresDocuments:
                 query, extra = "recent_by_host", (where.host,)
             else:
                 query, extra = "recent", ()
-            rows = await self._db.fetch(SQL[query], *common, *extra)
+            rows = await self._db.fetch(SQL[query], *common, *extra, where.one_per_cluster)
         return page_of(
             [dict(row) for row in rows], limit, lambda r: Cursor(r["fetched_at"], r["url_hash"])
         )
 
-    async def _search(self, common: tuple[object, ...], extra: tuple[object, ...]) -> list[Any]:
+    async def _search(
+        self, common: tuple[object, ...], extra: tuple[object, ...], one_per_cluster: bool
+    ) -> list[Any]:
         """Choose the plan by how many documents the words match, as the planner estimates
         it from its statistics (planning only: counting the matches of a common word from
         the index costs 100 ms at 10^6 documents): many, walk fetched_at backwards, at most
@@ -131,7 +133,11 @@ class PostgresDocuments:
             await tx.execute(SQL["custom_plans"])
             plan = json.loads(await tx.fetchval(SQL["search_estimate"], words))
             if plan[0]["Plan"]["Plan Rows"] >= self._sparse:
-                rows = list(await tx.fetch(SQL["search_walk"], *common, *extra, self._walk_budget))
+                rows = list(
+                    await tx.fetch(
+                        SQL["search_walk"], *common, *extra, self._walk_budget, one_per_cluster
+                    )
+                )
                 wanted = common[3]
                 if len(rows) == wanted or not await tx.fetchval(
                     SQL["search_walk_cut"], *common[:3], self._walk_budget, *extra[1:]
@@ -145,7 +151,7 @@ class PostgresDocuments:
                     f"documents, and too few of the newest to fill a page; narrow it: a "
                     f"shorter time (since), a source or host, or more words"
                 )
-            return list(await tx.fetch(SQL["search"], *common, *extra))
+            return list(await tx.fetch(SQL["search"], *common, *extra, one_per_cluster))
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)

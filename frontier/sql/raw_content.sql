@@ -3,7 +3,7 @@
 -- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
--- Insert or replace documents ($1..$31 parallel arrays, sorted by url_hash so concurrent
+-- Insert or replace documents ($1..$33 parallel arrays, sorted by url_hash so concurrent
 -- batches lock rows in one order), and each one's search vector (migration 0024: title and
 -- body, cut at 100,000 characters; the `search` statement's words are matched against it).
 -- $29 and $30 (tags, paragraphs) come as the text of one JSON array a document: unnest
@@ -14,25 +14,28 @@ INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, 
                               language, content_hash, word_count, extractor, http_status,
                               fetched_at, paywalled, warc_file, warc_offset, warc_length,
                               warc_record_id, detected_language, language_confidence,
-                              modified_at, section, tags, paragraphs, markdown)
+                              modified_at, section, tags, paragraphs, markdown, minhash,
+                              near_duplicate_of)
 SELECT d.url_hash, d.url, d.final_url, d.source_id, d.source_name, d.host, d.origin,
        d.title, d.body, d.summary, d.author, d.published_at, d.image_url, d.language,
        d.content_hash, d.word_count, d.extractor, d.http_status, d.fetched_at, d.paywalled,
        d.warc_file, d.warc_offset, d.warc_length, d.warc_record_id, d.detected_language,
        d.language_confidence, d.modified_at, d.section,
        ARRAY(SELECT jsonb_array_elements_text(d.tags::jsonb)),
-       ARRAY(SELECT jsonb_array_elements_text(d.paragraphs::jsonb)), d.markdown
+       ARRAY(SELECT jsonb_array_elements_text(d.paragraphs::jsonb)), d.markdown, d.minhash,
+       d.near_duplicate_of
 FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
             $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
             $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
             $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
             $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::real[],
-            $27::timestamptz[], $28::text[], $29::text[], $30::text[], $31::text[])
+            $27::timestamptz[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[],
+            $33::text[])
      AS d (url_hash, url, final_url, source_id, source_name, host, origin, title, body,
            summary, author, published_at, image_url, language, content_hash, word_count,
            extractor, http_status, fetched_at, paywalled, warc_file, warc_offset,
            warc_length, warc_record_id, detected_language, language_confidence,
-           modified_at, section, tags, paragraphs, markdown)
+           modified_at, section, tags, paragraphs, markdown, minhash, near_duplicate_of)
 ON CONFLICT (url_hash) DO UPDATE
 SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.source_id,
     source_name = excluded.source_name, host = excluded.host, origin = excluded.origin,
@@ -47,7 +50,8 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     detected_language = excluded.detected_language,
     language_confidence = excluded.language_confidence, modified_at = excluded.modified_at,
     section = excluded.section, tags = excluded.tags, paragraphs = excluded.paragraphs,
-    markdown = excluded.markdown
+    markdown = excluded.markdown, minhash = excluded.minhash,
+    near_duplicate_of = excluded.near_duplicate_of
 RETURNING url_hash, title, body
 )
 INSERT INTO raw_content_search AS s (url_hash, search)
@@ -68,35 +72,43 @@ SELECT * FROM raw_content WHERE url_hash = $1;
 
 -- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
 -- the last document of the previous page ('infinity' and 'g' for the first page: above
--- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows. One
+-- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows; the
+-- last parameter, when true, keeps one document per near-duplicate cluster (those naming
+-- no earlier one: `near_duplicate_of` is NULL). One
 -- statement per index (migration 0019), so a prepared statement's generic plan cannot pick
 -- the wrong one. The listed columns leave the body out.
 
 -- name: recent
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($5::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
 -- name: recent_by_source
 -- As `recent`, of source $5 (and of host $6 when not NULL).
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE source_id = $5 AND ($6::text IS NULL OR host = $6)
   AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($7::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
 -- name: recent_by_host
 -- As `recent`, of host $5.
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, author,
-       published_at, language, word_count, extractor, http_status, fetched_at
+       published_at, language, word_count, extractor, http_status, fetched_at,
+       near_duplicate_of
 FROM raw_content
 WHERE host = $5
   AND (fetched_at, url_hash) < ($1::timestamptz, $2::bpchar) AND fetched_at >= $3
+  AND ($6::bool IS NOT TRUE OR near_duplicate_of IS NULL)
 ORDER BY fetched_at DESC, url_hash DESC
 LIMIT $4;
 
@@ -133,10 +145,11 @@ SELECT w.*
 FROM (
     SELECT r.url_hash, r.url, r.final_url, r.source_id, r.source_name, r.host, r.origin,
            r.title, r.author, r.published_at, r.language, r.word_count, r.extractor,
-           r.http_status, r.fetched_at
+           r.http_status, r.fetched_at, r.near_duplicate_of
     FROM raw_content r
     WHERE ($6::uuid IS NULL OR r.source_id = $6) AND ($7::text IS NULL OR r.host = $7)
       AND (r.fetched_at, r.url_hash) < ($1::timestamptz, $2::bpchar) AND r.fetched_at >= $3
+      AND ($9::bool IS NOT TRUE OR r.near_duplicate_of IS NULL)
     ORDER BY r.fetched_at DESC, r.url_hash DESC
     LIMIT $8
 ) w
@@ -179,11 +192,12 @@ FROM (
 -- instead (`search_walk`).
 SELECT r.url_hash, r.url, r.final_url, r.source_id, r.source_name, r.host, r.origin, r.title,
        r.author, r.published_at, r.language, r.word_count, r.extractor, r.http_status,
-       r.fetched_at
+       r.fetched_at, r.near_duplicate_of
 FROM raw_content r
 JOIN raw_content_search s ON s.url_hash = r.url_hash
 WHERE s.search @@ websearch_to_tsquery('simple'::regconfig, $5)
   AND ($6::uuid IS NULL OR r.source_id = $6) AND ($7::text IS NULL OR r.host = $7)
   AND (r.fetched_at, r.url_hash) < ($1::timestamptz, $2::bpchar) AND r.fetched_at >= $3
+  AND ($8::bool IS NOT TRUE OR r.near_duplicate_of IS NULL)
 ORDER BY r.fetched_at DESC, r.url_hash DESC
 LIMIT $4;

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,23 @@ async def seeded_documents(db: Database) -> tuple[list[RawDocument], Any, Any]:
     return docs, city.id, blog.id
 
 
+@asynccontextmanager
+async def on_standin(docs: list[RawDocument]) -> AsyncIterator[DocumentReader]:
+    """`docs` in the Elasticsearch stand-in, and its reader; no request refused."""
+    standin = await ElasticsearchStandIn().start()
+    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
+    reader = ElasticsearchDocuments(standin.url)
+    try:
+        await sink.ensure_index()
+        await sink.write(docs)
+        yield reader
+        assert standin.rejected_requests == []
+    finally:
+        await sink.close()
+        await reader.close()
+        await standin.stop()
+
+
 @pytest.fixture(params=["postgres", "elasticsearch"])
 async def stored(
     request: pytest.FixtureRequest, db: Database
@@ -77,18 +96,8 @@ async def stored(
         await PostgresSink(db).write(docs)
         yield PostgresDocuments(db), docs, city, blog
         return
-    standin = await ElasticsearchStandIn().start()
-    sink = ElasticsearchSink(standin.url, flush_interval_s=0)
-    reader = ElasticsearchDocuments(standin.url)
-    try:
-        await sink.ensure_index()
-        await sink.write(docs)
+    async with on_standin(docs) as reader:
         yield reader, docs, city, blog
-        assert standin.rejected_requests == []
-    finally:
-        await sink.close()
-        await reader.close()
-        await standin.stop()
 
 
 def newest_first(docs: list[RawDocument]) -> list[str]:
@@ -178,7 +187,7 @@ async def test_search_uses_the_gin_index(db: Database) -> None:
         plan = await tx.fetch(
             "EXPLAIN " + load("raw_content")["search"],
             datetime.max.replace(tzinfo=UTC), "g", datetime.min.replace(tzinfo=UTC), 10,
-            "harbour", None, None,
+            "harbour", None, None, False,
         )  # fmt: skip
     assert "raw_content_search_idx" in "\n".join(row[0] for row in plan)
 
@@ -309,3 +318,52 @@ async def test_api_reads_the_configured_elasticsearch(
     finally:
         await sink.close()
         await standin.stop()
+
+
+# -- one document per near-duplicate cluster -----------------------------------------
+
+
+async def clustered(db: Database) -> list[RawDocument]:
+    """The seeded documents, 2 and 4 near-duplicates of 0 (docs/duplicates.md)."""
+    docs, _city, _blog = await seeded_documents(db)
+    head = docs[0].url_hash
+    return [replace(d, near_duplicate_of=head) if i in (2, 4) else d for i, d in enumerate(docs)]
+
+
+@pytest.mark.parametrize("sink", ["postgres", "elasticsearch"])
+async def test_one_document_per_cluster_from_either_sink(db: Database, sink: str) -> None:
+    docs = await clustered(db)
+    wanted = newest_first([d for i, d in enumerate(docs) if i not in (2, 4)])
+    if sink == "postgres":
+        await PostgresSink(db).write(docs)
+        reader: DocumentReader = PostgresDocuments(db)
+        assert await walk(reader, DocumentFilter(one_per_cluster=True), limit=2) == wanted
+        assert await walk(reader, DocumentFilter(), limit=2) == newest_first(docs)
+        searched = DocumentFilter(search="harbour", one_per_cluster=True)
+        assert await walk(reader, searched, limit=10) == newest_first(
+            [d for i, d in enumerate(docs) if i not in (2, 4) and "harbour" in (d.body or "")]
+        )
+        return
+    async with on_standin(docs) as reader:
+        assert await walk(reader, DocumentFilter(one_per_cluster=True), limit=2) == wanted
+
+
+async def test_api_and_cli_keep_one_document_per_cluster(
+    db: Database, api: httpx.AsyncClient, fresh_dsn: str
+) -> None:
+    docs = await clustered(db)
+    await PostgresSink(db).write(docs)
+    wanted = newest_first([d for i, d in enumerate(docs) if i not in (2, 4)])
+    answer = await api.get("/api/v1/documents", params={"distinct": "cluster"})
+    assert answer.status_code == 200, answer.text
+    assert [i["url_hash"] for i in answer.json()["items"]] == wanted
+    every = await api.get("/api/v1/documents")
+    linked = {i["url_hash"]: i["near_duplicate_of"] for i in every.json()["items"]}
+    assert linked[docs[2].url_hash] == docs[0].url_hash and linked[docs[0].url_hash] is None
+    bad = await api.get("/api/v1/documents", params={"distinct": "host"})
+    assert bad.status_code == 422
+    code, out, err = await frontier_output(
+        "documents", "--one-per-cluster", "--json", env=frontier_env(fresh_dsn)
+    )
+    assert code == 0, err
+    assert [i["url_hash"] for i in json.loads(out)["items"]] == wanted

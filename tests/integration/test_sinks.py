@@ -158,6 +158,34 @@ async def test_es_sink_adds_the_archive_pointer_to_an_index_made_before_it(
     assert (stored["warc_file"], stored["warc_offset"]) == ("w-20261127-00001.warc.gz", 1234)
 
 
+NEAR_DUPLICATE_FIELDS = ("minhash", "near_duplicate_of")
+
+
+async def test_es_sink_adds_the_near_duplicate_fields_to_an_index_made_before_them(
+    standin: ElasticsearchStandIn,
+) -> None:
+    """An index made before near-duplicates (issue 29 item 4) gains `minhash` and
+    `near_duplicate_of` when the sink starts; both sinks store them."""
+    standin.create_old_index("raw_content", without=NEAR_DUPLICATE_FIELDS)
+    sink = ElasticsearchSink(standin.url, flush_docs=1)
+    linked = doc(7, minhash="ab" * 256, near_duplicate_of=f"{6:064x}")
+    try:
+        await sink.ensure_index()
+        await sink.write([linked])
+    finally:
+        await sink.close()
+    assert standin.rejected_requests == []
+    stored = standin.indices["raw_content"][f"{7:064x}"]
+    assert (stored["minhash"], stored["near_duplicate_of"]) == ("ab" * 256, f"{6:064x}")
+
+
+async def test_the_postgres_sink_stores_the_near_duplicate_fields(db: Database) -> None:
+    await PostgresSink(db).write([doc(8, minhash="cd" * 256, near_duplicate_of=f"{9:064x}")])
+    row = await db.fetchrow("SELECT minhash, near_duplicate_of FROM raw_content")
+    assert row is not None
+    assert (row["minhash"], row["near_duplicate_of"]) == ("cd" * 256, f"{9:064x}")
+
+
 async def test_es_sink_reports_refused_documents(standin: ElasticsearchStandIn) -> None:
     sink = ElasticsearchSink(standin.url, flush_docs=1)
     try:

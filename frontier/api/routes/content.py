@@ -6,7 +6,7 @@ is percent-encoded (its `?` as `%3F`); any spelling of it names the same URL."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
@@ -61,6 +61,10 @@ async def documents(
         str | None, Query(max_length=100, description="`next` of the previous page.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    distinct: Annotated[
+        Literal["cluster"] | None,
+        Query(description="`cluster`: one document per near-duplicate cluster (its earliest)."),
+    ] = None,
 ) -> dict[str, Any]:
     """Stored documents from the configured sink, newest first, keyset-paged. An
     expensive read: at most FRONTIER_API_READS_PER_CLIENT at once per client (429), each
@@ -69,7 +73,13 @@ async def documents(
     context = context_of(request)
     cursor = Cursor.decode(after) if after is not None else None
     where = await build_filter(
-        context.reads, source=source, host=host, since=since, search=search, now=utcnow()
+        context.reads,
+        source=source,
+        host=host,
+        since=since,
+        search=search,
+        distinct=distinct,
+        now=utcnow(),
     )
     page = await context.documents().page(where, after=cursor, limit=limit)
     return {"items": page.items, "next": page.next}

@@ -1,0 +1,93 @@
+"""Which cluster a stored document joins: the near-duplicate lookup of `near_duplicates`
+(docs/duplicates.md, "Near-duplicates"; SQL in `frontier/sql/near_duplicates.sql`).
+
+Before a batch of documents is written, `assign` finds each one's candidates (the
+documents sharing an LSH band value with it, through the GIN index), keeps those whose
+MinHash agrees in at least `THRESHOLD` of its bins, and names the cluster of the most
+similar: the url_hash of the earliest document of that cluster. A document of the batch
+is also a candidate of the ones after it. Once written, `record` adds them. Two processes
+storing near-duplicates of each other at the same moment may each start a cluster: the
+link is a hint for readers, not an identity (the exact checks of `document_keys` are)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from frontier import near_duplicates as nd
+from frontier.db import Database
+from frontier.sql import load
+
+SQL = load("near_duplicates")
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprinted:
+    """A document to place: its URL's hash and its text's MinHash."""
+
+    url_hash: str
+    minhash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    url_hash: str
+    minhash: bytes
+    bands: tuple[int, ...]
+    cluster: str  # the earliest document of its cluster: itself when it has none
+
+    @property
+    def near_duplicate_of(self) -> str | None:
+        return None if self.cluster == self.url_hash else self.cluster
+
+
+class NearDuplicates:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def assign(self, documents: Sequence[Fingerprinted]) -> list[Placed]:
+        """Each document's cluster, in order (see the module's docstring)."""
+        if not documents:
+            return []
+        banded = [(d, tuple(nd.bands(d.minhash))) for d in documents]
+        values = sorted({v for _, bands in banded for v in bands})
+        async with self._db.transaction() as tx:
+            await tx.execute(SQL["gin_only"])
+            rows = await tx.fetch(SQL["candidates"], values)
+        known = [
+            Placed(r["url_hash"], bytes(r["minhash"]), tuple(r["bands"]), r["cluster"])
+            for r in rows
+        ]
+        placed: list[Placed] = []
+        for document, bands in banded:
+            mine = set(bands)
+            best: tuple[float, str] | None = None
+            for other in known:
+                if other.url_hash == document.url_hash or not mine.intersection(other.bands):
+                    continue
+                score = nd.similarity(document.minhash, other.minhash)
+                if score >= nd.THRESHOLD and (best is None or score > best[0]):
+                    best = (score, other.cluster)
+            cluster = best[1] if best is not None else document.url_hash
+            place = Placed(document.url_hash, document.minhash, bands, cluster)
+            placed.append(place)
+            known.append(place)
+        return placed
+
+    async def record(self, placed: Sequence[Placed]) -> None:
+        """The documents written: candidates of the documents stored after them."""
+        if not placed:
+            return
+        rows = sorted({p.url_hash: p for p in placed}.values(), key=lambda p: p.url_hash)
+        await self._db.execute(
+            SQL["record"],
+            [p.url_hash for p in rows],
+            [p.minhash for p in rows],
+            ["{" + ",".join(map(str, p.bands)) + "}" for p in rows],
+            [p.cluster for p in rows],
+        )
+
+    async def forget(self, url_hashes: Sequence[str]) -> None:
+        """These URLs hold no document any more."""
+        if url_hashes:
+            await self._db.execute(SQL["forget"], sorted(set(url_hashes)))

@@ -1,0 +1,127 @@
+"""Near-duplicates end to end (issue 29 item 4; docs/duplicates.md, "Near-duplicates"): a
+wire story served by two hosts in different page templates, with a small edit, is stored
+twice, the second copy naming the first in `near_duplicate_of`; a different article in
+the same template is not linked; one document per cluster reads one of the two copies.
+Real PostgreSQL, real local servers (127.0.0.1 and 127.0.0.2), the real extractor."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bench.extract_quality import BENCHMARK
+from bench.near_duplicates_set import BYLINES, _page, _paragraphs
+from frontier import near_duplicates as nd
+from frontier.db import Database
+from frontier.documents import DocumentFilter
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates
+from frontier.sinks.postgres import PostgresDocuments
+from frontier.urls import normalize_url, url_hash
+from tests.fetch_harness import after, fetcher_for, submit
+from tests.local_site import LocalSite
+
+
+@pytest.fixture(scope="module")
+def stories() -> list[list[str]]:
+    truth = json.loads((BENCHMARK / "ground-truth.json").read_text(encoding="utf-8"))
+    return [_paragraphs(truth[key]["articleBody"]) for key in sorted(truth)[:4]]
+
+
+async def drain(db: Database) -> None:
+    async with fetcher_for(db) as fetcher:
+        for _ in range(6):
+            if (await fetcher.run_once(now=after(1))).claimed == 0:
+                return
+
+
+async def stored(db: Database) -> dict[str, dict[str, Any]]:
+    rows = await db.fetch("SELECT * FROM raw_content")
+    return {r["url"]: dict(r) for r in rows}
+
+
+async def test_a_syndicated_copy_names_the_first_and_another_article_does_not(
+    db: Database, local_site: LocalSite, partner_site: LocalSite, stories: list[list[str]]
+) -> None:
+    wire, other = stories[0], stories[1]
+    title = "Wire story"
+    local_site.serve("/news/wire-story", _page(0, title, BYLINES[0], wire))
+    # The partner's copy: its own template, another byline, a typo fixed, a note added.
+    edited = [wire[0].replace(" the ", " teh ", 1), *wire[1:], "Additional reporting by AP."]
+    partner_site.serve("/world/wire-story-copy", _page(2, title, BYLINES[1], edited))
+    local_site.serve("/news/other-story", _page(0, "Other story", BYLINES[0], other))
+
+    await submit(db, local_site.url("/news/wire-story"))
+    await drain(db)
+    await submit(
+        db, partner_site.url("/world/wire-story-copy"), local_site.url("/news/other-story")
+    )
+    await drain(db)
+
+    docs = await stored(db)
+    first = docs[normalize_url(local_site.url("/news/wire-story"))]
+    copy = docs[normalize_url(partner_site.url("/world/wire-story-copy"))]
+    different = docs[normalize_url(local_site.url("/news/other-story"))]
+    assert len(docs) == 3  # both copies stored, not dropped
+    assert first["near_duplicate_of"] is None
+    assert copy["near_duplicate_of"] == first["url_hash"]
+    assert different["near_duplicate_of"] is None
+    assert all(len(d["minhash"]) == 512 for d in docs.values())  # 64 bins of 4 bytes, hex
+    assert copy["content_hash"] != first["content_hash"]  # not an exact duplicate
+
+    # A third copy joins the cluster of the earliest, not of the copy it is closest to.
+    third = [*edited, "Copyright the partner site."]
+    partner_site.serve("/world/wire-story-third", _page(3, title, BYLINES[2], third))
+    await submit(db, partner_site.url("/world/wire-story-third"))
+    await drain(db)
+    again = (await stored(db))[normalize_url(partner_site.url("/world/wire-story-third"))]
+    assert again["near_duplicate_of"] == first["url_hash"]
+
+    reader = PostgresDocuments(db)
+    every = await reader.page(DocumentFilter(), after=None, limit=10)
+    one = await reader.page(DocumentFilter(one_per_cluster=True), after=None, limit=10)
+    assert len(every.items) == 4
+    assert sorted(i["url_hash"] for i in one.items) == sorted(
+        [first["url_hash"], different["url_hash"]]
+    )
+    assert {i["near_duplicate_of"] for i in every.items} == {None, first["url_hash"]}
+
+
+async def test_copies_in_one_batch_form_one_cluster(
+    db: Database, local_site: LocalSite, partner_site: LocalSite, stories: list[list[str]]
+) -> None:
+    """Two hosts' copies fetched in the same batch: the second stored names the first."""
+    story = stories[2]
+    local_site.serve("/a", _page(1, "Story", BYLINES[0], story))
+    partner_site.serve("/b", _page(3, "Story", BYLINES[3], [*story, "Updated at noon."]))
+    await submit(db, local_site.url("/a"), partner_site.url("/b"))
+    await drain(db)
+    docs = list((await stored(db)).values())
+    assert len(docs) == 2
+    heads = [d for d in docs if d["near_duplicate_of"] is None]
+    assert len(heads) == 1
+    [linked] = [d for d in docs if d["near_duplicate_of"] is not None]
+    assert linked["near_duplicate_of"] == heads[0]["url_hash"]
+    rows = await db.fetch("SELECT url_hash, cluster FROM near_duplicates")
+    assert {r["cluster"] for r in rows} == {heads[0]["url_hash"]}
+    assert {r["url_hash"] for r in rows} == {url_hash(d["url"]) for d in docs}
+
+
+async def test_the_lookup_ignores_the_document_itself_and_forgotten_ones(db: Database) -> None:
+    """A revisit is not its own near-duplicate; a document removed (forgotten) is no
+    longer anyone's candidate."""
+    near = NearDuplicates(db)
+    text = " ".join(f"word{i}" for i in range(300))
+    fingerprint = nd.minhash(text)
+    assert fingerprint is not None
+    [first] = await near.assign([Fingerprinted("a" * 64, fingerprint)])
+    assert first.near_duplicate_of is None
+    await near.record([first])
+    [again] = await near.assign([Fingerprinted("a" * 64, fingerprint)])  # a revisit
+    assert again.near_duplicate_of is None
+    [copy] = await near.assign([Fingerprinted("b" * 64, fingerprint)])
+    assert copy.near_duplicate_of == "a" * 64
+    await near.forget(["a" * 64])
+    [alone] = await near.assign([Fingerprinted("b" * 64, fingerprint)])
+    assert alone.near_duplicate_of is None
