@@ -17,12 +17,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Set
 
-    from fetcher.extract import Extracted
+
+class DetectedText(Protocol):
+    """What the filter reads of an extraction (`fetcher.extract.Extracted`, which imports
+    this module: a protocol, not an import back)."""
+
+    @property
+    def detected_language(self) -> str | None: ...
+
+    @property
+    def language_confidence(self) -> float | None: ...
+
 
 MAX_CHARS = 1000
 # The source's `languages` filter acts only on a detection at least this sure: below it
@@ -66,7 +76,7 @@ def primary(tag: str | None) -> str | None:
     return tag.replace("_", "-").split("-")[0].strip().lower() or None
 
 
-def other_language(extracted: Extracted, languages: Set[str] | None) -> str | None:
+def other_language(extracted: DetectedText, languages: Set[str] | None) -> str | None:
     """Why a page is not kept by a source that keeps only `languages` (None: any): its
     text is detected, at least MIN_CONFIDENCE sure, in another language. None when it is
     kept: a language in the list, an unsure detection, or no text to detect from. The

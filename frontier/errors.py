@@ -40,6 +40,10 @@ under this root (one module each, named in brackets):
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   └── DocumentRejected     permanent: the sink refused these documents
+    ├── UnknownVersion           (frontier.versions; also a LookupError) a version a
+    │                            document does not have, or no longer keeps
+    ├── NothingSelected          (frontier.cli.reextract; also a ValueError) reextract
+    │                            given no selection
     ├── ArchiveWriteFailed       (frontier.archive.files) a WARC write the disk refused
     │                            (full, read-only, gone): archiving backs off
     ├── ApiError                 (frontier.api.errors) a request the API refuses
@@ -47,11 +51,14 @@ under this root (one module each, named in brackets):
     │   ├── Unauthorized         401: no or a wrong bearer token
     │   │   └── LoginRequired    (frontier.api.auth) a browser without a session: to /login
     │   ├── WritesDisabled       403: no FRONTIER_API_TOKEN is configured
+    │   ├── NotPermitted         403: (frontier.api.routes.reextract) the API's database
+    │   │                        role lacks the fetcher's write grants
     │   ├── CsrfRefused          403: (frontier.api.auth) a dashboard form without its token
     │   ├── NotFound             404: (frontier.api.routes.content) no such URL or document
     │   ├── RequestTooLarge      413: over the body limit
     │   ├── UnsupportedMediaType 415: a Content-Type the endpoint does not read
     │   ├── FieldInvalid         422: a field with a bad value
+    │   ├── ReextractRunning     409: (frontier.api.routes.reextract) one run at a time
     │   ├── RateLimited          429: try again after Retry-After
     │   └── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
     ├── PlatformError            (frontier.cli.up) `frontier up` cannot start
