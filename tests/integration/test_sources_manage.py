@@ -220,3 +220,21 @@ def test_sync_errors_per_entry_and_protect_their_sources(fresh_dsn: str, tmp_pat
     assert refused.returncode == 2 and "OPML lists no feeds" in refused.stderr
     usage = frontier("sources", "import", str(spec), "--prune", dsn=fresh_dsn)
     assert usage.returncode == 2 and "--sync" in usage.stderr
+
+
+def test_opml_frontier_fields_refused_per_outline() -> None:
+    from frontier.source_specs import parse_specs
+
+    parsed = parse_specs(
+        b'<opml version="2.0" xmlns:frontier="urn:frontier:opml:source"><body>'
+        b'<outline text="A" xmlUrl="https://a.example/feed" frontier:source="{not json"/>'
+        b'<outline text="B" xmlUrl="https://b.example/feed" frontier:source="[1]"/>'
+        b'<outline text="C" xmlUrl="https://c.example/feed" frontier:source=\'{"priority": 0}\'/>'
+        b'<outline text="D" xmlUrl="https://d.example/feed" frontier:source=\'{"priority": 9}\'/>'
+        b"</body></opml>"
+    )
+    reasons = {e.name: e.reason for e in parsed.errors}
+    assert reasons["A"] == "frontier:source: not valid JSON"
+    assert reasons["B"] == "frontier:source: not a JSON object"
+    assert reasons["C"].startswith("priority:")
+    assert [(n, s.name, s.priority) for n, s in parsed.specs] == [(4, "D", 9)]
