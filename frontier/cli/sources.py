@@ -290,7 +290,7 @@ def sources_update(
     **flags: Any,
 ) -> None:
     """Change the fields given (the same flags as `sources add`); the others stay."""
-    from frontier.source_schema import InvalidSource, parse_patch
+    from frontier.source_schema import InvalidSource, SourceConfig, parse_patch
 
     values = fields_of(flags)
     if new_name is not None:
@@ -298,6 +298,11 @@ def sources_update(
     for field in clear or ():
         if field in values:
             raise InvalidSource(f"{field}: both given and cleared")
+        known = SourceConfig.model_fields.get(field)
+        if known is not None and (
+            known.is_required() or known.get_default(call_default_factory=True) is not None
+        ):
+            raise InvalidSource(f"{field}: always has a value and cannot be cleared")
         values[field] = None
     if not values:
         raise typer.BadParameter("name at least one field to change (see --help)")

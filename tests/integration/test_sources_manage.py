@@ -126,6 +126,11 @@ def test_show_update_enable_disable(fresh_dsn: str) -> None:
     # bad input: a clear one-line error, exit 2, nothing changed
     bad = frontier("sources", "update", "news", "--priority", "11", dsn=fresh_dsn)
     assert bad.returncode == 2 and "priority" in bad.stderr and "Traceback" not in bad.stderr
+    cleared = frontier("sources", "update", "news", "--clear", "priority", dsn=fresh_dsn)
+    assert cleared.returncode == 2
+    assert "priority: always has a value and cannot be cleared" in cleared.stderr
+    nothing = frontier("sources", "update", "news", dsn=fresh_dsn)
+    assert nothing.returncode == 2 and "at least one field" in nothing.stderr
     missing = frontier("sources", "show", "nope", dsn=fresh_dsn)
     assert missing.returncode == 2 and "no source named 'nope'" in missing.stderr
     manual = frontier("sources", "disable", "manual", dsn=fresh_dsn)
