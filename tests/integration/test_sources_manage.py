@@ -243,3 +243,33 @@ def test_opml_frontier_fields_refused_per_outline() -> None:
     assert reasons["B"] == "frontier:source: not a JSON object"
     assert reasons["C"].startswith("priority:")
     assert [(n, s.name, s.priority) for n, s in parsed.specs] == [(4, "D", 9)]
+
+
+def test_a_feed_readers_opml_syncs_and_exports(fresh_dsn: str, tmp_path: Path) -> None:
+    reader = tmp_path / "miniflux.opml"
+    reader.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<opml version="2.0"><head><title>Miniflux'
+        '</title></head><body><outline text="News">'
+        '<outline title="Harbour" text="Harbour" xmlUrl="https://harbour.example/feed"'
+        ' htmlUrl="https://harbour.example/" type="rss"/>'
+        '<outline text="Isle" xmlUrl="https://isle.example/atom.xml" type="rss"/>'
+        "</outline></body></opml>"
+    )
+    first = json.loads(
+        ok(frontier("sources", "import", str(reader), "--sync", "--json", dsn=fresh_dsn))
+    )
+    assert first["added"] == ["Harbour", "Isle"]
+    again = json.loads(
+        ok(frontier("sources", "import", str(reader), "--sync", "--json", dsn=fresh_dsn))
+    )
+    assert again["added"] == again["updated"] == [] and again["unchanged"] == 2
+    out = tmp_path / "out.opml"
+    result = frontier("sources", "export", "--format", "opml", "--output", str(out), dsn=fresh_dsn)
+    assert result.returncode == 0 and "wrote" in result.stderr
+    text = out.read_text()
+    assert (
+        '<outline type="rss" text="Harbour" title="Harbour" xmlUrl="https://harbour.example/feed" htmlUrl="https://harbour.example/"/>'
+        in text
+    )
+    bad = frontier("sources", "export", "--format", "csv", dsn=fresh_dsn)
+    assert bad.returncode == 2 and "yaml or opml" in bad.stderr
