@@ -14,13 +14,16 @@ columns, `adaptive_interval` and the `spider_*` options; docs/sources.md):
         url_filters: {exclude: ["/sponsored/"]}
 
 OPML: every `<outline>` with an `xmlUrl` (nested category outlines are walked); `text`
-or `title` names it, `htmlUrl` is its `base_url`. OPML is read with lxml, entities
-unresolved, no DTD, no network.
+or `title` names it, `htmlUrl` is its `base_url`; the other fields, in the
+`frontier:source` attribute `sources export` writes (`frontier.source_export`), are read
+back too (an outline with that attribute and no `xmlUrl` is a source without a feed).
+OPML is read with lxml, entities unresolved, no DTD, no network.
 """
 
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +31,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from frontier.errors import FrontierError
+from frontier.source_export import OPML_ATTRIBUTE
 from frontier.source_kinds import DEFAULT_KIND, load_kinds
 from frontier.source_schema import SourceConfig, parse_config
 from frontier.sources import SourceRepository
@@ -152,20 +156,36 @@ def parse_opml(data: bytes) -> ParsedSpecs:
     number = 0
     for outline in root.iter("outline"):
         feed = outline.get("xmlUrl") or outline.get("xmlurl")
-        if not feed:
+        own = outline.get(OPML_ATTRIBUTE)  # `sources export`'s other fields (JSON)
+        if not feed and own is None:
             continue
         number += 1
-        name = (outline.get("text") or outline.get("title") or "").strip() or _host(feed)
-        raw = {"name": name, "feed_url": feed}
-        if outline.get("htmlUrl"):
-            raw["base_url"] = outline.get("htmlUrl")
+        name = (outline.get("text") or outline.get("title") or "").strip() or _host(feed or "")
         try:
+            raw = {**_exported_fields(own), "name": name}
+            if feed:
+                raw["feed_url"] = feed
+            if outline.get("htmlUrl"):
+                raw["base_url"] = outline.get("htmlUrl")
             parsed.specs.append((number, parse_config(raw)))
         except FrontierError as exc:
             parsed.errors.append(SpecError(number, name, str(exc)))
     if number == 0:
         raise UnusableSpec("OPML lists no feeds (no <outline xmlUrl=...>)")
     return parsed
+
+
+def _exported_fields(text: str | None) -> dict[str, Any]:
+    """The `frontier:source` attribute of an outline: a JSON object of fields."""
+    if text is None:
+        return {}
+    try:
+        fields = json.loads(text)
+    except (ValueError, RecursionError):
+        raise UnusableSpec("frontier:source: not valid JSON") from None
+    if not isinstance(fields, dict):
+        raise UnusableSpec("frontier:source: not a JSON object")
+    return fields
 
 
 def _host(url: str) -> str:

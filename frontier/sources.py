@@ -35,8 +35,18 @@ from frontier.states import IngestionMode
 SQL = load("sources")
 
 MANUAL = "manual"
+DISCOVERED = "discovered"  # the built-in source of external links the spider finds
+BUILT_IN = frozenset({MANUAL, DISCOVERED})  # made by the migrations; never pruned
 
-__all__ = ["MANUAL", "InvalidSource", "Source", "SourceRepository", "UnknownSource"]
+__all__ = [
+    "BUILT_IN",
+    "DISCOVERED",
+    "MANUAL",
+    "InvalidSource",
+    "Source",
+    "SourceRepository",
+    "UnknownSource",
+]
 
 # The schema's fields kept in spider_state (the rest: sources, and feed_state's
 # adaptive_interval). Written only when given, so a service without rights on
@@ -95,6 +105,9 @@ class Source:
         }
 
 
+COLUMNS = frozenset(Source.__slots__)
+
+
 class SourceRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -139,6 +152,18 @@ class SourceRepository:
         for record in await self._db.fetch(SQL["options"], list(source_ids)):
             values = {k: v for k, v in dict(record).items() if k != "id" and v is not None}
             found[record["id"]] = {**defaults, **values}
+        return found
+
+    async def configurations(self, sources: Sequence[Source]) -> dict[UUID, dict[str, Any]]:
+        """Each source's configuration as stored: every field of the schema, as JSON
+        values (what `create` takes back; `sources export` writes them)."""
+        options = await self.options([s.id for s in sources])
+        found: dict[UUID, dict[str, Any]] = {}
+        for source in sources:
+            values = {n: getattr(source, n) for n in SourceConfig.model_fields if n in COLUMNS}
+            values.update(options.get(source.id, {}))
+            values["config"] = values.get("config") or {}
+            found[source.id] = {n: _json_value(v) for n, v in values.items()}
         return found
 
     async def poll_errors(self, source_ids: Sequence[UUID]) -> dict[UUID, str]:
@@ -213,6 +238,11 @@ class SourceRepository:
             current = await SourceRepository(tx).get_by_id(source_id)
             if current.name == MANUAL and own.get("name", MANUAL) != MANUAL:
                 raise InvalidSource("name: the built-in source 'manual' cannot be renamed")
+            if current.name == MANUAL and own.get("enabled") is False:
+                raise InvalidSource(
+                    "enabled: the built-in source 'manual' cannot be disabled (it is never"
+                    " polled; URLs that name no source go to it)"
+                )
             if "kind" in own or "config" in own:
                 own.update(_kind_and_config(current, own, kinds))
             if not own:  # only spider options: `sources` is not written
@@ -260,6 +290,12 @@ class SourceRepository:
     async def disable(self, source_id: UUID, reason: str, *, now: datetime | None = None) -> None:
         """The feed is gone (410): stop polling the source and record why."""
         await self._db.execute(SQL["disable"], source_id, reason, now)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value.value if isinstance(value, IngestionMode) else value
 
 
 def _kind_and_config(

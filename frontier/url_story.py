@@ -163,11 +163,15 @@ class UrlStoryRepository:
         record = await self._db.fetchrow(SQL["source"], source_id)
         if record is None:
             return None
-        rows = await self._db.fetch(SQL["source_counts"], source_id)
-        counts = {r["status"]: r["n"] for r in rows}
+        counts = await self.source_counts(source_id)
         errors = await self._db.fetch(SQL["source_log"], source_id, 10, True)
         log = await self._db.fetch(SQL["source_log"], source_id, LOG_ROWS, False)
         return SourcePage(dict(record), counts, [dict(r) for r in errors], [dict(r) for r in log])
+
+    async def source_counts(self, source_id: UUID) -> dict[str, int]:
+        """Source `source_id`'s URLs by status (from the maintained counters)."""
+        rows = await self._db.fetch(SQL["source_counts"], source_id)
+        return {r["status"]: r["n"] for r in rows}
 
 
 def named_key(host: str, mode: KeyMode) -> dict[str, str] | None:

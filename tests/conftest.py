@@ -101,6 +101,16 @@ def template_dsn(pg_server: PostgresServer) -> str:
 @pytest.fixture
 def fresh_dsn(pg_server: PostgresServer, template_dsn: str) -> Iterator[str]:
     """A DSN of a new database with the current schema, dropped after the test."""
+    yield from new_database(pg_server)
+
+
+@pytest.fixture
+def second_dsn(pg_server: PostgresServer, template_dsn: str) -> Iterator[str]:
+    """Another new database with the current schema (e.g. to import an export into)."""
+    yield from new_database(pg_server)
+
+
+def new_database(pg_server: PostgresServer) -> Iterator[str]:
     name = f"frontier_test_{os.getpid()}_{next(_database_numbers)}"
     dsn = pg_server.create(name, template=TEMPLATE)
     try:

@@ -14,7 +14,7 @@ Modules, one per group of commands:
 - `status`    `frontier status`
 - `urls`      `frontier submit`, `frontier import`
 - `import_warc` `frontier import-warc`: WARC files into the documents (fetcher.warc_input)
-- `sources`   `frontier sources add|list|remove|import`
+- `sources`   `frontier sources add|list|show|update|enable|disable|remove|import|export`
 - `poll`      `frontier poll`            (poller.service)
 - `fetch`     `frontier fetch`           (fetcher.service)
 - `spider`    `frontier spider`          (spider.service)
