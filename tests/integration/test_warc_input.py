@@ -38,10 +38,26 @@ from tests.processes import frontier_env, frontier_output
 _numbers = count()
 HOUR = 3600
 # What a document is, leaving out when and by which route it was stored (an imported page
-# is not archived again: the WARC file it came from holds it).
+# is not archived again: the WARC file it came from holds it), and which document of a
+# near-duplicate cluster came first (the order of storing decides it: `clusters` compares
+# the clusters themselves).
 SAME = [
-    f for f in DOCUMENT_FIELDS if f not in ("url_hash", "fetched_at") and not f.startswith("warc_")
+    f
+    for f in DOCUMENT_FIELDS
+    if f not in ("url_hash", "fetched_at", "near_duplicate_of") and not f.startswith("warc_")
 ]
+
+
+def clusters(documents: dict[str, dict[str, Any]]) -> set[frozenset[str]]:
+    """The near-duplicate clusters of `documents` (by URL), whichever of each came first."""
+    by_hash = {d["url_hash"]: url for url, d in documents.items()}
+    heads: dict[str, set[str]] = {}
+    for url, document in documents.items():
+        head = document["near_duplicate_of"] or document["url_hash"]
+        heads.setdefault(head, set()).add(url)
+        if head in by_hash:
+            heads[head].add(by_hash[head])
+    return {frozenset(urls) for urls in heads.values()}
 
 
 def cc_news_warc(
@@ -171,6 +187,7 @@ async def test_a_cc_news_style_warc_gives_the_documents_a_fetch_of_the_pages_giv
     assert set(imported) == set(fetched)
     for url, document in imported.items():
         assert {k: document[k] for k in SAME} == {k: fetched[url][k] for k in SAME}, url
+    assert clusters(imported) == clusters(fetched)
     for path in pages:  # the URLs end as the fetch left them
         row, fetched_row = (
             await frontier_row(db, site.url(path)),
