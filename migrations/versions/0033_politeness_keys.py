@@ -45,8 +45,11 @@ UPGRADE = (
     )
     """,
     "ALTER TABLE host_state ADD COLUMN busy_key text",
+    # The column, then its check: Citus refuses a column added with a constraint on a
+    # distributed or reference table (`sources` is one), as migration 0022 found.
+    "ALTER TABLE sources ADD COLUMN politeness_key text",
     """
-    ALTER TABLE sources ADD COLUMN politeness_key text
+    ALTER TABLE sources ADD CONSTRAINT sources_politeness_key_check
         CHECK (politeness_key IN ('host', 'domain', 'ip'))
     """,
 )
