@@ -33,6 +33,15 @@ KEY_TAKERS = ("frontier_fetcher", "frontier_spider", "frontier_poller", "frontie
 SLOT_TAKERS = ("frontier_spider", "frontier_poller", "frontier_api")
 
 UPGRADE = (
+    # The column, then its check: Citus refuses a column added with a constraint on a
+    # distributed or reference table (`sources` is one), as migration 0022 found;
+    # and first: a reference table cannot change after a parallel change to a
+    # distributed one (host_state) in the same transaction.
+    "ALTER TABLE sources ADD COLUMN politeness_key text",
+    """
+    ALTER TABLE sources ADD CONSTRAINT sources_politeness_key_check
+        CHECK (politeness_key IN ('host', 'domain', 'ip'))
+    """,
     """
     CREATE TABLE politeness_keys (
         bucket          integer NOT NULL DEFAULT 0,
@@ -45,13 +54,6 @@ UPGRADE = (
     )
     """,
     "ALTER TABLE host_state ADD COLUMN busy_key text",
-    # The column, then its check: Citus refuses a column added with a constraint on a
-    # distributed or reference table (`sources` is one), as migration 0022 found.
-    "ALTER TABLE sources ADD COLUMN politeness_key text",
-    """
-    ALTER TABLE sources ADD CONSTRAINT sources_politeness_key_check
-        CHECK (politeness_key IN ('host', 'domain', 'ip'))
-    """,
 )
 
 DISTRIBUTE = (
