@@ -35,31 +35,38 @@ OUTCOMES = (
 NEW_OUTCOMES = "'challenge', 'noindex', 'soft_404', 'login_required', 'empty'"
 
 
-def _checks(reasons: str, outcomes: str) -> str:
-    return f"""
-ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_dead_reason_check;
-ALTER TABLE url_frontier ADD CONSTRAINT url_frontier_dead_reason_check
-    CHECK (dead_reason IN ({reasons})) NOT VALID;
-ALTER TABLE url_frontier VALIDATE CONSTRAINT url_frontier_dead_reason_check;
-ALTER TABLE fetch_log DROP CONSTRAINT fetch_log_outcome_check;
-ALTER TABLE fetch_log ADD CONSTRAINT fetch_log_outcome_check
-    CHECK (outcome IN ({outcomes})) NOT VALID;
-ALTER TABLE fetch_log VALIDATE CONSTRAINT fetch_log_outcome_check;
-ALTER TABLE spider_state DROP CONSTRAINT spider_state_last_outcome_check;
-ALTER TABLE spider_state ADD CONSTRAINT spider_state_last_outcome_check
-    CHECK (last_outcome IN ({outcomes}));
-"""
+def _checks(reasons: str, outcomes: str) -> tuple[str, ...]:
+    """One statement each, as Citus wants them (migration 0022), and the reference table
+    (spider_state) first: on Citus it cannot change after a parallel change to a
+    distributed table (url_frontier) in the same transaction."""
+    return (
+        "ALTER TABLE spider_state DROP CONSTRAINT spider_state_last_outcome_check",
+        f"""ALTER TABLE spider_state ADD CONSTRAINT spider_state_last_outcome_check
+    CHECK (last_outcome IN ({outcomes}))""",
+        "ALTER TABLE fetch_log DROP CONSTRAINT fetch_log_outcome_check",
+        f"""ALTER TABLE fetch_log ADD CONSTRAINT fetch_log_outcome_check
+    CHECK (outcome IN ({outcomes})) NOT VALID""",
+        "ALTER TABLE fetch_log VALIDATE CONSTRAINT fetch_log_outcome_check",
+        "ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_dead_reason_check",
+        f"""ALTER TABLE url_frontier ADD CONSTRAINT url_frontier_dead_reason_check
+    CHECK (dead_reason IN ({reasons})) NOT VALID""",
+        "ALTER TABLE url_frontier VALIDATE CONSTRAINT url_frontier_dead_reason_check",
+    )
 
 
 def upgrade() -> None:
-    op.execute(_checks(f"{REASONS}, {NEW_REASONS}", f"{OUTCOMES}, {NEW_OUTCOMES}"))
+    for statement in _checks(f"{REASONS}, {NEW_REASONS}", f"{OUTCOMES}, {NEW_OUTCOMES}"):
+        op.execute(statement)
 
 
 def downgrade() -> None:
     # The rows of the new values become the nearest old ones first.
-    op.execute(f"""
-UPDATE url_frontier SET dead_reason = 'forbidden' WHERE dead_reason IN ({NEW_REASONS});
-DELETE FROM fetch_log WHERE outcome IN ({NEW_OUTCOMES});
-UPDATE spider_state SET last_outcome = 'failed' WHERE last_outcome IN ({NEW_OUTCOMES});
-""")
-    op.execute(_checks(REASONS, OUTCOMES))
+    op.execute(
+        f"UPDATE spider_state SET last_outcome = 'failed' WHERE last_outcome IN ({NEW_OUTCOMES})"
+    )
+    op.execute(f"DELETE FROM fetch_log WHERE outcome IN ({NEW_OUTCOMES})")
+    op.execute(
+        f"UPDATE url_frontier SET dead_reason = 'forbidden' WHERE dead_reason IN ({NEW_REASONS})"
+    )
+    for statement in _checks(REASONS, OUTCOMES):
+        op.execute(statement)
