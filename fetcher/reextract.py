@@ -69,6 +69,11 @@ COMPARED = (
     "word_count",
     "extractor",
     "paywalled",
+    "detected_language",
+    "modified_at",
+    "section",
+    "tags",
+    "markdown",
 )
 
 
@@ -293,10 +298,12 @@ def _same_response(document: RawDocument, stored: dict[str, Any]) -> RawDocument
 
 def _comparable(name: str, value: Any) -> Any:
     """A stored value as a `RawDocument` holds it (a reader may give dates as text)."""
-    if name == "published_at" and isinstance(value, str):
+    if name in ("published_at", "modified_at") and isinstance(value, str):
         return datetime.fromisoformat(value)
     if name == "paywalled":
         return bool(value)
+    if name == "tags":
+        return tuple(value or ())
     return value
 
 
