@@ -5,6 +5,7 @@ directory)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import socket
 from collections.abc import AsyncIterator
@@ -12,12 +13,25 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import uvicorn
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Playwright
 
 CHROMIUM = shutil.which("chromium")
+IN_CI = os.environ.get("CI") == "true"
+
+
+def unless_in_ci(missing: bool, reason: str) -> pytest.MarkDecorator:
+    """Skip when a tool is `missing`, except in CI: `make test` installs it there, so a
+    test that cannot run is a failure, not a skip."""
+    return pytest.mark.skipif(missing and not IN_CI, reason=reason)
+
+
+needs_chromium = unless_in_ci(
+    CHROMIUM is None, "Debian's chromium is not installed (`make chromium` installs it)"
+)
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

@@ -19,7 +19,7 @@ from frontier.api.app import create_app
 from frontier.api.server import uvicorn_config
 from frontier.db import Database
 from frontier.settings import Settings
-from tests.browser import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.conditions import wait_until
 
 
@@ -84,7 +84,7 @@ async def test_every_answer_carries_the_security_headers(served: str) -> None:
         assert "<script>" not in docs  # no inline script: the policy allows none
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+@needs_chromium
 async def test_docs_render_offline_in_chromium(served: str, tmp_path: Path) -> None:
     async_api = pytest.importorskip("playwright.async_api")
     elsewhere: list[str] = []

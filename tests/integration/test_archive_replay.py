@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 
 from frontier.db import Database
-from tests.browser import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium, unless_in_ci
 from tests.conditions import wait_until
 from tests.fetch_harness import article, fetcher_for, submit
 from tests.integration.test_archive import crawl_until_idle, index
@@ -36,8 +36,8 @@ def pywb_bin() -> Path | None:
 
 PYWB = pywb_bin()
 pytestmark = [
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed"),
-    pytest.mark.skipif(
+    needs_chromium,
+    unless_in_ci(
         PYWB is None, reason="pywb is not installed (`make pywb`, or FRONTIER_TEST_PYWB_BIN)"
     ),
 ]

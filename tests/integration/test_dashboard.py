@@ -17,11 +17,9 @@ from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, chromium_page, serving
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, chromium_page, needs_chromium, serving
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian's chromium is not installed (`make chromium` installs it)"
-)
+pytestmark = needs_chromium
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS"]  # (tests.browser's) for the other browser tests
 
 

@@ -12,12 +12,12 @@ import pytest
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.states import FetchKind, LogOutcome
-from tests.browser import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.integration.test_dashboard import served
 
 __all__ = ["served"]
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 
 STORY = "https://www.example-news.com/2026/11/27/politics/{}-minister-resigns-after-the-vote.html"
 CAUSE = "HTTP 503 from upstream: the server is overloaded, try again in a few minutes please"

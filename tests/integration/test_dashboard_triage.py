@@ -20,9 +20,9 @@ from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
-from tests.browser import CHROMIUM, chromium_page, serving
+from tests.browser import chromium_page, needs_chromium, serving
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 WRITE, READ = "write-token-for-the-test-0123456789", "read-token-for-the-test-0123456789"
 
 

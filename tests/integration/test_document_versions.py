@@ -26,7 +26,7 @@ from frontier.sources import SourceRepository
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash
 from frontier.versions import DocumentVersions
-from tests.browser import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.es_standin import ElasticsearchStandIn
 from tests.fetch_harness import after, article, fetcher_for
 from tests.integration.test_dashboard import served
@@ -122,7 +122,7 @@ async def test_the_setting_bounds_the_versions_kept(
     assert [k["version"] for k in kept] == [2, 3]  # at most 2 earlier ones: the oldest went
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+@needs_chromium
 async def test_the_article_page_shows_the_history_and_the_diff(
     db: Database, settings: Settings, local_site: LocalSite, served: str, tmp_path: Path
 ) -> None:

@@ -20,12 +20,12 @@ from frontier.sinks.postgres import PostgresSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import FetchKind, LogOutcome, Origin
-from tests.browser import CHROMIUM, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.integration.test_dashboard import served
 
 __all__ = ["served"]  # the fixture, shared with the overview's test
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 
 HOSTILE_TITLE = '<script>document.title="owned"</script>Tram line <b>opens</b>'
 # As the extractors write it: one paragraph a line, no blank line between
