@@ -481,27 +481,22 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
         async with db.connection() as conn:
             try:
                 async with conn.transaction():
-                    plan = await conn.fetch(
-                        analyse + SQL["claim"],
+                    hosts = await conn.fetch(
+                        SQL["claim_hosts"], batch, None, 0, policy.host_concurrency
+                    )
+                    claim_args = (
                         "bench-explain",
-                        batch,
+                        [host["host"] for host in hosts],
                         None,
                         LEASE_SECONDS,
                         0,
-                        policy.host_concurrency,
+                        [host["delay_ms"] for host in hosts],
                     )
+                    plan = await conn.fetch(analyse + SQL["claim"], *claim_args)
                     what = "claim" if with_complete else "empty claim (every host rate-limited)"
                     log(f"EXPLAIN {what}, batch {batch}:\n" + "\n".join(r[0] for r in plan))
                     if with_complete:
-                        claims = await conn.fetch(
-                            SQL["claim"],
-                            "bench-explain",
-                            batch,
-                            None,
-                            LEASE_SECONDS,
-                            0,
-                            policy.host_concurrency,
-                        )
+                        claims = await conn.fetch(SQL["claim"], *claim_args)
                         hashes = [record["url_hash"] for record in claims]
                         n = len(hashes)
                         plan = await conn.fetch(

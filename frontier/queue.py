@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
 from uuid import UUID
@@ -542,19 +543,44 @@ class QueueRepository:
             )
         claims: list[Claim] = []
         for bucket in self._rotation.order():
-            records = await self._db.fetch(
-                SQL["claim"],
-                worker_id,
-                limit - len(claims),
-                now,
-                lease,
-                bucket,
-                self.policy.host_concurrency,
+            claim_bucket = partial(
+                self._claim_bucket,
+                worker_id=worker_id,
+                limit=limit - len(claims),
+                bucket=bucket,
+                lease=lease,
+                now=now,
             )
+            records = await self._db.run_transaction(claim_bucket)
             claims.extend(Claim.from_record(record) for record in records)
             if len(claims) >= limit:
                 break
         return claims
+
+    async def _claim_bucket(
+        self,
+        tx: Database,
+        *,
+        worker_id: str,
+        limit: int,
+        bucket: int,
+        lease: float,
+        now: datetime | None,
+    ) -> list[asyncpg.Record]:
+        """Lock the ready hosts, then claim from them in a second statement (queue.sql
+        `claim_hosts` says why two)."""
+        hosts = await tx.fetch(SQL["claim_hosts"], limit, now, bucket, self.policy.host_concurrency)
+        if not hosts:
+            return []
+        return await tx.fetch(
+            SQL["claim"],
+            worker_id,
+            [host["host"] for host in hosts],
+            now,
+            lease,
+            bucket,
+            [host["delay_ms"] for host in hosts],
+        )
 
     async def take(
         self,

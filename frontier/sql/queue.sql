@@ -126,23 +126,37 @@ SELECT count(*) FILTER (WHERE pending_priority IS NOT NULL) AS hosts,
             THEN pg_notify('frontier_submitted', '') END AS notified
 FROM hosts;
 
+-- name: claim_hosts
+-- The first statement of a claim (QueueRepository.claim, one transaction): lock up to $1
+-- ready hosts of bucket $3 (SKIP LOCKED), best priority first. A host with a delay is ready
+-- when its delay has passed and nobody holds it; one without while it has fewer than $4
+-- URLs in flight. $2: now (NULL: the database clock). Apart from `claim` so that `claim`'s
+-- snapshot is taken after these locks: it recomputes each host's pending summary from its
+-- URLs, and a complete that requeued one of them (and changed the host's row) committed
+-- either before that snapshot (seen) or waits for this transaction's locks (and then
+-- folds its URL into the summary written here). In one statement, a complete committing
+-- between the statement's snapshot and its lock had its requeued URL summarised away: a
+-- pending URL on a host that never came ready again.
+WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now)
+SELECT host, delay_ms
+FROM host_state
+WHERE bucket = $3::int AND ready_at <= (SELECT now FROM clock)
+  AND (delay_ms > 0 OR in_flight < $4::int)
+ORDER BY pending_priority DESC, ready_at
+LIMIT $1
+FOR UPDATE SKIP LOCKED;
+
 -- name: claim
--- Host-first claim for worker $1: lock up to $2 ready hosts (SKIP LOCKED), take each one's
--- best due URL and lease it for $4 seconds. A host with a delay is held by the claim for as
--- long (its lease: not claimable, nor requested by anyone else, until the claim's answer
--- gives it back, hosts.sql `release_slots`); the hold's owner is the claim, `$1/url_hash`
--- (frontier.queue.claim_hold), so that a worker's other claims never end it. A host
--- without a delay is claimable while it has fewer than $6 URLs in flight. Then recompute each locked host's pending summary. All in
--- bucket $5.
+-- The second statement of a claim for worker $1, in the transaction that locked hosts $2
+-- (their delays $6, parallel) with `claim_hosts`: take each one's best due URL and lease
+-- it for $4 seconds. A host with a delay is held by the claim for as long (its lease: not
+-- claimable, nor requested by anyone else, until the claim's answer gives it back,
+-- hosts.sql `release_slots`); the hold's owner is the claim, `$1/url_hash`
+-- (frontier.queue.claim_hold), so that a worker's other claims never end it. Then
+-- recompute each locked host's pending summary. $3: now; all in bucket $5.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (
-    SELECT host, delay_ms
-    FROM host_state
-    WHERE bucket = $5::int AND ready_at <= (SELECT now FROM clock)
-      AND (delay_ms > 0 OR in_flight < $6::int)
-    ORDER BY pending_priority DESC, ready_at
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
+    SELECT * FROM unnest($2::text[], $6::int[]) AS r(host, delay_ms)
 ),
 picked AS (
     SELECT r.host, p.url_hash

@@ -569,3 +569,51 @@ async def test_batches_sharing_urls_wait_for_each_other_without_deadlock(
     assert (result.inserted, result.known) == (0, 2)
     assert await db.fetchval("SELECT count(*) FROM url_frontier") == 2
     assert await db.fetchval(deadlocks) == before
+
+
+async def test_a_url_requeued_while_its_host_is_claimed_stays_in_the_hosts_summary(
+    fresh_dsn: str, manual: SourceRef, db: Database
+) -> None:
+    """A claim recomputes its hosts' pending summaries from their URLs. Two claimers take
+    turns on one host and give every claim back (deferred, due at once), so one's complete
+    keeps landing while the other's claim runs. At every moment, a pending URL's host has
+    a pending due time (otherwise the host never comes ready again and the URL is lost):
+    an auditor checks it in one snapshot the whole time."""
+    policy = QueuePolicy(default_delay_ms=0, host_concurrency=2, lease_seconds=60)
+    own = SourceRef(manual.id, rate_limit_ms=0)
+    await QueueRepository(db, policy).submit(
+        manual_urls(own, "http://busy.example/a", "http://busy.example/b")
+    )
+    rounds, done = 300, asyncio.Event()
+    orphans: list[int] = []
+
+    async def claimer(name: str) -> None:
+        pool = await Database.connect(fresh_dsn, max_size=1)
+        queue = QueueRepository(pool, policy)
+        try:
+            for _ in range(rounds):
+                claims = await queue.claim(name, 1)
+                await queue.complete(name, [Outcome(c, OutcomeKind.DEFERRED) for c in claims])
+        finally:
+            await pool.close()
+
+    async def auditor() -> None:
+        while not done.is_set():
+            orphans.append(
+                await db.fetchval(
+                    "SELECT count(*) FROM url_frontier u JOIN host_state h"
+                    " ON h.bucket = u.bucket AND h.host = u.host"
+                    " WHERE u.status = 'pending' AND h.pending_due_at IS NULL"
+                )
+            )
+
+    audit = asyncio.create_task(auditor())
+    try:
+        await asyncio.gather(claimer("w1"), claimer("w2"))
+    finally:
+        done.set()
+        await audit
+    assert orphans and max(orphans) == 0, f"orphaned pending URLs seen: {max(orphans)}"
+    claims = await QueueRepository(db, policy).claim("w3", 10)
+    claims += await QueueRepository(db, policy).claim("w3", 10)
+    assert {c.url for c in claims} == {"http://busy.example/a", "http://busy.example/b"}
