@@ -9,7 +9,7 @@ Public API:
 - `request_spelling(url, base=None) -> str`: the URL as discovered, to request (below)
 - `same_identity(a, b) -> bool`: whether two spellings name one frontier entry
 
-`normalize_url` applies these rules, in this order (DESIGN.md "URL normalisation"):
+`normalize_url` applies these rules, in this order (summarised in docs/architecture.md, "Identity"):
 
 1. Leading and trailing C0 controls and spaces are stripped, as browsers do. Any other
    control character (C0, DEL, C1), anywhere, is refused; so is a URL (or base) longer
@@ -50,7 +50,7 @@ Public API:
 `normalize_url(normalize_url(u)) == normalize_url(u)` holds for every accepted `u`, and
 nothing but `InvalidURL` is ever raised.
 
-Identity and request spelling are two things (DESIGN.md): the normalised URL is the
+Identity and request spelling are two things (docs/fetching.md): the normalised URL is the
 identity, used for dedup and nothing else; `request_spelling` is what is requested, the
 URL as discovered with its path and query exactly as written (no slash removed, no
 parameter dropped or reordered, no escape decoded, a session identifier kept for the

@@ -11,10 +11,11 @@ expression index than with the same statistics kept from stored vectors (bench/R
 
 The vector is computed once, when the sink writes the document (one statement writes both
 tables), and kept in a table of its own, so `raw_content` keeps the document's fields and
-nothing else (DESIGN.md: the same shape as the Elasticsearch index). Its rows go with their
-document (`ON DELETE CASCADE`). ANALYZE reads the stored vectors: the same statistics, no
-parsing. Reads that check a vector row by row (a phrase, or the walk of the newest
-documents for a common word) read it instead of parsing the text again.
+nothing else (docs/architecture.md, "The data model contract": the same shape as the
+Elasticsearch index). Its rows go with their document (`ON DELETE CASCADE`). ANALYZE reads
+the stored vectors: the same statistics, no parsing. Reads that check a vector row by row
+(a phrase, or the walk of the newest documents for a common word) read it instead of
+parsing the text again.
 
 Upgrading computes the vector of every stored document once (as building the index did).
 

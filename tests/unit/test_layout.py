@@ -1,4 +1,4 @@
-"""The layout DESIGN.md draws, checked from the imports themselves (every `import`, also
+"""The layout docs/architecture.md draws, checked from the imports themselves (every `import`, also
 those inside functions): the core imports no service, the services import no other service
 and no edge, and no module imports itself back through others."""
 

@@ -525,7 +525,8 @@ def test_crawler_commons_invalid_urls_are_refused(url: str) -> None:
         normalize_url(url)
 
 
-# crawler-commons pairs that contradict DESIGN.md's rules, with the rule they break.
+# crawler-commons pairs that contradict frontier.urls' rules (docs/architecture.md,
+# "Identity"), with the rule they break.
 _WEIRD_EXCLUDED = {
     # Controls are refused, not encoded (rule: invalid input raises InvalidURL).
     "http://foo.com/\x01!": "control character refused",
