@@ -65,3 +65,29 @@ def test_every_cited_page_and_section_exists() -> None:
 def test_nothing_cites_a_design_document_outside_the_repository() -> None:
     citing = [str(p.relative_to(ROOT)) for p in _files() if "DESIGN.md" in p.read_text()]
     assert citing == [], "point them to docs/architecture.md"
+
+
+RUNTIME = ("frontier", "fetcher", "poller", "spider", "migrations")
+# A measured time per unit of work, a rate, or a measured gain: what bench/RESULTS.md holds.
+FIGURE = re.compile(
+    r"\d[\d.,]* ?(ms|µs|us|ns|s) (of CPU )?(a|per|each) "
+    r"(page|url|line|fetch|record|host|doc|document|request|statement|batch|claim)\b"
+    r"|\d[\d.,]* ?(pages|urls|lines|claims|docs|documents|feeds|rows|requests)"
+    r"(/s| a second| per second)"
+    r"|\d[\d.]* ?% (more|less|faster|slower)"
+    r"|\d[\d.]* ?(x|\u00d7) (faster|slower|the speed)",
+    re.IGNORECASE,
+)
+
+
+def test_no_benchmark_figures_in_the_runtime_code() -> None:
+    """A measured figure goes stale with the next machine or change: the code says why,
+    and the figure lives in bench/RESULTS.md (issue 34, item 8)."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for package in RUNTIME
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if FIGURE.search(line)
+    ]
+    assert found == []
