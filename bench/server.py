@@ -28,7 +28,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from frontier import citus, migrate
+from devtools import citus
+from frontier import migrate
 from frontier.db import describe_dsn
 from frontier.embedded import EmbeddedPostgres
 
@@ -194,7 +195,7 @@ class BenchServer:
     def __init__(self, admin_dsn: str, citus_workers: Sequence[str] = ()) -> None:
         self.admin_dsn = admin_dsn
         # With Citus workers, admin_dsn is the coordinator's, and every database is made on
-        # every node (frontier/citus.py), with the schema distributed by migration 0018.
+        # every node (devtools/citus.py), with the schema distributed by migration 0018.
         self.citus_workers = list(citus_workers)
         self._template_ready = False
 

@@ -2,11 +2,11 @@
 
 Parsing a page builds and frees an lxml tree of thousands of small nodes, several times a
 page (trafilatura copies it for each reading), through the C library's `malloc`: under
-`perf`, glibc's malloc and free took about a fifth of an extraction worker's CPU. With
+`perf`, glibc's malloc and free took a large share of an extraction worker's CPU. With
 gperftools' tcmalloc preloaded, `bench.fetch`'s small pages cost the fetch process and its
-workers 2.81-2.84 against 3.26 ms of CPU a page, and went 405 -> 448-451 pages/s
-(jemalloc: no gain; bench/RESULTS.md). The workers are processes the pool starts itself,
-so the allocator is given to them alone (`LD_PRELOAD`), never to the fetch process.
+workers less CPU a page and went faster (jemalloc: no gain; bench/RESULTS.md, "the
+extraction workers on tcmalloc"). The workers are processes the pool starts itself, so the
+allocator is given to them alone (`LD_PRELOAD`), never to the fetch process.
 
 - `auto` (the default): tcmalloc when the system has it (Debian and Ubuntu:
   `libtcmalloc-minimal4`, which `make` and the image install), else the C library's;

@@ -1,6 +1,7 @@
 """What an HTTP answer to a page fetch means for its URL, as small pure objects: which row
-of DESIGN.md's outcome table applies, how long to wait (Retry-After), and how to decode
-the body (a BOM, the Content-Type charset, `<meta>`, then detection; see `decode_html`)."""
+of the outcome table (docs/fetching.md, "Fetch outcomes") applies, how long to wait
+(Retry-After), and how to decode the body (a BOM, the Content-Type charset, `<meta>`, then
+detection; see `decode_html`)."""
 
 from __future__ import annotations
 

@@ -232,7 +232,8 @@ def lxml_page(html: str) -> HtmlElement | None:
 
 def _reading(*, precision: bool) -> Extractor:
     """trafilatura's options for one reading, made once: building them per call reads
-    its configuration file's values each time (about 3% of a fetch process's CPU). No url:
+    its configuration file's values each time (a visible share of a fetch process's CPU
+    under a profiler). No url:
     without metadata it would only cost a public-suffix lookup (courlan). trafilatura
     never changes the options it is given."""
     return Extractor(fast=True, precision=precision, comments=False, tables=True)
@@ -273,8 +274,8 @@ def markdown_of(text: str, tree: Any) -> str | None:
     (`- `, nested ones indented), blocks a blank line apart and a list's items a line
     apart, and a paragraph that would read as block syntax escaped. Not trafilatura's own
     Markdown output (`output_format="markdown"`, or its renderer on the same tree): that
-    one copies the tree and escapes it node by node, four to five times the cost of the
-    text rendering, +0.17-0.26 ms a page on bench.fetch's pages (bench/RESULTS.md), for
+    one copies the tree and escapes it node by node, several times the cost of the text
+    rendering on bench.fetch's pages (bench/RESULTS.md), for
     the same structure; it also keeps inline emphasis, which this leaves out as the text
     does. None without headings or lists."""
     heads = {
@@ -380,8 +381,8 @@ def date_from_markup(
     settings: the URL's path included, the canonical link's before the fetched one, as
     that pass reads it: WordPress's `?p=123` names `/2025/07/14/slug/` there), for a page
     that declares its title and author but no date: the rest of the pass would look for
-    what is already known, at twice the cost of this (0.33 against 0.17 ms on
-    bench.fetch's standard pages)."""
+    what is already known, at about twice the cost of this on bench.fetch's standard
+    pages."""
     try:
         markup = html if page is None else page
         found = find_date(markup, url=canonical_href(html) or url, **_date_config(now))

@@ -96,14 +96,14 @@ PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still
 # between pages; more would only hold bodies in memory. Not one, though one page a worker
 # leaves none queued behind another: one alone does not spare the pages of a pool whose
 # every worker has a hostile page (setting workers aside does, SLOW_PAGE_S, and hands on
-# a page queued behind a slow one too), and it cost bench.fetch's pool 4-10 % more CPU a
-# page (bench/RESULTS.md, "A page behind a hostile one").
+# a page queued behind a slow one too), and it cost bench.fetch's pool more CPU a page
+# (bench/RESULTS.md, "A page behind a hostile one").
 PAGES_PER_WORKER = 2
 # A page still parsed after this long is slow: its worker is set aside with it, and the
 # pages queued behind it go to other workers (`ExtractionPool._slow`). A normal page takes
-# milliseconds: bench.fetch's 2-5 ms; of the 48 real articles in tests/corpus/articles,
-# 60 ms the median and 0.17 s the slowest (a 1.4 MiB page), on 2 loaded cores; a page of
-# `<br>` tags runs to its limit (8-30 s). Low, as it is what a page behind a hostile one
+# milliseconds, bench.fetch's pages and the real articles of tests/corpus/articles alike
+# (the slowest, a page over a MiB, well under this), while a page of `<br>` tags runs to
+# its limit (bench/RESULTS.md). Low, as it is what a page behind a hostile one
 # may wait (plus a worker's start); not so low that a worker is started for a large page.
 # Not a setting: nothing to tune for the operator, who sets the limits.
 SLOW_PAGE_S = 1.0
@@ -195,7 +195,7 @@ class InProcessExtraction:
     process uses one core for parsing. One thread, not asyncio's default executor (a
     thread per page in flight, up to six here): parsing holds the GIL, so more threads
     parse no faster, and each page's hand-over of the GIL between them and the event
-    loop cost 22% more CPU per page in all (bench/RESULTS.md, "Extraction at the speed of
+    loop cost more CPU per page in all (bench/RESULTS.md, "Extraction at the speed of
     the fetch"). Pages wait their turn in the executor's queue.
 
     Its only bound is time: a page not parsed within `timeout_s` of its turn raises
@@ -274,11 +274,10 @@ class ExtractionPool:
 
     Not `concurrent.futures.ProcessPoolExecutor`, which this pool was built on: for each
     page, its manager thread and its call queue's feeder thread took the GIL from the event
-    loop's thread, and the result came back through `call_soon_threadsafe`. Measured with
-    two workers on two cores, 4,000 pages of `bench.fetch`'s two page sets, 32 in flight:
-    handing pages over that way cost the fetch process 0.32-0.37 ms of CPU a page on uvloop
-    (0.42-0.46 on asyncio's loop), against 0.11-0.13 (0.13-0.15) with the pipes read by the
-    event loop; 17-27% more pages a second on uvloop."""
+    loop's thread, and the result came back through `call_soon_threadsafe`. On
+    `bench.fetch`, handing pages over that way cost the fetch process several times the
+    CPU a page of pipes read by the event loop, on uvloop and asyncio's loop alike, and
+    fewer pages a second (bench/RESULTS.md)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""`<meta http-equiv="refresh">` as the redirect it is (pure; DESIGN.md "Fetch outcomes").
+"""`<meta http-equiv="refresh">` as the redirect it is (pure; docs/fetching.md "Fetch outcomes").
 
 A near-empty page whose refresh fires within `MAX_DELAY_S` and names a URL is a redirect: a
 browser shows the target, not the page. Sites use it for consent and JavaScript-check

@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
 # The rules of the crawler's group that are matched per page: Protego tries them one by
-# one, 0.2-0.5 us each (a group of 2,000 wildcard rules: about 1 ms a page, a 512 KiB
-# file of them 8 ms); real files hold far fewer (Wikipedia's: under 1,000 in all).
+# one, so a page's check costs in proportion to the group, and this cap bounds it (and the
+# parse of a file at the size cap); real files hold far fewer (Wikipedia's: under 1,000 in
+# all).
 MAX_GROUP_RULES = 2000
 ROBOTS_REDIRECTS = 5
 _UA_LINE = re.compile(r"(?im)^([ \t]*user-?agent[ \t]*:[ \t]*)([A-Za-z_-]+)[ \t][^\r\n#]*")

@@ -56,8 +56,8 @@ SOCKET_PATH_MAX = 107  # sun_path holds 108 bytes with its NUL
 START_TIMEOUT_S = 60
 
 # url_frontier and host_state are rewritten by every claim and completion; with the default
-# one-minute naptime host_state reaches ~30 dead tuples per live row in 90 s of fetching
-# (bench/soak.py). deploy/README.md gives a managed server the same advice. Both apply on a
+# one-minute naptime host_state gathers many dead tuples per live row within minutes of
+# fetching (bench/soak.py). deploy/README.md gives a managed server the same advice. Both apply on a
 # reload, without a restart.
 AUTOVACUUM: Mapping[str, str] = {
     "autovacuum_naptime": "10s",

@@ -2,10 +2,9 @@
 (every platform but Windows, where pip skips it), else on the standard event loop.
 
 uvloop is the libuv event loop that asyncpg's authors wrote; aiohttp and asyncpg run on it
-unchanged. The fetch process spends about a tenth of its CPU in the event loop's own
-Python (scheduling callbacks, socket readiness); uvloop does that in C: measured on
-`bench.fetch`'s small pages, 6% less CPU per page for one fetch process
-(bench/RESULTS.md, "Extraction at the speed of the fetch").
+unchanged. The fetch process spends part of its CPU in the event loop's own Python
+(scheduling callbacks, socket readiness); uvloop does that in C, for less CPU per page
+on `bench.fetch` (bench/RESULTS.md, "Extraction at the speed of the fetch").
 """
 
 from __future__ import annotations

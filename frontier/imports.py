@@ -35,9 +35,9 @@ BATCH_SIZE = 5_000
 PARALLEL_BATCHES = 3
 # How often a running import folds its batches' host summaries into host_state (queue.sql
 # `fold_host_deltas`), making their URLs claimable. A fold writes each host the import
-# touched since the last one (about 13 us a host): on an import spread over 100,000 hosts,
-# folding every 5 s took a fifth of its time, and folding only at the end made it 19%
-# faster (bench/RESULTS.md). Half a minute is also how often a running fetcher folds what
+# touched since the last one: on an import spread over many hosts, folding every few
+# seconds took a large share of its time, and folding only at the end made it faster
+# (bench.submit; bench/RESULTS.md). Half a minute is also how often a running fetcher folds what
 # waits (its maintenance tick), so URLs wait no longer for an import's fold than for a
 # fetcher's. It folds at its end too, so an import that returned has every URL claimable.
 FOLD_EVERY_S = 30.0

@@ -10,8 +10,8 @@ frontier").
 Every command checks the schema as it starts (`make_ready`). A database at the code's head,
 nearly always the case, is answered by one query against `migrations.HEAD`; Alembic and
 SQLAlchemy are imported, and the revisions read, only for anything else. Loading them cost
-every command about 0.4 s of its start-up (`python -X importtime`, bench.submit's
-`cli_overhead_s`).
+every command a noticeable part of its start-up (`python -X importtime`; bench.submit's
+`cli_overhead_s` in bench/RESULTS.md).
 """
 
 from __future__ import annotations

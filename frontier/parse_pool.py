@@ -46,7 +46,7 @@ T = TypeVar("T")
 # What the fork server imports once (the parsers' modules, this module, whose `_child`
 # each child runs, and the main module as multiprocessing does by default), so that no
 # child pays for it: a child that had to import this module (and so frontier.settings
-# and pydantic) took 80-130 ms to start instead of 4-10 ms. Like every multiprocessing
+# and pydantic) took an order of magnitude longer to start. Like every multiprocessing
 # start method but fork, this needs a main script guarded by `if __name__ == "__main__"`
 # (console scripts are; `python -m` is not imported again).
 PRELOAD = (  # not "__main__" (multiprocessing's default): every job is a module's function,

@@ -1,4 +1,4 @@
-"""Priority of a URL in the frontier (DESIGN.md "Priority"):
+"""Priority of a URL in the frontier (docs/architecture.md "Priority"):
 source priority + origin bonus - depth (spider links only), clamped to 1..10."""
 
 from frontier.states import Origin

@@ -1,5 +1,5 @@
 """The frontier queue: submit URLs, claim them host-first with leases, complete them with
-one of the fetch outcomes of DESIGN.md, renew leases, and reap expired ones.
+one of the fetch outcomes (docs/fetching.md, "Fetch outcomes"), renew leases, and reap expired ones.
 
 All SQL is in `frontier/sql/queue.sql`. Every statement works on a batch. Time-dependent
 methods take an optional `now`; without it the database's clock is used, so processes on
@@ -49,7 +49,7 @@ MAX_DISCOVERY_META_BYTES = 16_384  # what a producer may say about one URL
 
 
 class OutcomeKind(StrEnum):
-    """How a claimed URL ended; one per row of DESIGN.md's fetch-outcome table."""
+    """How a claimed URL ended; one per row of docs/fetching.md's outcome table."""
 
     FETCHED = "fetched"  # 200, stored in the sink
     NOT_MODIFIED = "not_modified"  # 304

@@ -1,5 +1,5 @@
-"""Session identifiers, which `frontier.urls` drops from a URL's identity (DESIGN.md "URL
-normalisation"): a server that cannot rely on a cookie writes the visitor's session into
+"""Session identifiers, which `frontier.urls` drops from a URL's identity (docs/architecture.md
+"Identity"): a server that cannot rely on a cookie writes the visitor's session into
 every link it serves, so each visit spells every page anew. Google, Heritrix and Nutch
 drop them from the URL they key a page by; the request spelling (`fetch_url`) keeps them,
 since a server may need its session to answer.

@@ -9,7 +9,7 @@ Public API:
 - `request_spelling(url, base=None) -> str`: the URL as discovered, to request (below)
 - `same_identity(a, b) -> bool`: whether two spellings name one frontier entry
 
-`normalize_url` applies these rules, in this order (DESIGN.md "URL normalisation"):
+`normalize_url` applies these rules, in this order (summarised in docs/architecture.md, "Identity"):
 
 1. Leading and trailing C0 controls and spaces are stripped, as browsers do. Any other
    control character (C0, DEL, C1), anywhere, is refused; so is a URL (or base) longer
@@ -50,7 +50,7 @@ Public API:
 `normalize_url(normalize_url(u)) == normalize_url(u)` holds for every accepted `u`, and
 nothing but `InvalidURL` is ever raised.
 
-Identity and request spelling are two things (DESIGN.md): the normalised URL is the
+Identity and request spelling are two things (docs/fetching.md): the normalised URL is the
 identity, used for dedup and nothing else; `request_spelling` is what is requested, the
 URL as discovered with its path and query exactly as written (no slash removed, no
 parameter dropped or reordered, no escape decoded, a session identifier kept for the
@@ -198,10 +198,10 @@ def request_spelling(url: str, base: str | None = None) -> str:
 # A URL `normalize_url` returns unchanged (and `request_spelling` too), recognised by one
 # match. `identity_and_spelling` is the bulk import's hottest work (`prepare_urls` calls it
 # per line), and nearly every line of a bulk list is already in normal form; on
-# `bench.submit.build_urls(200_000, 20_000)`, whose lines match but for the 6% with a query,
-# the general path (`_clean` and its regexes, `_authority`, the slash rule, `_spelling`)
-# cost 4.8-5.2 us per URL and `prepare_urls` 7.1-8.1 us per line; with this match, 1.3 and
-# 3.1 us. Each part accepts only what the general path provably leaves as it is; anything
+# `bench.submit.build_urls`, whose lines match but for those with a query, the general path
+# (`_clean` and its regexes, `_authority`, the slash rule, `_spelling`) cost several times
+# what this match costs, per URL and per line of `prepare_urls` (bench/RESULTS.md, the
+# submit figures). Each part accepts only what the general path provably leaves as it is; anything
 # else (IDNA, IPv4 or IPv6 hosts, escapes, dot segments, queries...) takes the general path,
 # which stays the reference (`tests/unit/test_urls_fast_path.py` holds the two to agree):
 # - scheme: lowercase ``http`` or ``https``, then exactly two slashes (rules 3, 4); no
@@ -215,7 +215,7 @@ def request_spelling(url: str, base: str | None = None) -> str:
 #   ``..`` segment, no ``;`` (a session path parameter is dropped), and in `_FIXED_POINT`
 #   no trailing slash unless it is the root;
 # - no query and no fragment (rules 11, 12). The length limit is checked apart.
-# The quantifiers are possessive (``*+``): nothing here needs backtracking, which cost 30%.
+# The quantifiers are possessive (``*+``): nothing here needs backtracking, which had a cost.
 _FIXED_START = (
     r"https?://"
     r"(?=[a-z0-9_.-]{1,253}+[:/])(?:(?!xn--)[a-z0-9_-]{1,63}+\.)*+(?!xn--)[a-z][a-z0-9_-]{0,62}+"

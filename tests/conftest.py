@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from frontier import citus, migrate
+from devtools import citus
+from frontier import migrate
 from frontier.db import Database
 from frontier.embedded import EmbeddedPostgres
 from frontier.settings import Settings

@@ -15,6 +15,6 @@ Modules:
                retention setting (age, total size) applied
 
 The writer is FastWARC (resiliparse's), chosen by measurement (bench/warc_writer.py,
-bench/RESULTS.md: 1.5-2.6x warcio's speed for the same records); each record's gzip member
+bench/RESULTS.md: faster than warcio for the same records); each record's gzip member
 is zlib's (a FastWARC GzipWriter per record costs more than the record).
 """

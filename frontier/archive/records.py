@@ -183,8 +183,8 @@ def _member(
         headers[name] = value
     record.set_bytes_content(block)
     # One gzip member per record, made in memory and appended as one piece. zlib rather
-    # than FastWARC's GzipWriter: a GzipWriter per record costs 0.4 ms to set up, more
-    # than the whole record of a news page (bench/warc_writer.py).
+    # than FastWARC's GzipWriter: a GzipWriter per record costs more to set up than the
+    # whole record of a news page (bench/warc_writer.py, bench/RESULTS.md).
     sink = io.BytesIO()  # FastWARC writes a header line at a time: a C buffer, not Python
     record.write(sink, checksum_data=False)
     return zlib.compress(sink.getvalue(), GZIP_LEVEL, wbits=zlib.MAX_WBITS | 16)

@@ -3,7 +3,7 @@ services together. The core (`frontier/*.py`) imports no service; these modules 
 services' entry points (`poller.service`, `fetcher.service`, `spider.service`) at the top.
 
 A command module is imported only when its command runs (`load_commands`): importing them
-all costs 2 s and 70 MiB (Scrapy, uvicorn, the fetcher), which `frontier status` or a
+all costs seconds and tens of MiB (Scrapy, uvicorn, the fetcher), which `frontier status` or a
 `frontier poll` process should not pay. `frontier --help` loads none: it lists SUMMARIES.
 `plain_help` makes every help read as click's did (no `<bool>` or `{file}`).
 

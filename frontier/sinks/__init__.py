@@ -87,8 +87,8 @@ class DocumentRejected(SinkError):
 
 @dataclass(frozen=True, slots=True)
 class RawDocument:
-    """One document of `raw_content` (DESIGN.md's field list, in order, then the pointer
-    of its response in the WARC archive)."""
+    """One document of `raw_content` (the contract's field list in docs/architecture.md, in
+    order, then the pointer of its response in the WARC archive)."""
 
     url_hash: str
     url: str

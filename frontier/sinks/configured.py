@@ -11,8 +11,9 @@ from frontier.sinks import ContentSink
 
 async def open_sink(settings: Settings, db: Database) -> ContentSink:
     """The Elasticsearch sink if FRONTIER_ELASTICSEARCH_URL is set, else PostgreSQL."""
-    # Imported here: the Elasticsearch client costs ~150 ms of start-up that a fetcher on the
-    # PostgreSQL sink (the default) should not pay.
+    # Imported here: the Elasticsearch client's import is a large share of a command's
+    # start-up (`python -X importtime`), which a fetcher on the PostgreSQL sink (the
+    # default) should not pay.
     from frontier.sinks.elasticsearch import ElasticsearchSink
     from frontier.sinks.postgres import PostgresSink
 

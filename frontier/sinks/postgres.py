@@ -124,10 +124,11 @@ class PostgresDocuments:
     ) -> list[Any]:
         """Choose the plan by how many documents the words match, as the planner estimates
         it from its statistics (planning only: counting the matches of a common word from
-        the index costs 100 ms at 10^6 documents): many, walk fetched_at backwards, at most
-        the walk budget; few, or a walk that found no page within its budget, read the
-        matches from the GIN index and sort them, when there are at most the sort budget
-        of them. Otherwise the words are too broad for one page: BadDocumentQuery."""
+        the index grows with the table; bench/api_reads.py): many, walk fetched_at
+        backwards, at most the walk budget; few, or a walk that found no page within its
+        budget, read the matches from the GIN index and sort them, when there are at most
+        the sort budget of them. Otherwise the words are too broad for one page:
+        BadDocumentQuery."""
         words = extra[0]
         async with self._db.transaction() as tx:
             await tx.execute(SQL["custom_plans"])

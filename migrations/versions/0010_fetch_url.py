@@ -2,8 +2,8 @@
 
 `url`/`url_hash` stay the normalised identity (the dedup key). `fetch_url` is the URL as it
 was discovered, minus the fragment, or the server's own spelling once a fetch followed a
-redirect to the same identity (DESIGN.md "URL normalisation"). NULL means "the same as
-`url`": the claim reads `coalesce(fetch_url, url)`.
+redirect to the same identity (docs/fetching.md "Identity and request spelling"). NULL
+means "the same as `url`": the claim reads `coalesce(fetch_url, url)`.
 
 What filling it would cost: `ADD COLUMN` without a default is a catalogue change (no table
 rewrite, a brief ACCESS EXCLUSIVE lock). A backfill (`UPDATE url_frontier SET fetch_url =

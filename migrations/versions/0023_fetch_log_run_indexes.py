@@ -4,9 +4,9 @@ The overview reads a few rows of kinds that are rare among the page rows: each s
 last poll, sitemap or spider run (`sources_overview`, `failing_sources`), the last spider
 runs (`spider_runs`) and the last errors (`recent_errors`). Through the `(source_id, at)`
 and `(at)` indexes, each walked back over the page rows until it found enough of them:
-96, 35 and about 50 ms at 1,000,000 fetch-log rows (`bench.api_reads`), and linear in the
-rows kept. These indexes hold only those rows, so the walk stops at once; page inserts
-pay nothing for them beyond testing the predicate.
+tens of milliseconds at a million fetch-log rows (`bench.api_reads`, bench/RESULTS.md),
+and linear in the rows kept. These indexes hold only those rows, so the walk stops at
+once; page inserts pay nothing for them beyond testing the predicate.
 
 Revision ID: 0023
 Revises: 0022

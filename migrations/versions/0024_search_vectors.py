@@ -2,19 +2,20 @@
 
 Migration 0019 indexed an expression, `to_tsvector(title || body)`, with GIN. Every
 ANALYZE of `raw_content` then computed that expression again for each row of its sample
-(up to 30,000 rows, 0.44 ms each for a 6 KB article), to keep the statistics the search's
+(up to 30,000 rows, each parsed again), to keep the statistics the search's
 plan choice reads (`search_estimate`). Autovacuum analyses the table each time a tenth of
 it is new, so while the table grows this cost PostgreSQL more than the inserts themselves:
-on `bench.fetch`'s 20,000 small pages, PostgreSQL spent 1.76 ms of CPU per page with the
-expression index and 0.90 ms with the same statistics kept from stored vectors
-(bench/RESULTS.md, "Extraction at the speed of the fetch").
+on `bench.fetch`'s small pages, PostgreSQL spent far more CPU per page with the
+expression index than with the same statistics kept from stored vectors (bench/RESULTS.md,
+"Extraction at the speed of the fetch").
 
 The vector is computed once, when the sink writes the document (one statement writes both
 tables), and kept in a table of its own, so `raw_content` keeps the document's fields and
-nothing else (DESIGN.md: the same shape as the Elasticsearch index). Its rows go with their
-document (`ON DELETE CASCADE`). ANALYZE reads the stored vectors: the same statistics, no
-parsing. Reads that check a vector row by row (a phrase, or the walk of the newest
-documents for a common word) read it instead of parsing the text again.
+nothing else (docs/architecture.md, "The data model contract": the same shape as the
+Elasticsearch index). Its rows go with their document (`ON DELETE CASCADE`). ANALYZE reads
+the stored vectors: the same statistics, no parsing. Reads that check a vector row by row
+(a phrase, or the walk of the newest documents for a common word) read it instead of
+parsing the text again.
 
 Upgrading computes the vector of every stored document once (as building the index did).
 

@@ -3,8 +3,8 @@
 
 Until now the submit statement upserted the `host_state` row of every host in its batch
 (its pending count, best priority, earliest due time). A bulk import of URLs spread over
-many hosts paid that for nearly every URL: about 4,900 distinct hosts in a batch of 5,000
-on `bench.submit`'s 100,000 hosts, 0.55 of a COPY's work per row on top of the upsert's 1.3
+many hosts paid that for nearly every URL: nearly as many distinct hosts as URLs in a batch
+on `bench.submit`'s many hosts, a large share of a row's work on top of the upsert
 (bench/RESULTS.md, "Import at the table's own speed"). Now the submit statement appends its
 batch's per-host summary as one row of parallel arrays, and the fold adds up every row
 waiting in a bucket and upserts each host once. A submit folds right after its statement;

@@ -2,8 +2,9 @@
 
 A submit's host summary (migration 0025) is now one row per part of its hosts (a host's
 part: its `hashtext` modulo `frontier.queue.FOLD_PARTS`), and a fold names the parts it
-takes. Folds of different parts write different hosts, so an import's fold at its end (one
-backend for 1.8 s on 100,000 hosts: bench/RESULTS.md) runs as one statement per part at
+takes. Folds of different parts write different hosts, so an import's fold at its end (a
+long statement on one backend when the import spans many hosts: bench.submit,
+bench/RESULTS.md) runs as one statement per part at
 once, on as many cores as the server has. Every other fold takes every part in one
 statement, as before. Rows written before this revision are part 0.
 

@@ -1,4 +1,4 @@
-"""Each row of DESIGN.md's fetch-outcome table, end to end: a real local site, the real
+"""Each row of the fetch-outcome table (docs/fetching.md), end to end: a real local site, the real
 queue, the safe client, extraction and the PostgreSQL sink."""
 
 from __future__ import annotations

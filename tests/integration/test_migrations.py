@@ -1,4 +1,5 @@
-"""The schema Alembic builds is the one the code and DESIGN.md's contract expect."""
+"""The schema Alembic builds is the one the code and the data model contract
+(docs/architecture.md) expect."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from frontier.states import (
     RobotsStatus,
     UrlStatus,
 )
+from tests.processes import REPO
 
-# The contract column names of DESIGN.md's data model (tables may hold more).
+# The contract column names of the data model (docs/architecture.md, "The data model
+# contract"; tables may hold more).
 CONTRACT = {
     "sources": """id name base_url feed_url sitemap_url ingestion_mode feed_poll_interval_minutes
         priority rate_limit_ms fetchprotection selectors article_url_patterns url_filters
@@ -87,6 +90,19 @@ def test_upgrade_creates_the_contract_tables_and_columns(template_dsn: str) -> N
         assert table in found, f"table {table} is missing"
         missing = set(names.split()) - found[table]
         assert not missing, f"{table} lacks {sorted(missing)}"
+
+
+def test_the_architecture_page_lists_the_contract() -> None:
+    """docs/architecture.md's contract table names each table's contract columns, in the
+    order above: the page the code's references cite says what this test holds."""
+    page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("`")[1]: re.findall(r"`(\w+)`", line.split("|")[2])
+        for line in page.splitlines()
+        if line.startswith("| `") and line.count("|") == 3
+    }
+    for table, names in CONTRACT.items():
+        assert rows.get(table) == names.split(), table
 
 
 @pytest.mark.parametrize(("table", "column"), sorted(ENUM_CHECKS))

@@ -1,4 +1,4 @@
-"""frontier/citus.py's databases for the tests and the benchmarks: a copy is made, and a
+"""devtools/citus.py's databases for the tests and the benchmarks: a copy is made, and a
 database dropped, even while a session holds the database in the way (on Citus, its
 maintenance daemon, which DROP ... WITH (FORCE) does not end)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from frontier import citus
+from devtools import citus
 from tests.conftest import PostgresServer
 
 

@@ -1,5 +1,5 @@
 """`request_spelling` and `same_identity`: the spelling to request apart from the identity
-(DESIGN.md "Identity and request spelling are two things")."""
+(docs/fetching.md "Identity and request spelling")."""
 
 from __future__ import annotations
 

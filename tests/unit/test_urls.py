@@ -482,7 +482,7 @@ def test_wpt_failure_vectors_are_refused(url: str, base: str | None) -> None:
 # - the list below, for differences that are neither.
 _WPT_HREF_EXCLUDED = {
     # WHATWG percent-encodes "'" in the query of special URLs; RFC 3986 makes it a
-    # sub-delim, which DESIGN's rules leave as written (only unreserved escapes change).
+    # sub-delim, which the rules leave as written (only unreserved escapes change).
     "http://host/?'": "' in the query is kept raw",
 }
 _WPT_HTTP = [
@@ -525,19 +525,20 @@ def test_crawler_commons_invalid_urls_are_refused(url: str) -> None:
         normalize_url(url)
 
 
-# crawler-commons pairs that contradict DESIGN.md's rules, with the rule they break.
+# crawler-commons pairs that contradict frontier.urls' rules (docs/architecture.md,
+# "Identity"), with the rule they break.
 _WEIRD_EXCLUDED = {
     # Controls are refused, not encoded (rule: invalid input raises InvalidURL).
     "http://foo.com/\x01!": "control character refused",
-    # Merging repeated slashes is not among DESIGN's rules, and it is not safe: a path may
+    # Merging repeated slashes is not among the rules, and it is not safe: a path may
     # hold a whole URL (https://web.archive.org/web/2020/http://example.com/).
     "http://foo.com/aa//bb/foo.html": "repeated slashes kept",
     "http://foo.com//aa//bb//foo.html": "repeated slashes kept",
     "http://foo.com////aa////bb//foo.html": "repeated slashes kept",
-    # DESIGN: "keep blank values" ("b=" and "b" stay distinct).
+    # The rules keep blank values ("b=" and "b" stay distinct).
     "http://foo.com/index?a=1&b=": "blank value kept",
     "http://foo.com/index?b=&a=1": "blank value kept",
-    # DESIGN drops tracking parameters only; a parameter with an empty name is kept.
+    # The rules drop tracking parameters only; a parameter with an empty name is kept.
     "http://foo.com/index?&=1&a=1": "empty-named parameter kept",
 }
 _WEIRD = _csv_rows("weirdToNormalizedUrls.visible.csv")
@@ -579,7 +580,7 @@ def _dns_valid(host: str) -> bool:
 # ToASCII vectors whose output this normaliser refuses on purpose, and why:
 # - outputs that are not DNS names (an empty label, a label over 63 or a name over 253
 #   characters: `frontier.hostnames` only keeps hosts that could resolve), by `_dns_valid`;
-# - inputs IDNA 2008 (the `idna` package, as DESIGN asks) refuses where UTS #46 with
+# - inputs IDNA 2008 (the `idna` package) refuses where UTS #46 with
 #   UseSTD3ASCIIRules=false accepts them: symbols (U+2020, U+2260, U+226F...) and
 #   non-ASCII labels starting or ending with a hyphen. Listed here:
 _TOASCII_IDNA2008_REFUSED = {"-†", "a†--", "≠", "≮", "≯"}
