@@ -19,10 +19,10 @@ import httpx
 import pytest
 
 from bench.hostile_documents import robots_many_groups, robots_many_rules
-from fetcher.robots import MAX_GROUP_RULES, ROBOTS_MAX_BYTES
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.parse_pool import ParseLimits, ParsePool
+from frontier.robots import MAX_GROUP_RULES, ROBOTS_MAX_BYTES
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
 from tests.integration.test_api import AUTH, make_settings
 from tests.local_site import LocalSite
