@@ -27,7 +27,7 @@ from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.queue import OutcomeKind
-from frontier.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret
+from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, interpret
 from frontier.robots_directives import product_token
 from frontier.safe_http import (
     PRIVATE_NETWORKS_HINT,
@@ -182,6 +182,7 @@ class RobotsStep:
                 url,
                 fetchprotection=1,
                 follow_redirects=True,
+                max_redirects=ROBOTS_REDIRECTS,
                 max_body_bytes=ROBOTS_MAX_BYTES,
                 truncate=True,
                 pace=pace,

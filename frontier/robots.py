@@ -11,8 +11,8 @@ answer means, as pure functions:
   500 KiB), the rest ignored.
 - The user agent: rules are matched with its product token (`product_token`:
   `frontier-crawler` of `frontier-crawler/0.1 (+https://...)`), never the whole header,
-  whose comment may name another crawler; a file's `User-agent: Foo/2.0 bar` line names
-  `foo` as well.
+  whose comment may name another crawler; a file's `User-agent: Foo/2.0 bar` line is read
+  as `foo`.
 - Rules: a group for the crawler of more than `MAX_GROUP_RULES` rules is not used:
   everything is disallowed for now and the fetch retried later, as for a 5xx.
 - Crawl-delay (capped by the caller) and Sitemap lines of a 2xx file (`interpret`).
@@ -47,9 +47,9 @@ from frontier.states import RobotsStatus
 log = logging.getLogger(__name__)
 
 ROBOTS_MAX_BYTES = 512 * 1024  # RFC 9309: parse at least 500 KiB
-# The rules of the crawler's group that are matched per page: Protego tries them one by
-# one, 0.2-0.5 us each (a group of 2,000 wildcard rules: about 1 ms a page, a 512 KiB
-# file of them 8 ms); real files hold far fewer (Wikipedia's: under 1,000 in all).
+# The rules of the crawler's group that are matched per page, on the event loop: Protego
+# tries them one by one (what that costs: docs/fetching.md, "robots.txt: parsed in a parse
+# process"); real files hold far fewer (Wikipedia's: under 1,000 in all).
 MAX_GROUP_RULES = 2000
 ROBOTS_REDIRECTS = 5
 # A `User-agent:` line's product token and what follows it on the line (a version, a

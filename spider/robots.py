@@ -41,7 +41,7 @@ from scrapy.utils.python import to_unicode
 from twisted.internet.defer import Deferred
 
 from frontier.parse_pool import ParseLimitExceeded, ParseLimits, ParsePool
-from frontier.robots import ROBOTS_MAX_BYTES, RobotsRules, rules_for_answer
+from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, rules_for_answer
 from frontier.robots_directives import product_token
 from frontier.states import RobotsStatus
 from spider.middlewares import refused_by_resolver
@@ -107,6 +107,9 @@ class FrontierRobotsMiddleware(RobotsTxtMiddleware):
             request.meta.get(_ROBOTS) or request.url.endswith("/robots.txt")
         ):  # the robots request itself (or a redirect hop of it, which copies meta)
             request.meta[_ROBOTS] = True
+            # RFC 9309's redirect cap (past it, Scrapy drops the request: no verdict, so
+            # everything is allowed, as "unavailable" means)
+            request.meta.setdefault("redirect_ttl", ROBOTS_REDIRECTS)
             # No transfer cap: `_bytes_received` stops the download at the limit and keeps
             # what came (a declared Content-Length over a cap would make Scrapy refuse the
             # file unread, and a refusal is "unreachable", which must not happen to a 2xx).
