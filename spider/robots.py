@@ -160,7 +160,9 @@ class FrontierRobotsMiddleware(RobotsTxtMiddleware):
         host = urlsplit(f"//{netloc}").hostname or ""
         if isinstance(exc, IgnoreRequest) or refused_by_resolver(host):
             # The SSRF guard refused the host: no robots verdict, so the page request
-            # meets the guard too and is counted as blocked, not as disallowed.
+            # meets the guard too and is counted as blocked, not as disallowed. (Past
+            # ROBOTS_REDIRECTS hops Scrapy drops the request too: no verdict, allow all,
+            # as RFC 9309 says of an "unavailable" robots.txt.)
             super()._robots_error(exc, netloc)
             return
         log.info("robots.txt unavailable (%s): disallowing all of %s for this crawl", exc, netloc)
