@@ -15,7 +15,7 @@ Modules, each the owner of one concern:
 - `pipeline`      `BatchPipeline`: claims -> pages fetched and decided -> stored
 - `page`          `Page`: one claim on its way through a batch; its fetch_log outcome
 - `robots_step`   the robots.txt step of a batch: host leases, fetch, store, apply
-- `robots`        robots.txt per RFC 9309 as pure functions (interpret, match)
+                  (the verdict is the core's `frontier.robots`)
 - `politeness`    a request starts only inside the slot its claim reserved
 - `decisions`     `decide()`: what an HTTP response means (pure)
 - `meta_refresh`  a near-empty page's `<meta http-equiv="refresh">` as a redirect (pure)

@@ -1,10 +1,11 @@
 """The robots.txt step of a batch: fetch robots.txt for the hosts that need it (holding the
 host, so one worker of all fetcher processes fetches it per host per TTL; see hosts.sql
 `take_leases`), store it, and decide which pages robots.txt lets through. What a
-robots.txt answer means is `fetcher.robots` (pure); the body, and a stored robots.txt this
-process has no rules of yet, are parsed in a parse process (`frontier.parse_pool`), never
-on the event loop: a parse over a limit leaves the host "unavailable" for now
-(disallowed, robots.txt fetched again later), as a 5xx does."""
+robots.txt answer means is `frontier.robots` (the one verdict, shared with the spider and
+the API); the body, and a stored robots.txt this process has no rules of yet, are parsed
+in a parse process (`frontier.parse_pool`), never on the event loop: a parse over a limit
+leaves the host "unavailable" for now (disallowed, robots.txt fetched again later), as a
+5xx does."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
-from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, interpret
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.queue import OutcomeKind
+from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, interpret
 from frontier.robots_directives import product_token
 from frontier.safe_http import (
     PRIVATE_NETWORKS_HINT,
@@ -181,6 +182,7 @@ class RobotsStep:
                 url,
                 fetchprotection=1,
                 follow_redirects=True,
+                max_redirects=ROBOTS_REDIRECTS,
                 max_body_bytes=ROBOTS_MAX_BYTES,
                 truncate=True,
                 pace=pace,
@@ -293,6 +295,6 @@ class RobotsStep:
 
 
 def _has_body(status: int | None, body: bytes | None) -> bool:
-    """Whether a robots.txt answer has rules to parse (fetcher.robots.interpret parses
+    """Whether a robots.txt answer has rules to parse (frontier.robots.interpret parses
     only a 2xx body)."""
     return status is not None and 200 <= status < 300 and bool(body)

@@ -55,7 +55,7 @@ PRELOAD = (  # not "__main__" (multiprocessing's default): every job is a module
     "poller.feed_parse",
     "poller.sitemap_parse",
     "poller.kind_wordpress",
-    "fetcher.robots",
+    "frontier.robots",
 )
 
 

@@ -2,8 +2,9 @@
 (SQL in `frontier/sql/url_story.sql`), the document from the configured sink's reader, and
 the one-sentence `Why` of `frontier.why_waiting`.
 
-robots.txt matching belongs to the fetcher (`fetcher.robots`), which the core may not
-import: the edge passes `robots_allows(status, robots_txt, url)` in.
+robots.txt is matched as the fetcher matches it (`frontier.robots.stored_rules_check`, in
+a parse process): the edge passes `robots_allows(status, robots_txt, url)` in, with its
+parse pool and user agent.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ Modules: `links` (classification and the article heuristic), `plan` (what a craw
 `discovery` (the spider), `pipeline` (the frontier pipeline), `host_slot` (the HTTP
 download handler: each request first takes its host's `host_state` slot, as the fetchers'
 requests do), `middlewares` (the SSRF guard: DNS resolver and downloader middleware),
-`robots` (robots.txt with RFC 9309 statuses and size limit), `crawl_settings` (Scrapy
+`robots` (robots.txt: Scrapy's ROBOTSTXT_PARSER and middleware on the core's verdict,
+`frontier.robots`, parsed in a parse process), `crawl_settings` (Scrapy
 settings from ours), `state` (the repository of `spider_state` / `spider_pages`),
 `summary` (a crawl's `CrawlSummary`), `job`, `crawl_process` (the child) and `service`
 (the parent: the one entry point of `frontier spider` and `frontier up`).

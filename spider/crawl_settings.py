@@ -1,9 +1,10 @@
 """The Scrapy settings of one crawl, built from our settings and the crawl plan: there is
 no Scrapy settings file to edit.
 
-Politeness as the fetchers practise it: robots.txt obeyed (Protego) with our User-Agent
-and the fetchers' RFC 9309 rules (`spider.robots`: 5xx or unreachable disallows all, a
-large file is read to 512 KiB), one request at a time per host, and the host's delay kept
+Politeness as the fetchers practise it: robots.txt obeyed with the fetchers' verdict
+(`frontier.robots` through `spider.robots`: matched with our user agent's product token,
+5xx or unreachable disallows all, a large file is read to 512 KiB, parsed in a parse
+process off the reactor), one request at a time per host, and the host's delay kept
 across every requester: each request takes the host's slot in `host_state`, as the
 fetchers do (`spider.host_slot`, the HTTP download handler). Scrapy's own per-process
 delay is off (DOWNLOAD_DELAY 0, no AutoThrottle), so it never adds on top of the host's
@@ -16,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontier.parse_pool import ParseLimits
 from frontier.safe_http import BROWSER_HEADERS
 from frontier.settings import Settings
-from spider import host_slot, middlewares, pipeline
+from spider import host_slot, middlewares, pipeline, robots
 from spider.plan import CrawlPlan
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
@@ -41,8 +43,9 @@ def scrapy_settings(
         "USER_AGENT": settings.user_agent,
         "DEFAULT_REQUEST_HEADERS": headers,
         "ROBOTSTXT_OBEY": True,
-        "ROBOTSTXT_PARSER": "scrapy.robotstxt.ProtegoRobotParser",
+        "ROBOTSTXT_PARSER": "spider.robots.FrontierRobotParser",
         "ROBOTSTXT_USER_AGENT": settings.user_agent,
+        robots.PARSE_LIMITS: ParseLimits.from_settings(settings),
         "CONCURRENT_REQUESTS": 16,
         "CONCURRENT_REQUESTS_PER_DOMAIN": 1,
         # The host's delay is the host_state slot each request takes (spider.host_slot).
@@ -69,7 +72,7 @@ def scrapy_settings(
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
         "DOWNLOADER_MIDDLEWARES": {
             "spider.middlewares.SsrfGuardMiddleware": 50,
-            # RFC 9309 statuses and size limit, as the fetchers apply them (spider.robots)
+            # the fetchers' robots.txt verdict, parsed off the reactor (spider.robots)
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "spider.robots.FrontierRobotsMiddleware": 100,
         },

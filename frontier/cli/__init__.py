@@ -22,7 +22,7 @@ Modules, one per group of commands:
 - `up`        `frontier up`: every service in one process, with its `Console`
 - `documents` `frontier documents`: the stored articles, from the configured sink
 - `reextract` `frontier reextract`: extraction again over the WARC archive (fetcher.reextract)
-- `url_show`  `frontier url show`: one URL's story  (fetcher.robots, to match robots.txt)
+- `url_show`  `frontier url show`: one URL's story  (frontier.robots, to match robots.txt)
 - `url_actions` `frontier urls requeue|purge`: act on failed and dead URLs
 - `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`

@@ -8,11 +8,11 @@ from typing import Any
 
 import typer
 
-from fetcher.robots import stored_rules_check
 from frontier.cli.app import app, run_with_database, settings_of
 from frontier.cli.terminal import printable
 from frontier.db import Database
 from frontier.parse_pool import ParseLimits, ParsePool
+from frontier.robots import stored_rules_check
 from frontier.sinks.configured import open_reader
 from frontier.url_story import UrlStory, UrlStoryRepository
 

@@ -26,6 +26,7 @@ BENCHES = [
     "warc_writer",
     "import_warc",
     "reextract",
+    "robots_parse",
 ]
 
 

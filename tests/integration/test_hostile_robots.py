@@ -2,7 +2,8 @@
 process (`frontier.parse_pool`), never on its event loop; a parse over a limit, or a
 group for the crawler of more rules than are matched per page, leaves the host
 "unavailable" for now (disallow_all, robots.txt fetched again later), the page waiting
-and never requested; the API matches a stored robots.txt in a parse process too.
+and never requested; the API matches a stored robots.txt in a parse process too, and the
+spider parses one in a parse process, off Scrapy's reactor (issue 34).
 
 Real local sites on 127.0.0.1 serve the files (`bench.hostile_documents`). Nothing is
 timed: the event loop's progress is a ticker counting while each parse is awaited.
@@ -19,12 +20,15 @@ import httpx
 import pytest
 
 from bench.hostile_documents import robots_many_groups, robots_many_rules
-from fetcher.robots import MAX_GROUP_RULES, ROBOTS_MAX_BYTES
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.parse_pool import ParseLimits, ParsePool
+from frontier.robots import MAX_GROUP_RULES, ROBOTS_MAX_BYTES
+from frontier.settings import Settings
+from spider.service import crawl_in_child, job_for
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
 from tests.integration.test_api import AUTH, make_settings
+from tests.integration.test_spider import add_spider_source, html
 from tests.local_site import LocalSite
 from tests.watched_pool import WatchedPool, watching
 
@@ -132,3 +136,25 @@ async def test_the_api_matches_a_stored_robots_txt_in_a_parse_process(
         assert response.json()["why"]["cause"] == "robots_disallows"
         parser = app.state.context.parser
         assert parser is not None and parser.pids and os.getpid() not in parser.pids
+
+
+async def test_the_spider_parses_robots_txt_in_a_parse_process_under_its_limits(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite
+) -> None:
+    local_site.serve("/robots.txt", HOSTILE, content_type="text/plain")
+    local_site.serve("/", html("/open", "/private/b"))
+    local_site.serve("/open", html("/2024/01/01/a"))
+    await add_spider_source(db, "hostile", local_site.url("/"))
+    # a wall-clock limit no parse of a 512 KiB file meets: the host is unavailable for the
+    # crawl, as for the fetchers (parsed on the reactor, the file was read whatever it cost)
+    strict = settings.model_copy(update={"parse_timeout_s": 0.01})
+    result = await crawl_in_child(job_for(strict, fresh_dsn, "hostile", max_depth=1))
+    assert local_site.hits("/robots.txt") and not local_site.hits("/"), local_site.requests
+    assert result.summary.pages_crawled == 0 and result.summary.robots_blocked >= 1
+    assert "robots.txt unreadable: parse took longer than the limit of 0.01 s" in (
+        result.summary.last_error or ""
+    )
+    # within the limits the same file is read, and its rule for everyone applies
+    result = await crawl_in_child(job_for(settings, fresh_dsn, "hostile", max_depth=1))
+    assert local_site.hits("/open") and not local_site.hits("/private/b")
+    assert result.summary.robots_blocked == 1

@@ -1,5 +1,5 @@
 """The robots.txt conformance vectors of tests/corpus/robots/ (*.textproto: Google's
-robotstxt-spec-test format) through our robots layer (`fetcher.robots`), and every saved
+robotstxt-spec-test format) through our robots layer (`frontier.robots`), and every saved
 robots.txt through the parser without an exception."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fetcher.robots import RobotsRules, decode_robots, interpret, product_token
+from frontier.robots import RobotsRules, decode_robots, interpret
+from frontier.robots_directives import product_token
 from frontier.states import RobotsStatus
 from tests.corpus_path import CORPUS
 

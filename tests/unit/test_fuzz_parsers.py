@@ -17,8 +17,8 @@ import gzip
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fetcher.robots import ROBOTS_MAX_BYTES, RobotsRules, decode_robots, interpret, parse
 from frontier.imports import MAX_LINE_BYTES, ImportFormat, Line, UnusableInput, read_lines
+from frontier.robots import ROBOTS_MAX_BYTES, RobotsRules, decode_robots, interpret, parse
 from frontier.states import RobotsStatus
 from frontier.urls import MAX_URL_LENGTH, InvalidURL, normalize_url
 from poller.errors import FeedRefused, SitemapRefused

@@ -11,7 +11,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, Field
 
-from fetcher.robots import stored_rules_check
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError
@@ -19,6 +18,7 @@ from frontier.api.models import ErrorBody
 from frontier.api.read_gate import expensive_read
 from frontier.clock import utcnow
 from frontier.documents import SEARCH_MAX_CHARS, Cursor, build_filter
+from frontier.robots import stored_rules_check
 from frontier.url_story import UrlStoryRepository, hash_of
 from frontier.versions import DocumentVersions, UnknownVersion
 

@@ -20,7 +20,6 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from fetcher.robots import stored_rules_check
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
 from frontier.api.read_gate import expensive_read
@@ -28,6 +27,7 @@ from frontier.api.templating import TEMPLATES, ago
 from frontier.clock import utcnow
 from frontier.documents import BadDocumentQuery, Cursor, DocumentPage, build_filter
 from frontier.errors import StatementTimedOut
+from frontier.robots import stored_rules_check
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.states import UrlStatus
 from frontier.url_story import HOST_LOG_WALK, UrlStoryRepository, hash_of
