@@ -12,7 +12,7 @@ import csv
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import islice
@@ -208,34 +208,77 @@ async def import_lines(
     on_progress: Callable[[int], None] | None = None,
     requeue: bool = False,
 ) -> ImportSummary:
-    """Submit `lines` in batches with origin `manual`; returns the per-line verdicts. With
-    `requeue`, known failed and dead URLs among them are requeued (counted apart)."""
-    summary = ImportSummary(requeue=requeue)
-    delay = queue.policy.default_delay_ms
+    """Submit `lines` (read in a thread, `batch_size` at a time) with origin `manual`
+    through `submit_lines`; returns the per-line verdicts. With `requeue`, known failed and
+    dead URLs among them are requeued (counted apart)."""
 
-    def next_batch(sent: list[dict[str, tuple[Any, ...]]]) -> LineBatch | None:
-        chunk = list(islice(lines, batch_size))
-        if not chunk:
-            return None
-        batch = prepare_lines(chunk, source, delay, summary)
+    async def batches() -> AsyncIterator[list[Line]]:
+        while chunk := await asyncio.to_thread(lambda: list(islice(lines, batch_size))):
+            yield chunk
+
+    return await submit_lines(
+        queue,
+        batches(),
+        source,
+        ImportSummary(requeue=requeue),
+        parallel=parallel,
+        on_progress=on_progress,
+        requeue=requeue,
+    )
+
+
+async def submit_lines(
+    queue: QueueRepository,
+    batches: AsyncIterator[Sequence[Line]],
+    source: SourceRef | Callable[[], Awaitable[SourceRef]],
+    summary: ImportSummary,
+    *,
+    parallel: int = PARALLEL_BATCHES,
+    on_progress: Callable[[int], None] | None = None,
+    requeue: bool = False,
+) -> ImportSummary:
+    """The one import pipeline, behind `frontier urls import` and `POST /api/v1/import`:
+    submit each batch of `batches` with origin `manual`, counting its verdicts in
+    `summary`. Each batch is normalised in a thread while up to `parallel` batches are in
+    the database (lines a batch in flight holds are left out of the next one:
+    `PreparedBatch.leave_out`). The host summaries are folded every `FOLD_EVERY_S` and at
+    the end, so an import that returned has every URL claimable. `source` may be a
+    function, called once before the first batch (a JSON body names its source first) and
+    for an empty import too (the source must exist). On an error (or cancellation), the
+    batches already sent end first, each committed or rolled back whole; those committed
+    stay imported and counted in `summary`, their host summaries left to the next fold (a
+    fetcher's maintenance tick takes them), and the error reaches the caller."""
+    delay = queue.policy.default_delay_ms
+    resolved = source if isinstance(source, SourceRef) else None
+    in_flight: deque[tuple[LineBatch, asyncio.Task[SubmitResult]]] = deque()
+
+    async def source_ref() -> SourceRef:
+        nonlocal resolved
+        if resolved is None:
+            assert not isinstance(source, SourceRef)
+            resolved = await source()
+        return resolved
+
+    def prepared(lines: Sequence[Line], ref: SourceRef, sent: list[Any]) -> LineBatch:
+        batch = prepare_lines(lines, ref, delay, summary)
         batch.prepared.leave_out(sent)
         return batch
 
-    # Up to `parallel` batches are in the database at once (one core each), while the
-    # next batch is parsed and normalised in a thread.
-    in_flight: deque[tuple[LineBatch, asyncio.Task[SubmitResult]]] = deque()
+    async def settle(keep: int) -> None:
+        """Count the oldest batches in flight until at most `keep` are."""
+        while len(in_flight) > keep:
+            done, task = in_flight.popleft()
+            summary.add(done, await task)
+            if on_progress:
+                on_progress(summary.lines)
+
     folded = time.monotonic()
     try:
-        while True:
+        async for lines in batches:
+            ref = await source_ref()
             sent = [done.prepared.rows for done, _ in in_flight]
-            batch = await asyncio.to_thread(next_batch, sent)
-            while in_flight and (batch is None or len(in_flight) >= parallel):
-                done, task = in_flight.popleft()
-                summary.add(done, await task)
-                if on_progress:
-                    on_progress(summary.lines)
-            if batch is None:
-                break
+            batch = await asyncio.to_thread(prepared, lines, ref, sent)
+            await settle(parallel - 1)
             if time.monotonic() - folded >= FOLD_EVERY_S:
                 await queue.fold_host_deltas(at_once=True)
                 folded = time.monotonic()
@@ -243,16 +286,17 @@ async def import_lines(
                 queue.submit_prepared(batch.prepared, requeue=requeue, fold=False)
             )
             in_flight.append((batch, task))
+        await source_ref()
+        await settle(0)
     except BaseException as exc:
-        # A batch failed (or the import was cancelled): the batches sent after it end
-        # before the error reaches the caller, each committed or rolled back whole, so
-        # no statement of the import outlives it (its pool may close at once). The host
-        # summaries of those committed are left to the next fold (a fetcher's maintenance
-        # tick takes them).
         if isinstance(exc, asyncio.CancelledError):
             for _, task in in_flight:
                 task.cancel()
-        await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
+        results = await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
+        for (done, _), result in zip(in_flight, results, strict=True):
+            if not isinstance(result, BaseException):
+                summary.add(done, result)
+        summary.errors.sort(key=lambda error: error["line"])
         raise
     await queue.fold_host_deltas(at_once=True)
     summary.errors.sort(key=lambda error: error["line"])

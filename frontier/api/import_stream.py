@@ -9,16 +9,15 @@ The request body is read chunk by chunk and turned into batches of numbered `Lin
   numbers are 1-based positions in the array. The whole body is read and checked first
   (spooled, to a temporary file when large), so a bad one writes nothing (`JsonBody`).
 
-Each batch is normalised in a thread while the database ingests the previous one (the same
-pipelining as `frontier.imports.import_lines`). At most two batches are in memory.
+The batches go through the one import pipeline, `frontier.imports.submit_lines`, the
+CLI's too: normalised in a thread while earlier batches are in the database.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,14 +29,10 @@ from frontier.imports import (
     BATCH_SIZE,
     MAX_LINE_BYTES,
     ImportFormat,
-    ImportSummary,
     Line,
-    LineBatch,
     NestedTooDeeply,
-    prepare_lines,
     read_lines,
 )
-from frontier.queue import QueueRepository, SourceRef
 
 JSON_TYPES = ("application/json",)
 NDJSON_TYPES = (
@@ -296,37 +291,3 @@ def _numbered(raw: list[bytes], fmt: ImportFormat, offset: int) -> list[Line]:
         return [Line(line.number + offset, line.url, line.error) for line in read_lines(raw, fmt)]
     except NestedTooDeeply as exc:  # hostile, not a typo: the body is refused
         raise BadBody(f"line {exc.number + offset}: JSON nested too deeply") from None
-
-
-async def submit_batches(
-    queue: QueueRepository,
-    batches: AsyncIterator[list[Line]],
-    resolve_source: Callable[[], Awaitable[SourceRef]],
-    summary: ImportSummary,
-    *,
-    requeue: bool = False,
-) -> ImportSummary:
-    """Submit each batch with origin `manual`, preparing the next while one is in flight.
-    `resolve_source` runs once, before the first batch (a JSON body names its source first).
-    On an error mid-body the batches already sent stay imported and `summary` counts them."""
-    delay = queue.policy.default_delay_ms
-    source: SourceRef | None = None
-    in_flight: asyncio.Task[Any] | None = None
-    previous: LineBatch | None = None
-    try:
-        async for lines in batches:
-            if source is None:
-                source = await resolve_source()
-            batch = await asyncio.to_thread(prepare_lines, lines, source, delay, summary)
-            if in_flight is not None and previous is not None:
-                summary.add(previous, await in_flight)
-            in_flight = asyncio.create_task(queue.submit_prepared(batch.prepared, requeue=requeue))
-            previous = batch
-        if source is None:
-            await resolve_source()  # an empty body still names a source that must exist
-    finally:
-        if in_flight is not None and previous is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                summary.add(previous, await in_flight)
-    summary.errors.sort(key=lambda error: error["line"])
-    return summary

@@ -16,11 +16,10 @@ from frontier.api.import_stream import (
     TEXT_TYPES,
     JsonBody,
     LimitedBody,
-    submit_batches,
     text_batches,
 )
 from frontier.api.models import ErrorBody, ImportResult
-from frontier.imports import ImportFormat, ImportSummary, Line
+from frontier.imports import ImportFormat, ImportSummary, Line, submit_lines
 from frontier.queue import QueuePolicy, QueueRepository, SourceRef
 from frontier.sources import MANUAL, SourceRepository, UnknownSource
 
@@ -115,7 +114,7 @@ async def import_urls(
     queue = QueueRepository(context.db, QueuePolicy.from_settings(context.settings))
     summary = ImportSummary(requeue=requeue)
     try:
-        await submit_batches(queue, batches, resolve, summary, requeue=requeue)
+        await submit_lines(queue, batches, resolve, summary, requeue=requeue)
     except ApiError as exc:
         if summary.accepted or summary.duplicate or summary.rejected:
             exc.message += (
