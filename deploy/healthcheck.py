@@ -3,6 +3,10 @@
 - `frontier serve`: healthy while GET /healthz on its port answers 200.
 - every other service (`fetch`, `poll`, `spider --due --every ...`): healthy while the
   service's own FRONTIER_DATABASE_URL reaches PostgreSQL (one connection, `SELECT 1`).
+- `fetch`, besides: while its heartbeat is fresh, when FRONTIER_FETCH_HEARTBEAT_FILE names
+  one (the image sets it): the file its claim loop touches as it goes round
+  (fetcher/heartbeat.py), older than HEARTBEAT_STALE_S is a worker that stopped (hung,
+  deadlocked) although PostgreSQL answers.
   The services coordinate only through PostgreSQL, so a worker that cannot reach it, with
   its own user and password over its own network path, is the failure worth reporting;
   the check costs one short connection and no query on the frontier's tables.
@@ -15,10 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
 TIMEOUT_S = 5
+HEARTBEAT_STALE_S = 120.0  # fetcher/heartbeat.py's STALE_AFTER_S (the loop beats every 10 s)
 
 
 def command_line() -> list[str]:
@@ -52,10 +58,36 @@ def check_database() -> str:
     return "PostgreSQL reachable with the service's DSN"
 
 
+def check_heartbeat(now: float) -> str:
+    """The fetch worker's heartbeat file, if it has one, is fresh (raises if not)."""
+    name = os.environ.get("FRONTIER_FETCH_HEARTBEAT_FILE")
+    if not name:
+        return "no heartbeat file (FRONTIER_FETCH_HEARTBEAT_FILE unset)"
+    try:
+        age = now - Path(name).stat().st_mtime
+    except FileNotFoundError:
+        raise RuntimeError(f"no heartbeat yet at {name}: the fetch loop has not run") from None
+    if age > HEARTBEAT_STALE_S:
+        raise RuntimeError(
+            f"heartbeat {name} is {age:.0f} s old (over {HEARTBEAT_STALE_S:.0f} s): "
+            "the fetch loop stopped going round"
+        )
+    return f"heartbeat {age:.0f} s old"
+
+
+def check(args: list[str], now: float) -> str:
+    if "serve" in args:
+        return check_api(args)
+    reached = check_database()
+    if "fetch" in args:
+        return f"{reached}; {check_heartbeat(now)}"
+    return reached
+
+
 def main() -> int:
     args = command_line()
     try:
-        print(check_api(args) if "serve" in args else check_database())
+        print(check(args, time.time()))
     except Exception as exc:  # any failure is "unhealthy", with its reason
         print(f"unhealthy: {type(exc).__name__}: {exc}")
         return 1

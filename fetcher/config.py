@@ -70,6 +70,7 @@ class FetcherConfig:
     archive_retention: Retention = field(default_factory=Retention)
     document_versions: int = 10  # earlier versions kept per document (frontier.versions)
     politeness_key: KeyMode = KeyMode.HOST  # a source without its own (frontier.politeness_key)
+    heartbeat_file: Path | None = None  # touched as the claim loop goes round (fetcher.heartbeat)
 
     @property
     def claim_batch(self) -> int:
@@ -107,6 +108,7 @@ class FetcherConfig:
             ),
             "politeness_key": KeyMode(settings.politeness_key),
             "document_versions": settings.document_versions,
+            "heartbeat_file": settings.fetch_heartbeat_file,
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

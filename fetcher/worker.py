@@ -27,6 +27,7 @@ from typing import TypeVar
 from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.heartbeat import BEAT_EVERY_S, Heartbeat
 from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
@@ -353,11 +354,15 @@ class Fetcher:
         config = self.config
         tasks: set[asyncio.Task[None]] = set()
         backoff = self.db.outage.backoff()
+        heartbeat = Heartbeat(config.heartbeat_file)
         try:
             while not stop.is_set():
-                paused_s = self.paused_for(time.monotonic())
+                now = time.monotonic()
+                heartbeat.beat(now)
+                # Every wait below is at most BEAT_EVERY_S, so the loop beats while alive.
+                paused_s = self.paused_for(now)
                 if paused_s > 0:
-                    await first_of([*tasks], [stop], paused_s)
+                    await first_of([*tasks], [stop], min(paused_s, BEAT_EVERY_S))
                     continue
                 self.fetched.clear()  # before the count: a batch done after it wakes the wait
                 # Requests in flight up to `concurrency`; claims held in all (those being
@@ -374,7 +379,7 @@ class Fetcher:
                     except DatabaseUnavailable as exc:  # wait, then claim again
                         delay = backoff.next_delay()
                         self.db.outage.report(exc, delay)
-                        await first_of([], [stop], delay)
+                        await first_of([], [stop], min(delay, BEAT_EVERY_S))
                         continue
                     except Exception as exc:  # a failing statement: wait a tick, try again
                         log.error("claim failed: %s", exc)
@@ -396,7 +401,7 @@ class Fetcher:
                 # Slots full: a batch freeing them ends the wait (its task, or `fetched`).
                 timeout = await self._idle_wait() if free > 0 else config.idle_poll_s
                 wake.clear()
-                await first_of(running, [wake, self.fetched, stop], timeout)
+                await first_of(running, [wake, self.fetched, stop], min(timeout, BEAT_EVERY_S))
         finally:
             await self._shutdown(tasks)
 

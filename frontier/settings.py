@@ -195,6 +195,12 @@ class Settings(BaseSettings):
         le=3600,
         description="On SIGTERM, seconds to finish in-flight fetches before releasing them.",
     )
+    fetch_heartbeat_file: Path | None = Field(
+        default=None,
+        description="A file `frontier fetch` touches as its claim loop goes round (at least "
+        "every 10 s), for a health check to read its age (deploy/healthcheck.py: stale after "
+        "120 s). Unset: none.",
+    )
     extract_processes: int | None = Field(
         default=None,
         ge=0,
