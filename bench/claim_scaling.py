@@ -101,7 +101,9 @@ from bench.server import (
 from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
-from frontier.queue import SQL, Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.queue import SQL, QueueRepository
+from frontier.queue_values import Outcome, OutcomeKind, QueuePolicy
+from frontier.sql.queue_params import CompleteParams, OutcomeColumns
 
 SIZES = {"100k": 100_000, "1m": 1_000_000, "10m": 10_000_000}
 QUICK_SIZES = ("100k", "1m")
@@ -499,27 +501,20 @@ async def explain(dsn: str, batch: int, *, with_complete: bool) -> None:
                         claims = await conn.fetch(SQL["claim"], *claim_args)
                         hashes = [record["url_hash"] for record in claims]
                         n = len(hashes)
-                        plan = await conn.fetch(
-                            analyse + SQL["complete"],
+                        nothing: list[Any] = [None] * n
+                        params = CompleteParams(
                             "bench-explain",
-                            hashes,
-                            ["fetched"] * n,
-                            [200] * n,
-                            [None] * n,
-                            [None] * n,
-                            [None] * n,
-                            [None] * n,
-                            [None] * n,
-                            [None] * n,
-                            policy.max_retries,
-                            None,
-                            policy.host_failure_threshold,
-                            policy.forbidden_attempts,
-                            policy.wall_threshold,
-                            RECOVERY_ANSWERS,
-                            [None] * n,  # fetch_url: unchanged
-                            0,  # bucket: every claim above is in bucket 0
+                            OutcomeColumns(hashes, ["fetched"] * n, [200] * n, *([nothing] * 6)),
+                            max_retries=policy.max_retries,
+                            now=None,
+                            host_failure_threshold=policy.host_failure_threshold,
+                            forbidden_attempts=policy.forbidden_attempts,
+                            wall_threshold=policy.wall_threshold,
+                            recovery_answers=RECOVERY_ANSWERS,
+                            fetch_urls=nothing,  # unchanged
+                            bucket=0,  # every claim above is in bucket 0
                         )
+                        plan = await conn.fetch(analyse + SQL["complete"], *params.args())
                         log(f"EXPLAIN complete ({n} outcomes):\n" + "\n".join(r[0] for r in plan))
                     raise _Rollback
             except _Rollback:

@@ -369,7 +369,8 @@ def run_scrapy(url_file: str, concurrency: int, extraction: str) -> None:
 
 def submit_urls(dsn: str, urls: list[str]) -> None:
     from frontier.db import Database
-    from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
+    from frontier.queue import QueueRepository
+    from frontier.queue_values import Candidate, QueuePolicy, SourceRef
     from frontier.states import Origin
 
     async def main() -> None:

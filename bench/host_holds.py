@@ -38,7 +38,8 @@ from bench.server import emit_result, log, median, running_server
 from fetcher.politeness import BatchHolds
 from frontier.db import Database
 from frontier.hosts import HostRepository, KeyBusy
-from frontier.queue import Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Outcome, OutcomeKind, QueuePolicy
 
 HOSTS = 5_000
 PER_HOST = 20

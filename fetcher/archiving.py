@@ -32,7 +32,7 @@ from frontier.archive.upkeep import Retention, upkeep
 from frontier.archive.writer import Archived, ArchiveWriter
 from frontier.clock import utcnow
 from frontier.db import Database
-from frontier.queue import OutcomeKind
+from frontier.queue_values import OutcomeKind
 from frontier.safe_http import Exchange
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from fetcher.verdict import (
     vendor_marker,
 )
 from frontier.clock import utcnow
-from frontier.queue import OutcomeKind
+from frontier.queue_values import OutcomeKind
 from frontier.retry_after import retry_after_s
 from frontier.robots_directives import GENERIC_NAME, NOINDEX, header_directives
 from frontier.safe_http import REDIRECT_STATUSES

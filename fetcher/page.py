@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from fetcher.source_cache import SourceInfo
-from frontier.queue import Claim, Outcome, OutcomeKind
+from frontier.queue_values import Claim, Outcome, OutcomeKind
 from frontier.revisits import next_revisit_s
 from frontier.safe_http import Exchange
 from frontier.sinks import RawDocument

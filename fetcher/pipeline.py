@@ -56,7 +56,8 @@ from frontier.errors import DatabaseUnavailable
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, KeyBusy
 from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
-from frontier.queue import Candidate, Claim, OutcomeKind, QueueRepository, Relink, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Claim, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for
 from frontier.safe_http import (
     REDIRECT_STATUSES,

@@ -2,7 +2,7 @@
 from the answer (frontier/sql/hosts.sql's header).
 
 The claim holds every host with a delay (queue.sql `claim`; the hold is the claim's own,
-`frontier.queue.claim_hold`), and the robots.txt step holds the hosts without a delay whose
+`frontier.queue_values.claim_hold`), and the robots.txt step holds the hosts without a delay whose
 robots.txt it fetches (hosts.sql `take_leases`, held by the worker).
 While a host is held nobody else requests it. The worker's own requests to it (robots.txt,
 the page, the page's redirect hops and meta refreshes) keep the host's delay between them
@@ -29,7 +29,7 @@ from datetime import datetime
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, KeyBusy
 from frontier.politeness_key import KeyRepository
-from frontier.queue import Claim, claim_hold
+from frontier.queue_values import Claim, claim_hold
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,8 @@ from frontier.archive.files import Location
 from frontier.archive.reader import RecordUnreadable, StoredRecord, read_record
 from frontier.db import Database
 from frontier.documents import Cursor, DocumentFilter, DocumentReader
-from frontier.queue import OutcomeKind, QueuePolicy, QueueRepository, Relink
+from frontier.queue import QueueRepository
+from frontier.queue_values import OutcomeKind, QueuePolicy, Relink
 from frontier.settings import Settings
 from frontier.sinks import RawDocument
 from frontier.sinks.configured import open_reader, open_sink

@@ -26,7 +26,7 @@ from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
-from frontier.queue import OutcomeKind
+from frontier.queue_values import OutcomeKind
 from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, interpret
 from frontier.robots_directives import product_token
 from frontier.safe_http import (

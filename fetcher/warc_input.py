@@ -45,12 +45,13 @@ from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.parse_pool import ParsePool
-from frontier.queue import Candidate, OutcomeKind, QueuePolicy, SourceRef, prepare
+from frontier.queue_values import Candidate, OutcomeKind, QueuePolicy, SourceRef
 from frontier.safe_http import HttpError, SafeClient
 from frontier.settings import Settings
 from frontier.sinks.configured import open_sink
 from frontier.sources import SourceRepository
 from frontier.states import Origin
+from frontier.submit_rows import prepare
 from frontier.urls import InvalidURL, identity_and_spelling, url_hash, url_host
 
 BATCH_RECORDS = 100  # responses through the pipeline at once

@@ -43,7 +43,8 @@ from frontier.hosts import HostRepository
 from frontier.loops import run_every
 from frontier.parse_pool import ParsePool
 from frontier.politeness_key import KeyRepository
-from frontier.queue import Claim, Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Claim, Outcome, OutcomeKind, QueuePolicy
 from frontier.safe_http import SafeClient
 from frontier.sinks import ContentSink
 from frontier.sinks.duplicates import DuplicateContent

@@ -19,14 +19,10 @@ from itertools import islice
 from typing import Any
 
 from frontier.errors import FrontierError
-from frontier.queue import (
-    PreparedBatch,
-    QueueRepository,
-    SourceRef,
-    SubmitResult,
-    prepare_urls,
-)
+from frontier.queue import QueueRepository
+from frontier.queue_values import SourceRef, SubmitResult
 from frontier.states import Origin
+from frontier.submit_rows import PreparedBatch, prepare_urls
 
 BATCH_SIZE = 5_000
 # Batches in the database at once; their locks are taken in key order. A batch would wait

@@ -9,16 +9,12 @@ several machines agree on time.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from enum import StrEnum
 from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
-from uuid import UUID
 
 import asyncpg
 
@@ -26,383 +22,27 @@ from frontier.backoff import retry_delay
 from frontier.buckets import BucketRotation, by_bucket
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
-from frontier.priority import score
-from frontier.settings import Settings
-from frontier.sql import load
-from frontier.states import Origin, UrlStatus
-from frontier.urls import (
-    InvalidURL,
-    identity_and_spelling,
-    normalize_url,
-    url_hash,
-    url_host,
+from frontier.queue_values import (
+    ACTIONABLE,
+    ATTEMPTS,
+    MAX_REDIRECT_HOPS,
+    Candidate,
+    Claim,
+    CompleteResult,
+    Outcome,
+    OutcomeKind,
+    QueuePolicy,
+    ReapResult,
+    Relink,
+    SourceRef,
+    SubmitResult,
 )
+from frontier.sql import load
+from frontier.sql.queue_params import CompleteParams, OutcomeColumns, SubmitParams
+from frontier.submit_rows import FOLD_PARTS, PreparedBatch, prepare, printable_url, submit_columns
+from frontier.urls import InvalidURL, normalize_url, url_hash
 
 SQL = load("queue")
-
-# The statuses an operator may requeue (or purge): the two that are never fetched again
-# on their own.
-ACTIONABLE = (UrlStatus.FAILED, UrlStatus.DEAD)
-
-MAX_REDIRECT_HOPS = 5  # a redirect chain longer than this is not followed further
-MAX_DISCOVERY_META_BYTES = 16_384  # what a producer may say about one URL
-
-
-class OutcomeKind(StrEnum):
-    """How a claimed URL ended; one per row of docs/fetching.md's outcome table."""
-
-    FETCHED = "fetched"  # 200, stored in the sink
-    NOT_MODIFIED = "not_modified"  # 304
-    REDIRECT = "redirect"  # 3xx: the target is submitted, the original is dead
-    NOT_FOUND = "not_found"  # 404
-    GONE = "gone"  # 410
-    ROBOTS_BLOCKED = "robots_blocked"  # robots.txt disallows it
-    DUPLICATE_CONTENT = "duplicate_content"  # body already indexed under another URL
-    UNSUPPORTED_CONTENT = "unsupported_content"  # not HTML, or over the size cap
-    BLOCKED_BY_POLICY = "blocked_by_policy"  # the source forbids fetching
-    FORBIDDEN = "forbidden"  # 401/403/451: retried once, then dead; 401/403 count as a wall
-    RETRY = "retry"  # 5xx, timeout, connection error: retried with backoff, then dead
-    RATE_LIMITED = "rate_limited"  # 429/503: host backs off; no attempt counted
-    DEFERRED = "deferred"  # not attempted (host not ready, shutting down); no attempt
-    FAILED = "failed"  # fetched but could not be stored or processed; needs an operator
-    # Not the article (docs/fetching.md, "Is this the article?"): no document.
-    CHALLENGE = "challenge"  # a CDN/firewall challenge: a wall for the host; retried, then failed
-    LOGIN_REQUIRED = "login_required"  # redirected to a login/subscription page: twice, dead
-    NOINDEX = "noindex"  # X-Robots-Tag or meta robots noindex/none: dead at once
-    SOFT_404 = "soft_404"  # a 200 that says "not found": twice, dead
-    EMPTY = "empty"  # no body text at all: retried once, then failed (never dead)
-
-
-# The outcomes that count an attempt against the URL and wait before the next one.
-ATTEMPTS = frozenset(
-    {
-        OutcomeKind.RETRY,
-        OutcomeKind.FORBIDDEN,
-        OutcomeKind.CHALLENGE,
-        OutcomeKind.LOGIN_REQUIRED,
-        OutcomeKind.SOFT_404,
-        OutcomeKind.EMPTY,
-    }
-)
-
-
-@dataclass(frozen=True, slots=True)
-class QueuePolicy:
-    """The queue's knobs, from settings."""
-
-    default_delay_ms: int = 1000
-    max_retries: int = 5
-    lease_seconds: int = 300
-    host_failure_threshold: int = 5  # consecutive failures before the whole host backs off
-    forbidden_attempts: int = 2  # 401/403/451 answers before a URL is dead (forbidden)
-    wall_threshold: int = 3  # answers in a row that are all 401/403: the host backs off
-    host_concurrency: int = 8  # URLs in flight at once on a host without a delay
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> QueuePolicy:
-        return cls(
-            default_delay_ms=settings.default_delay_ms,
-            max_retries=settings.max_retries,
-            lease_seconds=settings.lease_seconds,
-            host_concurrency=settings.host_concurrency,
-        )
-
-
-def claim_hold(worker_id: str, url_hash: str) -> str:
-    """The owner of the hold a claim takes on its host (queue.sql `claim` spells it the
-    same): the claim itself, so that another claim of the same worker never ends it."""
-    return f"{worker_id}/{url_hash}"
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRef:
-    """What submitting needs to know of a source."""
-
-    id: UUID | None
-    priority: int = 5
-    keep_trailing_slash: bool = False
-    rate_limit_ms: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A URL a producer wants in the frontier, before normalisation.
-
-    `url` is spelt as the producer found it (resolved against `base` when relative): its
-    normalised form is the frontier entry's identity, and the spelling itself, minus the
-    fragment, is what a new entry requests (`fetch_url`). A producer must not normalise
-    it first: a site that serves `/a/` may answer `/a` with a redirect back."""
-
-    url: str
-    source: SourceRef
-    origin: Origin
-    parent_url: str | None = None
-    depth: int = 0
-    discovery_meta: dict[str, Any] | None = None
-    base: str | None = None  # resolve `url` against this
-    priority: int | None = None  # overrides the computed priority (redirect targets)
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    index: int  # position in the submitted batch (the caller maps it to a line number)
-    url: str
-    reason: str
-
-
-@dataclass(slots=True)
-class SubmitResult:
-    inserted: int = 0  # new URLs
-    raised: int = 0  # known pending URLs whose priority went up
-    known: int = 0  # already in the frontier (or repeated within the batch), unchanged
-    rejected: list[Rejection] = field(default_factory=list)
-    requeued: int = 0  # known failed or dead URLs made pending again (`requeue=True`)
-
-    def __iadd__(self, other: SubmitResult) -> SubmitResult:
-        self.inserted += other.inserted
-        self.raised += other.raised
-        self.known += other.known
-        self.requeued += other.requeued
-        self.rejected.extend(other.rejected)
-        return self
-
-
-@dataclass(slots=True)
-class PreparedBatch:
-    """Normalised, deduplicated rows ready for one submit statement."""
-
-    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # url_hash -> row
-    default_delay_ms: int = 1000  # a new host's delay when none of its sources sets one
-    repeated: int = 0
-    rejected: list[Rejection] = field(default_factory=list)
-
-    def keep(self, row: tuple[Any, ...]) -> None:
-        """Add a row; a URL seen before in the batch keeps its higher priority."""
-        known = self.rows.get(row[0])
-        if known is not None:
-            self.repeated += 1
-            if known[_ROW_PRIORITY] >= row[_ROW_PRIORITY]:
-                return
-        self.rows[row[0]] = row
-
-    def leave_out(self, sent: Iterable[Mapping[str, tuple[Any, ...]]]) -> None:
-        """Count as repeated, and leave out, the rows whose URL one of the batches `sent`
-        (still in the database) holds at a priority as high: the upsert would leave it as
-        that batch makes it, after waiting for that batch's transaction to end, which is
-        what an import's batches in flight were waiting on (bench/RESULTS.md)."""
-        for rows in sent:
-            for key in self.rows.keys() & rows.keys():
-                if rows[key][_ROW_PRIORITY] >= self.rows[key][_ROW_PRIORITY]:
-                    del self.rows[key]
-                    self.repeated += 1
-
-
-def prepare(candidates: Iterable[Candidate], default_delay_ms: int) -> PreparedBatch:
-    """Normalise and score candidates; pure CPU work, so callers may overlap it with I/O."""
-    batch = PreparedBatch(default_delay_ms=default_delay_ms)
-    for index, candidate in enumerate(candidates):
-        try:
-            row = _row(candidate)
-        except InvalidURL as exc:
-            batch.rejected.append(Rejection(index, _printable(candidate.url), exc.reason))
-            continue
-        batch.keep(row)
-    return batch
-
-
-def prepare_urls(
-    urls: Iterable[str], source: SourceRef, origin: Origin, default_delay_ms: int
-) -> PreparedBatch:
-    """`prepare` of bare URLs from one source and origin, at depth 0 with nothing else said
-    about them (a bulk import): the same rows, with what they share worked out once, since
-    this runs per line of an import of millions."""
-    batch = PreparedBatch(default_delay_ms=default_delay_ms)
-    keep_slash, source_id, delay = source.keep_trailing_slash, source.id, source.rate_limit_ms
-    kind, priority = str(origin), score(source.priority, origin, 0)
-    for index, raw in enumerate(urls):
-        try:
-            url, spelling = identity_and_spelling(raw, keep_trailing_slash=keep_slash)
-        except InvalidURL as exc:
-            batch.rejected.append(Rejection(index, _printable(raw), exc.reason))
-            continue
-        batch.keep(_frontier_row(url, spelling, source_id, kind, None, 0, priority, None, delay))
-    return batch
-
-
-def _row(candidate: Candidate) -> tuple[Any, ...]:
-    source = candidate.source
-    url, spelling = identity_and_spelling(
-        candidate.url, candidate.base, keep_trailing_slash=source.keep_trailing_slash
-    )
-    meta = None
-    if candidate.discovery_meta:
-        meta = json.dumps(_without_nul(candidate.discovery_meta), default=str, ensure_ascii=False)
-        if len(meta) > MAX_DISCOVERY_META_BYTES:
-            raise InvalidURL(f"discovery_meta over {MAX_DISCOVERY_META_BYTES} bytes")
-    if candidate.depth < 0:
-        raise InvalidURL("negative depth")
-    priority = candidate.priority or score(source.priority, candidate.origin, candidate.depth)
-    return _frontier_row(
-        url,
-        spelling,
-        source.id,
-        str(candidate.origin),
-        candidate.parent_url,
-        candidate.depth,
-        priority,
-        meta,
-        source.rate_limit_ms,
-    )
-
-
-_ROW_PRIORITY = 7  # where `_frontier_row` puts the priority
-_ROW_SHARED = 3  # the columns from here on are often the same on every row of a batch
-# Host summaries are kept in this many parts (queue.sql `submit`): folds of different parts
-# write different hosts, so a large fold runs as one statement a part, at once.
-FOLD_PARTS = 4
-_ALL_PARTS = list(range(FOLD_PARTS))
-
-
-def _lines(column: tuple[str, ...]) -> str:
-    """A column of strings every row has its own of (hash, URL, host) as one text of
-    lines, which the statement splits (`string_to_array`): asyncpg sends one value instead
-    of checking and encoding each of a batch's elements. A normalised URL, its host and its
-    hash hold no newline (control characters are refused); checked all the same, since a
-    row shifted by one would store a URL under another's hash."""
-    text = "\n".join(column)
-    if text.count("\n") != len(column) - 1:
-        raise ValueError("a submitted URL, host or hash holds a newline")
-    return text
-
-
-def _array_or_once(column: tuple[Any, ...]) -> tuple[list[Any], Any]:
-    """A column of the submit statement as (its array, NULL), or as (an empty array, the
-    value) when every row has the same one: the statement reads NULL from the empty array
-    and takes the value given once."""
-    if column.count(column[0]) == len(column):
-        return [], column[0]
-    return list(column), None
-
-
-def _frontier_row(
-    url: str,
-    spelling: str,
-    source_id: Any,
-    origin: str,
-    parent_url: str | None,
-    depth: int,
-    priority: int,
-    meta: str | None,
-    delay_ms: int | None,
-) -> tuple[Any, ...]:
-    """One submitted URL as the submit statement's row (the order of its arrays)."""
-    return (
-        url_hash(url),
-        url,
-        url_host(url),
-        source_id,
-        origin,
-        parent_url,
-        depth,
-        priority,
-        meta,
-        delay_ms,
-        None if spelling == url else spelling,  # fetch_url; NULL means the same as url
-    )
-
-
-def _without_nul(value: Any) -> Any:
-    """`value` with NUL characters dropped from every string in it: jsonb cannot hold
-    ``\\u0000``, and one in a feed title must not make the whole feed unusable."""
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_without_nul(v) for v in value]
-    return value
-
-
-def _printable(url: object) -> str:
-    text = url if isinstance(url, str) else repr(url)
-    return text if len(text) <= 200 else text[:200] + "..."
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A URL leased to one worker until `lease_until`."""
-
-    url_hash: str
-    url: str
-    host: str
-    source_id: UUID | None
-    origin: Origin
-    parent_url: str | None
-    depth: int
-    priority: int
-    etag: str | None
-    last_modified: str | None
-    discovery_meta: dict[str, Any] | None
-    retry_count: int
-    fetch_count: int
-    lease_until: datetime
-    fetch_url: str | None = None  # the spelling to request; None: `url`
-    content_hash: str | None = None  # of the text stored by the last fetch (a revisit's)
-    revisit_step: int = 0  # steps of the source's revisit schedule taken (0: first fetch)
-
-    @property
-    def is_revisit(self) -> bool:
-        """Fetched before, and claimed again on its source's revisit schedule."""
-        return self.revisit_step > 0
-
-    @property
-    def request_url(self) -> str:
-        return self.fetch_url or self.url
-
-    @classmethod
-    def from_record(cls, record: asyncpg.Record) -> Claim:
-        return cls(**dict(record))
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How the fetch of one claim ended."""
-
-    claim: Claim
-    kind: OutcomeKind
-    http_status: int | None = None
-    content_hash: str | None = None
-    etag: str | None = None
-    last_modified: str | None = None
-    final_url: str | None = None
-    error: str | None = None
-    retry_after_s: float | None = None  # RATE_LIMITED: Retry-After; DEFERRED: wait this long
-    redirect_to: str | None = None  # REDIRECT: the Location header, resolved against the URL
-    fetch_url: str | None = None  # the server's spelling when it redirected to the same identity
-    revisit_after_s: float | None = None  # FETCHED/NOT_MODIFIED: due again this long from now
-
-
-@dataclass(frozen=True, slots=True)
-class Relink:
-    """A URL whose document was removed for another URL holding the same article."""
-
-    url_hash: str
-    host: str
-    holder: str  # the URL holding the article
-
-
-@dataclass(slots=True)
-class CompleteResult:
-    applied: dict[str, str] = field(default_factory=dict)  # url_hash -> new status
-    refused: list[str] = field(default_factory=list)  # not fetching, or not ours any more
-    redirects: SubmitResult = field(default_factory=SubmitResult)
-
-
-@dataclass(frozen=True, slots=True)
-class ReapResult:
-    returned: int  # back to pending
-    dead: int  # out of retries
-    host_leases: int  # expired host leases freed
 
 
 class QueueRepository:
@@ -450,18 +90,17 @@ class QueueRepository:
         rows = [batch.rows[key] for key in sorted(batch.rows)]
         buckets = sorted(by_bucket(rows, _host, await db.buckets()).items())
         for bucket, group in buckets:
-            columns = list(zip(*group, strict=True))
-            arrays, once = zip(*map(_array_or_once, columns[_ROW_SHARED:]), strict=True)
-            record = await db.fetchrow(
-                SQL["submit"],
-                *map(_lines, columns[:_ROW_SHARED]),
-                *arrays,
-                now,
-                batch.default_delay_ms,
-                bucket,
-                *once,
-                FOLD_PARTS,
+            texts, arrays, once = submit_columns(group)
+            params = SubmitParams(
+                texts=texts,
+                arrays=arrays,
+                now=now,
+                default_delay_ms=batch.default_delay_ms,
+                bucket=bucket,
+                once=once,
+                fold_parts=FOLD_PARTS,
             )
+            record = await db.fetchrow(SQL["submit"], *params.args())
             assert record is not None
             result.inserted += record["inserted"]
             result.raised += record["raised"]
@@ -501,7 +140,7 @@ class QueueRepository:
             return sum(await asyncio.gather(*folds))
         hosts = 0
         for bucket in buckets:
-            hosts += await db.fetchval(SQL["fold_host_deltas"], bucket, _ALL_PARTS)
+            hosts += await db.fetchval(SQL["fold_host_deltas"], bucket, list(range(FOLD_PARTS)))
         return hosts
 
     async def requeue_in_bucket(
@@ -615,19 +254,19 @@ class QueueRepository:
         async def work(tx: Database) -> CompleteResult:
             result = CompleteResult()
             for bucket, group in sorted(buckets.items()):
-                records = await tx.fetch(
-                    SQL["complete"],
+                params = CompleteParams(
                     worker_id,
-                    *_outcome_arrays(group),
-                    self.policy.max_retries,
-                    now,
-                    self.policy.host_failure_threshold,
-                    self.policy.forbidden_attempts,
-                    self.policy.wall_threshold,
-                    RECOVERY_ANSWERS,
-                    [o.fetch_url for o in group],
-                    bucket,
+                    _outcome_columns(group),
+                    max_retries=self.policy.max_retries,
+                    now=now,
+                    host_failure_threshold=self.policy.host_failure_threshold,
+                    forbidden_attempts=self.policy.forbidden_attempts,
+                    wall_threshold=self.policy.wall_threshold,
+                    recovery_answers=RECOVERY_ANSWERS,
+                    fetch_urls=[o.fetch_url for o in group],
+                    bucket=bucket,
                 )
+                records = await tx.fetch(SQL["complete"], *params.args())
                 result.applied.update((r["url_hash"], r["status"]) for r in records)
             result.refused = [
                 o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
@@ -668,7 +307,7 @@ class QueueRepository:
                 checked.append(
                     _replace(
                         outcome,
-                        final_url=_printable(location),
+                        final_url=printable_url(location),
                         error=f"unusable redirect target: {exc.reason}",
                     )
                 )
@@ -803,27 +442,22 @@ def _replace(outcome: Outcome, **changes: Any) -> Outcome:
     return Outcome(**values)
 
 
-def _outcome_arrays(outcomes: Sequence[Outcome]) -> list[list[Any]]:
-    columns: list[list[Any]] = [[] for _ in range(9)]
-    for outcome in outcomes:
-        delay = (
-            retry_delay(outcome.claim.retry_count + 1)
-            if outcome.kind in ATTEMPTS
-            else outcome.revisit_after_s
-            if outcome.kind in (OutcomeKind.FETCHED, OutcomeKind.NOT_MODIFIED)
-            else outcome.retry_after_s
-        )
-        values = (
-            outcome.claim.url_hash,
-            str(outcome.kind),
-            outcome.http_status,
-            outcome.content_hash,
-            outcome.etag,
-            outcome.last_modified,
-            outcome.final_url,
-            outcome.error,
-            delay,
-        )
-        for column, value in zip(columns, values, strict=True):
-            column.append(value)
-    return columns
+def _outcome_columns(outcomes: Sequence[Outcome]) -> OutcomeColumns:
+    def delay(outcome: Outcome) -> float | None:
+        if outcome.kind in ATTEMPTS:
+            return retry_delay(outcome.claim.retry_count + 1)
+        if outcome.kind in (OutcomeKind.FETCHED, OutcomeKind.NOT_MODIFIED):
+            return outcome.revisit_after_s
+        return outcome.retry_after_s
+
+    return OutcomeColumns(
+        url_hashes=[o.claim.url_hash for o in outcomes],
+        kinds=[str(o.kind) for o in outcomes],
+        http_statuses=[o.http_status for o in outcomes],
+        content_hashes=[o.content_hash for o in outcomes],
+        etags=[o.etag for o in outcomes],
+        last_modified=[o.last_modified for o in outcomes],
+        final_urls=[o.final_url for o in outcomes],
+        errors=[o.error for o in outcomes],
+        delays_s=[delay(o) for o in outcomes],
+    )

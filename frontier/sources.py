@@ -21,7 +21,7 @@ import asyncpg
 
 from frontier.db import Database
 from frontier.errors import FrontierError
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry
 from frontier.source_schema import (
     InvalidSource,

@@ -24,7 +24,8 @@ from uuid import UUID
 from frontier.db import Database
 from frontier.durations import EXAMPLES, seconds_of
 from frontier.errors import FrontierError
-from frontier.queue import ACTIONABLE, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import ACTIONABLE
 from frontier.sources import SourceRepository
 from frontier.sql import load
 from frontier.states import DeadReason, UrlStatus

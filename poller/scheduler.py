@@ -28,7 +28,8 @@ from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository
 from frontier.loops import run_every
 from frontier.parse_pool import ParsePool
-from frontier.queue import QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import QueuePolicy
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.sources import Source

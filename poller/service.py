@@ -25,7 +25,7 @@ from frontier.db import Database
 from frontier.host_slots import HostSlots
 from frontier.loops import stop_event
 from frontier.parse_pool import ParsePool
-from frontier.queue import QueuePolicy
+from frontier.queue_values import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.settings import Settings
 from frontier.source_kinds import load_kinds

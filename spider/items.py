@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import urldefrag, urljoin, urlsplit
 
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 from frontier.urls import InvalidURL, normalize_url, url_host
 from spider.errors import SpiderConfigError
 

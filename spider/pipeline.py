@@ -22,7 +22,8 @@ import asyncpg
 
 from frontier.db import Database
 from frontier.errors import FrontierError
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.states import Origin
 from spider.items import ArticleLink
 from spider.state import PageCheck, SpiderRepository

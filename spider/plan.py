@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from frontier.db import Database
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 from frontier.settings import Settings
 from frontier.sources import MANUAL, Source, SourceRepository
 from frontier.urls import InvalidURL, normalize_url, url_host

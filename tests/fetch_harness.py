@@ -14,7 +14,8 @@ from fetcher.worker import Fetcher
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.parse_pool import ParsePool
-from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy, SourceRef
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.sinks import ContentSink
 from frontier.sinks.postgres import PostgresSink

@@ -21,7 +21,8 @@ from frontier.imports import (
     import_lines,
     read_lines,
 )
-from frontier.queue import QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import QueuePolicy
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 

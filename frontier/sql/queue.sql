@@ -152,7 +152,7 @@ FOR UPDATE SKIP LOCKED;
 -- it for $4 seconds. A host with a delay is held by the claim for as long (its lease: not
 -- claimable, nor requested by anyone else, until the claim's answer gives it back,
 -- hosts.sql `release_slots`); the hold's owner is the claim, `$1/url_hash`
--- (frontier.queue.claim_hold), so that a worker's other claims never end it. Then
+-- (frontier.queue_values.claim_hold), so that a worker's other claims never end it. Then
 -- recompute each locked host's pending summary. $3: now; all in bucket $5.
 WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
 ready AS (

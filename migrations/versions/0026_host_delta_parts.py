@@ -1,7 +1,7 @@
 """Host summaries in parts: `host_deltas.part`, so that folds of one bucket run at once.
 
 A submit's host summary (migration 0025) is now one row per part of its hosts (a host's
-part: its `hashtext` modulo `frontier.queue.FOLD_PARTS`), and a fold names the parts it
+part: its `hashtext` modulo `frontier.submit_rows.FOLD_PARTS`), and a fold names the parts it
 takes. Folds of different parts write different hosts, so an import's fold at its end (a
 long statement on one backend when the import spans many hosts: bench.submit,
 bench/RESULTS.md) runs as one statement per part at

@@ -15,7 +15,8 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.politeness_key import KeyMode, KeyRepository
-from frontier.queue import QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import QueuePolicy
 from tests.fetch_harness import article, fetcher_for, submit
 from tests.local_site import LocalSite
 from tests.processes import frontier_process

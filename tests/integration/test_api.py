@@ -18,7 +18,8 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository, KeyBusy
 from frontier.imports import MAX_LINE_BYTES
-from frontier.queue import Candidate, QueueRepository, SourceRef, claim_hold
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, SourceRef, claim_hold
 from frontier.settings import Settings
 from frontier.states import FetchKind, LogOutcome, Origin
 

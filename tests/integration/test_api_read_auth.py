@@ -19,7 +19,8 @@ from frontier.api.queries import ApiQueries
 from frontier.api.sessions import COOKIE
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
-from frontier.queue import Candidate, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, SourceRef
 from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository

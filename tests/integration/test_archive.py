@@ -27,7 +27,8 @@ from frontier.archive.reader import read_record
 from frontier.archive.records import IDENTICAL_PAYLOAD, SERVER_NOT_MODIFIED
 from frontier.archive.upkeep import Retention
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.states import Origin

@@ -11,7 +11,8 @@ import json
 from datetime import UTC, datetime
 
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository

@@ -13,17 +13,17 @@ import pytest
 from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.hosts import HostRepository
-from frontier.queue import (
+from frontier.queue import QueueRepository
+from frontier.queue_values import (
     Candidate,
     Outcome,
     OutcomeKind,
     QueuePolicy,
-    QueueRepository,
     SourceRef,
     claim_hold,
-    prepare,
 )
 from frontier.states import Origin
+from frontier.submit_rows import prepare
 from frontier.url_actions import UrlActions, parse_filter
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -12,7 +12,8 @@ import pytest
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Outcome, OutcomeKind, SourceRef
 from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository

@@ -17,7 +17,8 @@ import pytest
 
 from frontier.api.app import create_app
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.settings import Settings
 from frontier.sinks import ContentSink
 from frontier.sinks.elasticsearch import ElasticsearchSink

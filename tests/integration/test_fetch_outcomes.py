@@ -175,7 +175,8 @@ async def test_source_selectors_and_charset(db: Database, local_site: LocalSite)
         f"</div></body></html>"
     ).encode("iso-8859-1")
     local_site.serve("/fr", html, content_type="text/html")
-    from frontier.queue import Candidate, QueueRepository, SourceRef
+    from frontier.queue import QueueRepository
+    from frontier.queue_values import Candidate, SourceRef
     from frontier.states import Origin
 
     await QueueRepository(db).submit(
@@ -198,7 +199,8 @@ async def test_fetchprotection_zero_is_blocked_by_policy(
     source_id = await db.fetchval(
         "INSERT INTO sources (name, fetchprotection) VALUES ('closed', 0) RETURNING id"
     )
-    from frontier.queue import Candidate, QueueRepository, SourceRef
+    from frontier.queue import QueueRepository
+    from frontier.queue_values import Candidate, SourceRef
     from frontier.states import Origin
 
     await QueueRepository(db).submit(
@@ -271,7 +273,8 @@ async def test_a_completion_refused_after_the_lease_was_lost_is_not_logged(
 ) -> None:
     """The reaper took the URL back while its page was being stored: that completion did
     not happen, so it leaves no `ok` row; the next claim's fetch is the one logged."""
-    from frontier.queue import QueuePolicy, QueueRepository
+    from frontier.queue import QueueRepository
+    from frontier.queue_values import QueuePolicy
     from frontier.sinks import RawDocument
     from frontier.sinks.postgres import PostgresSink
 

@@ -10,14 +10,8 @@ from datetime import UTC, datetime, timedelta
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS, host_delay_ms, slowdown_after
 from frontier.hosts import HostRepository
-from frontier.queue import (
-    Candidate,
-    Outcome,
-    OutcomeKind,
-    QueuePolicy,
-    QueueRepository,
-    claim_hold,
-)
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Outcome, OutcomeKind, QueuePolicy, claim_hold
 from frontier.source_schema import SourcePatch
 from frontier.sources import SourceRepository
 from frontier.states import Origin

@@ -13,15 +13,10 @@ import pytest
 from frontier.db import Database
 from frontier.imports import ImportFormat, import_lines, read_lines
 from frontier.priority import score
-from frontier.queue import (
-    FOLD_PARTS,
-    Candidate,
-    QueuePolicy,
-    QueueRepository,
-    SourceRef,
-    prepare,
-)
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy, SourceRef
 from frontier.states import Origin
+from frontier.submit_rows import FOLD_PARTS, prepare
 from tests.fetch_harness import fetcher_for
 from tests.frontier_checks import assert_counters_agree
 from tests.local_site import LocalSite

@@ -16,7 +16,8 @@ import httpx
 from frontier.cli.app import EXIT_PARTIAL
 from frontier.db import Database
 from frontier.imports import BATCH_SIZE
-from frontier.queue import QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import QueuePolicy
 from tests.integration.test_api import AUTH, client_for, make_settings
 from tests.integration.test_cli_queue import frontier
 

@@ -14,7 +14,8 @@ import pytest
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Outcome, OutcomeKind, SourceRef
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresSink
 from frontier.source_schema import parse_config

@@ -11,20 +11,20 @@ import pytest
 
 from frontier.db import Database
 from frontier.hosts import HostRepository
-from frontier.queue import (
+from frontier.queue import QueueRepository
+from frontier.queue_values import (
     MAX_REDIRECT_HOPS,
     Candidate,
     Claim,
     Outcome,
     OutcomeKind,
     QueuePolicy,
-    QueueRepository,
     SourceRef,
     claim_hold,
-    prepare,
 )
 from frontier.states import Origin
 from frontier.stats import StatsRepository
+from frontier.submit_rows import prepare
 from frontier.urls import normalize_url, url_hash
 from tests.conditions import wait_until
 

@@ -4,7 +4,8 @@ the batch's host summaries commits: its URLs are then claimable)."""
 import asyncio
 
 from frontier.db import Database
-from frontier.queue import Candidate, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, SourceRef
 from frontier.states import Origin
 
 

@@ -197,7 +197,7 @@ async def test_spider_writes_wait_for_the_database_and_go_through(
     waits with backoff, and once the network is back it goes through; nothing is lost."""
     from scrapy.utils.test import get_crawler
 
-    from frontier.queue import Candidate
+    from frontier.queue_values import Candidate
     from frontier.states import Origin
     from spider.pipeline import DSN, FrontierPipeline
     from tests.db_proxy import DatabaseProxy

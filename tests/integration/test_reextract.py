@@ -18,7 +18,8 @@ from fetcher.reextract import run_reextract
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.documents import DocumentFilter
-from frontier.queue import Candidate, QueuePolicy, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy, SourceRef
 from frontier.settings import Settings
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash

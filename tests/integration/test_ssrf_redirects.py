@@ -17,7 +17,7 @@ from scrapy.utils.test import get_crawler
 from fetcher.config import FetcherConfig
 from fetcher.worker import Fetcher
 from frontier.db import Database
-from frontier.queue import QueuePolicy
+from frontier.queue_values import QueuePolicy
 from frontier.safe_http import HttpLimits, SafeClient
 from frontier.sinks.postgres import PostgresSink
 from frontier.sources import SourceRepository

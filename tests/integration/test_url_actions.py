@@ -17,7 +17,8 @@ import pytest
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.imports import Line, import_lines
-from frontier.queue import Candidate, Outcome, OutcomeKind, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Outcome, OutcomeKind, QueuePolicy
 from frontier.settings import Settings
 from frontier.states import Origin
 from frontier.stats import StatsRepository

@@ -21,14 +21,8 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository, KeyBusy
 from frontier.politeness_key import KeyRepository
-from frontier.queue import (
-    Candidate,
-    Outcome,
-    OutcomeKind,
-    QueueRepository,
-    SourceRef,
-    claim_hold,
-)
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, Outcome, OutcomeKind, SourceRef, claim_hold
 from frontier.settings import Settings
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresSink

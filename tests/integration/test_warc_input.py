@@ -25,7 +25,8 @@ from warcio.warcwriter import WARCWriter
 
 from fetcher.warc_input import ImportCounts, ImportFilter, WarcImport
 from frontier.db import Database
-from frontier.queue import Candidate, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate
 from frontier.sinks import DOCUMENT_FIELDS
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository

@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode, Origin

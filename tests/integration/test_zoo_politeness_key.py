@@ -17,7 +17,8 @@ import pytest
 from aiohttp import web
 
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.source_schema import parse_patch
 from frontier.sources import SourceRepository
 from frontier.states import Origin

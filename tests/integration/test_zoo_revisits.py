@@ -10,7 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 from frontier.db import Database
-from frontier.queue import Candidate, QueuePolicy, QueueRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.source_schema import parse_config
 from frontier.sources import Source, SourceRepository
 from frontier.states import Origin

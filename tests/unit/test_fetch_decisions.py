@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from fetcher.decisions import Action, decide, decode_html, retry_after
-from frontier.queue import OutcomeKind
+from frontier.queue_values import OutcomeKind
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 

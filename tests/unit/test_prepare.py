@@ -5,8 +5,9 @@ from uuid import UUID
 
 import pytest
 
-from frontier.queue import Candidate, SourceRef, prepare, prepare_urls
+from frontier.queue_values import Candidate, SourceRef
 from frontier.states import Origin
+from frontier.submit_rows import prepare, prepare_urls
 
 URLS = [
     "https://example.com/a/",
@@ -47,7 +48,7 @@ def test_prepare_urls_is_prepare_of_candidates(source: SourceRef, origin: Origin
 def test_a_column_sent_as_lines_refuses_a_value_holding_a_newline() -> None:
     """The submit statement splits hash, URL and host columns on newlines: a value holding
     one would shift every row after it, so it is refused before it is sent."""
-    from frontier.queue import _lines
+    from frontier.submit_rows import _lines
 
     assert _lines(("https://a.example/1", "https://a.example/%0A")) == (
         "https://a.example/1\nhttps://a.example/%0A"

@@ -34,7 +34,7 @@ from twisted.internet.defer import Deferred
 from fetcher.robots_step import ROBOTS_MAX_BYTES
 from frontier import robots
 from frontier.parse_pool import ParsePool
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 from frontier.robots_directives import product_token
 from frontier.settings import Settings
 from frontier.states import RobotsStatus

@@ -14,7 +14,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scrapy import Request
 
-from frontier.queue import SourceRef
+from frontier.queue_values import SourceRef
 from spider.errors import SpiderConfigError
 from spider.links import ArticleRules, KnownSource, LinkClassifier, LinkKind, looks_like_article
 from spider.middlewares import BlockedRequest, SsrfGuardMiddleware

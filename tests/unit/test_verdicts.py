@@ -13,7 +13,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from fetcher.decisions import Action, decide
 from fetcher.extract_pool import extract_page
 from fetcher.verdict import login_wall
-from frontier.queue import OutcomeKind
+from frontier.queue_values import OutcomeKind
 from frontier.robots_directives import header_directives, meta_directives, names_for
 from tests.corpus_path import CORPUS
 from tests.fetch_harness import article

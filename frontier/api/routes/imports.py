@@ -20,7 +20,8 @@ from frontier.api.import_stream import (
 )
 from frontier.api.models import ErrorBody, ImportResult
 from frontier.imports import ImportFormat, ImportSummary, Line, submit_lines
-from frontier.queue import QueuePolicy, QueueRepository, SourceRef
+from frontier.queue import QueueRepository
+from frontier.queue_values import QueuePolicy, SourceRef
 from frontier.sources import MANUAL, SourceRepository, UnknownSource
 
 router = APIRouter(tags=["import"])
