@@ -36,6 +36,13 @@ def ago(moment: datetime | None, now: datetime) -> str:
     return f"{_span(seconds)} ago"
 
 
+def due(moment: datetime, now: datetime) -> str:
+    """When something scheduled happens: "in 3 min", or "due now" once its time has come
+    (a next poll 5 s in the past is waiting for the poller's next look, not history)."""
+    seconds = int((moment - now).total_seconds())
+    return f"in {_span(seconds)}" if seconds > 0 else "due now"
+
+
 def _span(seconds: int) -> str:
     for unit, size in (("d", 86_400), ("h", 3_600), ("min", 60)):
         if seconds >= size:

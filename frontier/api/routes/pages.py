@@ -23,7 +23,7 @@ from fastapi.responses import HTMLResponse
 from frontier.api.auth import require_read
 from frontier.api.context import context_of
 from frontier.api.read_gate import expensive_read
-from frontier.api.templating import TEMPLATES, ago
+from frontier.api.templating import TEMPLATES, ago, due
 from frontier.clock import utcnow
 from frontier.documents import BadDocumentQuery, Cursor, DocumentPage, build_filter
 from frontier.errors import StatementTimedOut
@@ -43,7 +43,7 @@ FILTERS = ("search", "source", "host", "since")
 def _render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
     now = utcnow()
     page = TEMPLATES.get_template(f"pages/{name}").render(
-        now=now, ago=lambda moment: ago(moment, now), **values
+        now=now, ago=lambda moment: ago(moment, now), due=lambda moment: due(moment, now), **values
     )
     return HTMLResponse(page, status_code=status, headers={"Cache-Control": "no-store"})
 
