@@ -373,11 +373,19 @@ LARGE_HOSTS = 50
 LARGE_CONCURRENCY = 64
 
 
-def shape(page_set: str, quick: bool, concurrency: int) -> tuple[int, int, int]:
-    """A page set's hosts, pages and pages in flight."""
+def shape(
+    page_set: str,
+    quick: bool,
+    concurrency: int | None = None,
+    hosts: int | None = None,
+    pages: int | None = None,
+) -> tuple[int, int, int]:
+    """A page set's hosts, pages and pages in flight: its own, or those given."""
     if page_set == "large":
-        return LARGE_HOSTS, 1_000 if quick else 10_000, LARGE_CONCURRENCY
-    return (20, 2_000, concurrency) if quick else (200, 20_000, concurrency)
+        own = (LARGE_HOSTS, 1_000 if quick else 10_000, LARGE_CONCURRENCY)
+    else:
+        own = (20, 2_000, 32) if quick else (200, 20_000, 32)
+    return hosts or own[0], pages or own[1], concurrency or own[2]
 
 
 def addresses(hosts: int) -> list[str]:
@@ -733,29 +741,34 @@ def archive_compare(
     return result
 
 
-def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[str, Any]:
-    """Every run on one page set, `pages` over `hosts`, at concurrency `c`."""
+def one_set(
+    server: Any, page_set: str, hosts: int, pages: int, c: int, lean: bool = False
+) -> dict[str, Any]:
+    """Every run on one page set, `pages` over `hosts`, at concurrency `c` (`lean`: ours
+    in-process and pooled, and Scrapy + `trafilatura.extract`, only)."""
     urls = url_list(hosts, pages, page_set)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
         handle.write("\n".join(urls))
         url_file = handle.name
     runs: dict[str, Any] = {}
     try:
-        if page_set == "standard":
+        if page_set == "standard" and not lean:
             runs["ours_no_extraction"] = ours(server, "fetch_raw", urls, c, extract=False)
             runs["scrapy_no_callback"] = scrapy_run(url_file, len(urls), c, "none")
         runs["ours_in_process"] = ours(server, "fetch_thread", urls, c, extract_processes=0)
         runs["ours_pool"] = ours(server, "fetch_pool", urls, c)
         runs["scrapy_extract"] = scrapy_run(url_file, len(urls), c, "extract")
-        runs["scrapy_bare_extraction"] = scrapy_run(url_file, len(urls), c, "bare")
+        if not lean:
+            runs["scrapy_bare_extraction"] = scrapy_run(url_file, len(urls), c, "bare")
     finally:
         os.unlink(url_file)
     scrapy = runs["scrapy_extract"]["pages_per_s"]
     runs["ratio_in_process"] = round(runs["ours_in_process"]["pages_per_s"] / scrapy, 2)
     runs["ratio_pool"] = round(runs["ours_pool"]["pages_per_s"] / scrapy, 2)
-    runs["ratio_pool_vs_bare"] = round(
-        runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
-    )
+    if "scrapy_bare_extraction" in runs:
+        runs["ratio_pool_vs_bare"] = round(
+            runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
+        )
     # CPU per page, ours with the PostgreSQL server's share: Scrapy's over ours is how many
     # times the pages ours fetches on the same cores, whatever else runs on the machine
     scrapy_cpu = runs["scrapy_extract"]["cpu_ms_per_page"]
@@ -777,7 +790,16 @@ def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--concurrency", type=int, help="pages in flight (default: 32, the large set 64)"
+    )
+    parser.add_argument("--hosts", type=int, help="every set over this many hosts")
+    parser.add_argument("--pages", type=int, help="this many pages in every set")
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="only ours (in-process, pool) and Scrapy + trafilatura.extract on each set",
+    )
     parser.add_argument("--set", choices=sorted(PAGE_SETS), help="only this page set")
     parser.add_argument("--worker", metavar="DSN")
     parser.add_argument("--no-extract", action="store_true")
@@ -798,14 +820,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.worker:
-        return run_worker(args.worker, args.concurrency, not args.no_extract)
+        return run_worker(args.worker, args.concurrency or 32, not args.no_extract)
     if args.scrapy:
-        return run_scrapy(args.scrapy, args.concurrency, args.extraction)
+        return run_scrapy(args.scrapy, args.concurrency or 32, args.extraction)
     if args.serve:
         return asyncio.run(serve_site(args.serve))
 
     sets = [args.set] if args.set else list(PAGE_SETS)
-    shapes = {s: shape(s, args.quick, args.concurrency) for s in sets}
+    shapes = {s: shape(s, args.quick, args.concurrency, args.hosts, args.pages) for s in sets}
     hosts = max(h for h, _, _ in shapes.values())
     pages = shapes[sets[0]][1]
     nginx = None if args.site == "aiohttp" else shutil.which("nginx", path=NGINX_PATH)
@@ -822,12 +844,12 @@ def main() -> None:
                 compared = archive_compare(server, sets[0], set_hosts, pages, c, args.rounds)
                 emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
                 return
-            results = {s: one_set(server, s, *shapes[s]) for s in sets}
+            results = {s: one_set(server, s, *shapes[s], lean=args.lean) for s in sets}
     emit_result(
         {
             "pages": pages,
             "hosts": hosts,
-            "concurrency": args.concurrency,
+            "concurrency": args.concurrency or 32,
             "shapes": shapes,
             "usable_cores": len(os.sched_getaffinity(0)),
             "quick": args.quick,
