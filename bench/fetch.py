@@ -1,9 +1,10 @@
 """Benchmark the fetcher end to end against Scrapy on the same local site.
 
-Run ``python -m bench.fetch [--quick] [--concurrency C] [--set standard|small]``.
+Run ``python -m bench.fetch [--quick] [--concurrency C] [--set standard|small|large]``.
 
-The site serves two page sets, each 20,000 distinct pages over 200 loopback hosts,
-127.0.0.10 upwards (``--quick``: 2,000 pages over 20 hosts): files served by nginx with
+The site serves three page sets over loopback hosts, 127.0.0.10 upwards: the first two
+20,000 distinct pages each over 200 hosts (``--quick``: 2,000 pages over 20 hosts), the
+third 10,000 over 50 hosts (``--quick``: 1,000); files served by nginx with
 one worker when nginx is installed (as the issue measured; ``--site aiohttp`` or no nginx:
 pages made on request by an aiohttp process, which costs the shared cores about as much
 CPU per page as a fetcher); robots.txt answers 404; politeness delay 0:
@@ -11,7 +12,10 @@ CPU per page as a fetcher); robots.txt answers 404; politeness delay 0:
 - ``standard``: the original pages, about 6 KB of HTML (3 KB of article text) each;
 - ``small``: news-like pages, about 6 KB of article text in an ``<article>`` with a byline
   and ``<time>``, inside a header nav, an aside of related links and a footer, with the
-  OpenGraph, ``article:*`` and JSON-LD ``NewsArticle`` a CMS writes into the head.
+  OpenGraph, ``article:*`` and JSON-LD ``NewsArticle`` a CMS writes into the head;
+- ``large`` (issue 29): about 100 KB news pages, of which 15-20 KB is the article's text
+  and the rest heavy furniture (inline CSS, analytics and application-state scripts,
+  JSON-LD, a mega-menu, related cards, comments), always at LARGE_CONCURRENCY in flight.
 
 Each of our runs starts from a fresh database (copied from a migrated template) with the
 URL list submitted, then runs one ``frontier fetch --until-idle`` process (claim,
@@ -21,7 +25,7 @@ tree, the largest sum of the RSS of the process and its extraction workers at on
 Every run reports ``steal_s``, the CPU time the hypervisor took from this machine while it
 ran (all CPUs): on a shared VM, a run in stolen time is slower than the code.
 
-On each set, at the same concurrency:
+On each set, ours and Scrapy at the same concurrency:
 
 1. ours, ``FRONTIER_EXTRACT_PROCESSES=0`` (extraction in a thread of the fetch process)
 2. ours, the default extraction pool (one worker process per usable core)
@@ -54,7 +58,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -170,8 +174,218 @@ def news_page_html(host: int, page: int) -> str:
     )
 
 
+# The large set's vocabulary: enough distinct words that the article reads as prose to
+# the extractors, not as a repeated template.
+PROSE = (
+    *VOCABULARY,
+    "minister",
+    "hospital",
+    "workers",
+    "contract",
+    "regional",
+    "spokesperson",
+    "funding",
+    "proposal",
+    "district",
+    "families",
+    "recovery",
+    "industry",
+    "committee",
+    "warned",
+    "estimated",
+    "despite",
+    "across",
+    "between",
+    "because",
+    "however",
+    "several",
+    "inspectors",
+    "drought",
+    "coastline",
+    "engineers",
+    "railway",
+    "investment",
+    "tenants",
+    "campaign",
+    "agreement",
+    "schools",
+    "teachers",
+    "nurses",
+    "prices",
+    "households",
+    "winter",
+    "summer",
+    "research",
+    "university",
+    "survey",
+    "percent",
+    "million",
+    "thousand",
+    "judge",
+    "appeal",
+    "ruling",
+    "mayor",
+    "parliament",
+    "vote",
+    "opposition",
+    "coalition",
+    "reform",
+    "pension",
+    "airport",
+    "ferry",
+    "bridge",
+    "construction",
+)
+SECTIONS = (
+    "news",
+    "world",
+    "politics",
+    "business",
+    "science",
+    "sport",
+    "culture",
+    "opinion",
+    "travel",
+    "food",
+    "health",
+    "education",
+)
+
+
+def _menu_links(section: str, words: tuple[str, ...]) -> str:
+    return "".join(f"<li><a href='/{section}/{w}'>{w.title()} {section}</a></li>" for w in words)
+
+
+MEGA_MENU = "".join(
+    f"<li class='menu-section'><a href='/{section}'>{section.title()}</a><div class='menu-panel'>"
+    f"<ul>{_menu_links(section, PROSE[k : k + 16])}</ul>"
+    f"<div class='menu-promo'><a href='/{section}/best'><img src='/img/{section}.jpg' "
+    f"alt='The best of {section}'><span>The best of {section} this week, chosen by our "
+    f"editors</span></a></div></div></li>"
+    for k, section in enumerate(SECTIONS)
+)
+STYLE = "".join(
+    f".c{k}{{margin:{k % 7}px {k % 5}px;padding:{k % 3}em;color:#{k * 2654435761 % 16777216:06x};"
+    f"font:{12 + k % 6}px/1.{k % 9} 'Gazette Sans',Helvetica,Arial,sans-serif}}"
+    f"@media (min-width:{600 + k}px){{.c{k} .card-{k}>a:hover{{text-decoration:underline}}}}"
+    for k in range(130)
+)
+ANALYTICS = (
+    "window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}"
+    "gtag('js',new Date());gtag('config','G-BENCH0000',{anonymize_ip:true});"
+    + "".join(
+        f"(function(w,d,s,l,i){{w[l]=w[l]||[];w[l].push({{'event':'tag{k}','ts':new Date()"
+        f".getTime()}});var f=d.getElementsByTagName(s)[0],j=d.createElement(s);j.async=true;"
+        f"j.src='https://tags.example/{k}.js?id='+i;f.parentNode.insertBefore(j,f)}})"
+        f"(window,document,'script','dataLayer','GTM-{k:04d}');"
+        for k in range(24)
+    )
+)
+
+
+def _prose(seed: bytes, salt: int, words: int) -> str:
+    return " ".join(
+        PROSE[(seed[(salt * 13 + i) % 32] * (i + 3) + salt * 7 + i) % len(PROSE)]
+        for i in range(words)
+    )
+
+
+def large_page_html(host: int, page: int) -> str:
+    """A news article as a heavy CMS template renders it: about 100 KB of HTML, of which
+    15-20 KB is the article's text; the rest is furniture (inline CSS, analytics and
+    application-state scripts, JSON-LD, a mega-menu, related cards, comments)."""
+    seed = hashlib.sha256(f"large {host}/{page}".encode()).digest()
+    title = f"Region {host} agrees {page} million plan for the coast"
+    published = f"2026-04-{1 + page % 28:02d}T09:{page % 60:02d}:00+02:00"
+    image = f"https://img.example/{host}/{page}/lead.jpg"
+    blocks = []
+    for p in range(22):
+        if p in (8, 16):
+            blocks.append(f"<h2>{_prose(seed, 100 + p, 6).capitalize()}</h2>")
+        blocks.append(f"<p>{_prose(seed, p, 105).capitalize()}.</p>")
+    related = "".join(
+        f"<div class='card'><a href='/news/{page + k}'><img src='/img/{host}/{page + k}.jpg' "
+        f"alt=''><h3>{_prose(seed, 200 + k, 8).capitalize()}</h3><p>{_prose(seed, 300 + k, 24)}"
+        f"</p></a><span class='time'>{k} hours ago</span></div>"
+        for k in range(12)
+    )
+    comments = "".join(
+        f"<li class='comment'><div class='comment-author'>reader{(host * 31 + k) % 997}</div>"
+        f"<div class='comment-body'><p>{_prose(seed, 400 + k, 40).capitalize()}.</p></div>"
+        f"<a href='#reply-{k}'>Reply</a> <a href='#report-{k}'>Report</a></li>"
+        for k in range(14)
+    )
+    state_items = ",".join(
+        f'{{"id":"{host}-{page}-{k}","slug":"/news/{page + k}","headline":"'
+        f'{_prose(seed, 500 + k, 9)}","teaser":"{_prose(seed, 600 + k, 28)}","tracking":'
+        f'{{"position":{k},"variant":"b{k % 3}","impression":"{seed.hex()[:16]}"}}}}'
+        for k in range(60)
+    )
+    state = (
+        f'window.__INITIAL_STATE__={{"page":{{"id":"{host}-{page}","type":"article",'
+        f'"section":"news","ads":{{"slots":["top","mpu1","mpu2","bottom"],"targeting":'
+        f'{{"kw":["coast","council","budget"]}}}}}},"feeds":[{state_items}]}};'
+    )
+    jsonld = (
+        '{"@context":"https://schema.org","@graph":[{"@type":"NewsArticle",'
+        f'"headline":"{title}","datePublished":"{published}","dateModified":"{published}",'
+        f'"author":[{{"@type":"Person","name":"Desk {host}"}}],"image":["{image}"],'
+        f'"description":"{_prose(seed, 700, 30)}","isAccessibleForFree":true,'
+        '"publisher":{"@type":"NewsMediaOrganization","name":"The Bench Gazette",'
+        '"logo":{"@type":"ImageObject","url":"https://img.example/logo.png"}}},'
+        '{"@type":"BreadcrumbList","itemListElement":[{"@type":"ListItem","position":1,'
+        '"name":"News","item":"https://gazette.example/news"}]}]}'
+    )
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title} | "
+        f"The Bench Gazette</title><meta name='viewport' content='width=device-width'>"
+        f"<meta name='description' content='{title}.'>"
+        f"<meta property='og:title' content='{title}'><meta property='og:type' "
+        f"content='article'><meta property='og:image' content='{image}'>"
+        f"<meta property='article:published_time' content='{published}'>"
+        f"<meta name='author' content='Desk {host}'>"
+        f"<script type='application/ld+json'>{jsonld}</script><style>{STYLE}</style>"
+        f"<script>{ANALYTICS}</script></head><body>"
+        f"<header><a href='/' class='logo'>The Bench Gazette</a><nav class='mega-menu'><ul>"
+        f"{MEGA_MENU}</ul></nav><form action='/search'><input name='q'></form></header>"
+        f"<main><article><h1>{title}</h1><p class='byline'>By Desk {host}, "
+        f"<time datetime='{published}'>April {1 + page % 28}, 2026</time></p>"
+        f"<figure><img src='{image}' alt=''><figcaption>The coast at dawn.</figcaption>"
+        f"</figure>{''.join(blocks)}<ul class='tags'><li>coast</li><li>council</li></ul>"
+        f"</article><section class='related'><h2>More from the Gazette</h2>{related}"
+        f"</section><section id='comments' class='comments'><h2>Comments</h2><ol>"
+        f"{comments}</ol></section></main><footer><nav><ul>{NAV}</ul></nav>"
+        f"<p>Copyright 2026 The Bench Gazette. All rights reserved.</p></footer>"
+        f"<script>{state}</script></body></html>"
+    )
+
+
 # page set -> the prefix of its paths on every host, and its page builder
-PAGE_SETS = {"standard": ("/a/", page_html), "small": ("/s/", news_page_html)}
+PAGE_SETS = {
+    "standard": ("/a/", page_html),
+    "small": ("/s/", news_page_html),
+    "large": ("/l/", large_page_html),
+}
+
+
+# The large set's shape, whatever the command line says: the issue's (50 hosts, 64 in flight).
+LARGE_HOSTS = 50
+LARGE_CONCURRENCY = 64
+
+
+def shape(
+    page_set: str,
+    quick: bool,
+    concurrency: int | None = None,
+    hosts: int | None = None,
+    pages: int | None = None,
+) -> tuple[int, int, int]:
+    """A page set's hosts, pages and pages in flight: its own, or those given."""
+    if page_set == "large":
+        own = (LARGE_HOSTS, 1_000 if quick else 10_000, LARGE_CONCURRENCY)
+    else:
+        own = (20, 2_000, 32) if quick else (200, 20_000, 32)
+    return hosts or own[0], pages or own[1], concurrency or own[2]
 
 
 def addresses(hosts: int) -> list[str]:
@@ -195,21 +409,25 @@ NGINX_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/loc
 
 
 @contextmanager
-def nginx_site(nginx: str, hosts: int, pages: int, sets: list[str]) -> Iterator[None]:
+def nginx_site(nginx: str, sets: Mapping[str, tuple[int, int]]) -> Iterator[None]:
     """The pages written out as files and served by nginx with one worker, as the issue
     measured them: a static server costs a small share of the cores the fetchers are
-    measured on (the aiohttp site spends about as much CPU per page as a fetcher)."""
+    measured on (the aiohttp site spends about as much CPU per page as a fetcher).
+    `sets`: each page set's hosts and pages."""
+    hosts = max(h for h, _ in sets.values())
     with tempfile.TemporaryDirectory(prefix="bench-site-") as directory:
         root = Path(directory)
         root.chmod(0o755)  # nginx's workers run as another user when started by root
-        per_host = pages // hosts
         servers = []
         for index, address in enumerate(addresses(hosts)):
-            for page_set in sets:
+            (root / "hosts" / str(index)).mkdir(parents=True)
+            for page_set, (set_hosts, pages) in sets.items():
+                if index >= set_hosts:
+                    continue
                 prefix, build = PAGE_SETS[page_set]
                 folder = root / "hosts" / str(index) / prefix.strip("/")
                 folder.mkdir(parents=True, exist_ok=True)
-                for page in range(per_host):
+                for page in range(pages // set_hosts):
                     (folder / str(page)).write_text(build(index, page), encoding="utf-8")
             servers.append(
                 f"server {{ listen {address}:{PORT} backlog=1024; root {root}/hosts/{index}; }}"
@@ -524,29 +742,34 @@ def archive_compare(
     return result
 
 
-def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[str, Any]:
-    """Every run on one page set, at concurrency `c`."""
+def one_set(
+    server: Any, page_set: str, hosts: int, pages: int, c: int, lean: bool = False
+) -> dict[str, Any]:
+    """Every run on one page set, `pages` over `hosts`, at concurrency `c` (`lean`: ours
+    in-process and pooled, and Scrapy + `trafilatura.extract`, only)."""
     urls = url_list(hosts, pages, page_set)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as handle:
         handle.write("\n".join(urls))
         url_file = handle.name
     runs: dict[str, Any] = {}
     try:
-        if page_set == "standard":
+        if page_set == "standard" and not lean:
             runs["ours_no_extraction"] = ours(server, "fetch_raw", urls, c, extract=False)
             runs["scrapy_no_callback"] = scrapy_run(url_file, len(urls), c, "none")
         runs["ours_in_process"] = ours(server, "fetch_thread", urls, c, extract_processes=0)
         runs["ours_pool"] = ours(server, "fetch_pool", urls, c)
         runs["scrapy_extract"] = scrapy_run(url_file, len(urls), c, "extract")
-        runs["scrapy_bare_extraction"] = scrapy_run(url_file, len(urls), c, "bare")
+        if not lean:
+            runs["scrapy_bare_extraction"] = scrapy_run(url_file, len(urls), c, "bare")
     finally:
         os.unlink(url_file)
     scrapy = runs["scrapy_extract"]["pages_per_s"]
     runs["ratio_in_process"] = round(runs["ours_in_process"]["pages_per_s"] / scrapy, 2)
     runs["ratio_pool"] = round(runs["ours_pool"]["pages_per_s"] / scrapy, 2)
-    runs["ratio_pool_vs_bare"] = round(
-        runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
-    )
+    if "scrapy_bare_extraction" in runs:
+        runs["ratio_pool_vs_bare"] = round(
+            runs["ours_pool"]["pages_per_s"] / runs["scrapy_bare_extraction"]["pages_per_s"], 2
+        )
     # CPU per page, ours with the PostgreSQL server's share: Scrapy's over ours is how many
     # times the pages ours fetches on the same cores, whatever else runs on the machine
     scrapy_cpu = runs["scrapy_extract"]["cpu_ms_per_page"]
@@ -568,7 +791,16 @@ def one_set(server: Any, page_set: str, hosts: int, pages: int, c: int) -> dict[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--concurrency", type=int, help="pages in flight (default: 32, the large set 64)"
+    )
+    parser.add_argument("--hosts", type=int, help="every set over this many hosts")
+    parser.add_argument("--pages", type=int, help="this many pages in every set")
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="only ours (in-process, pool) and Scrapy + trafilatura.extract on each set",
+    )
     parser.add_argument("--set", choices=sorted(PAGE_SETS), help="only this page set")
     parser.add_argument("--worker", metavar="DSN")
     parser.add_argument("--no-extract", action="store_true")
@@ -589,34 +821,37 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.worker:
-        return run_worker(args.worker, args.concurrency, not args.no_extract)
+        return run_worker(args.worker, args.concurrency or 32, not args.no_extract)
     if args.scrapy:
-        return run_scrapy(args.scrapy, args.concurrency, args.extraction)
+        return run_scrapy(args.scrapy, args.concurrency or 32, args.extraction)
     if args.serve:
         return asyncio.run(serve_site(args.serve))
 
-    hosts, pages = (20, 2_000) if args.quick else (200, 20_000)
-    sets = [args.set] if args.set else ["standard", "small"]
+    sets = [args.set] if args.set else list(PAGE_SETS)
+    shapes = {s: shape(s, args.quick, args.concurrency, args.hosts, args.pages) for s in sets}
+    hosts = max(h for h, _, _ in shapes.values())
+    pages = shapes[sets[0]][1]
     nginx = None if args.site == "aiohttp" else shutil.which("nginx", path=NGINX_PATH)
     if args.site == "nginx" and nginx is None:
         parser.error("--site nginx: no nginx found (Debian: apt-get install nginx)")
-    serving = nginx_site(nginx, hosts, pages, sets) if nginx else aiohttp_site(hosts)
+    served = {s: (h, p) for s, (h, p, _) in shapes.items()}
+    serving = nginx_site(nginx, served) if nginx else aiohttp_site(hosts)
     with serving:
         site = "nginx" if nginx else "aiohttp"
-        log(f"site ({site}): {pages} pages per set over {hosts} loopback hosts; sets {sets}")
+        log(f"site ({site}): sets (hosts, pages, in flight) {shapes}")
         with running_server() as server:
             if args.archive_compare:
-                compared = archive_compare(
-                    server, sets[0], hosts, pages, args.concurrency, args.rounds
-                )
+                set_hosts, pages, c = shapes[sets[0]]
+                compared = archive_compare(server, sets[0], set_hosts, pages, c, args.rounds)
                 emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
                 return
-            results = {s: one_set(server, s, hosts, pages, args.concurrency) for s in sets}
+            results = {s: one_set(server, s, *shapes[s], lean=args.lean) for s in sets}
     emit_result(
         {
             "pages": pages,
             "hosts": hosts,
-            "concurrency": args.concurrency,
+            "concurrency": args.concurrency or 32,
+            "shapes": shapes,
             "usable_cores": len(os.sched_getaffinity(0)),
             "quick": args.quick,
             "site": site,

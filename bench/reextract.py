@@ -103,7 +103,7 @@ def main() -> None:
 
     hosts, pages = (20, 2_000) if args.quick else (200, 20_000)
     nginx = shutil.which("nginx", path=NGINX_PATH)
-    serving = nginx_site(nginx, hosts, pages, ["standard"]) if nginx else aiohttp_site(hosts)
+    serving = nginx_site(nginx, {"standard": (hosts, pages)}) if nginx else aiohttp_site(hosts)
     urls = url_list(hosts, pages, "standard")
     rounds = []
     with serving, running_server() as server:

@@ -172,7 +172,8 @@ def extract_page(
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
     header = canonical_from_links(links, base or url) if links else None
     claim = page_canonical_claim(url, canonical_href(html), header)
-    own_words = 0 if extracted.extractor == "feed" else extracted.word_count
+    words = extracted.word_count  # a property that splits the body: once
+    own_words = 0 if extracted.extractor == "feed" else words
     metas = (
         (node.attributes.get("name") or "", node.attributes.get("content") or "")
         for node in tree.css(meta_selector(robots_names))
@@ -181,7 +182,7 @@ def extract_page(
         extracted,
         None if claim == url else claim,
         extracted.content_hash,
-        extracted.word_count,
+        words,
         os.getpid(),
         claim == url,
         page_verdict(tree, html, own_words, stored=bool(extracted.body)),
