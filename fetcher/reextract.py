@@ -75,6 +75,9 @@ COMPARED = (
     "section",
     "tags",
     "markdown",
+    # a fingerprint made by an earlier MinHash (release) compares with no new one: the
+    # document is rewritten with today's, and recorded for the near-duplicate lookup
+    "minhash",
 )
 
 

@@ -125,3 +125,21 @@ async def test_the_lookup_ignores_the_document_itself_and_forgotten_ones(db: Dat
     await near.forget(["a" * 64])
     [alone] = await near.assign([Fingerprinted("b" * 64, fingerprint)])
     assert alone.near_duplicate_of is None
+
+
+async def test_the_band_index_takes_new_rows_without_a_pending_list(db: Database) -> None:
+    """Migration 0038: the band values are nearly unique, so GIN's pending list only
+    doubled the work of each insert (bench/RESULTS.md); a recorded document is in the
+    index itself at once."""
+    options = await db.fetchval(
+        "SELECT reloptions FROM pg_class WHERE relname = 'near_duplicates_bands_idx'"
+    )
+    assert "fastupdate=off" in (options or [])
+    near = NearDuplicates(db)
+    fingerprint = nd.minhash("a wire story about the harbour bridge reopening on monday")
+    assert fingerprint is not None
+    await near.record(await near.assign([Fingerprinted("a" * 64, fingerprint)]))
+    pending = await db.fetchval(
+        "SELECT gin_clean_pending_list('near_duplicates_bands_idx'::regclass)"
+    )
+    assert pending == 0

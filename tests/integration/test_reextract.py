@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from fetcher.reextract import run_reextract
+from frontier import near_duplicates as nd
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.documents import DocumentFilter
@@ -115,6 +116,31 @@ async def test_reextract_after_a_changed_rule_rewrites_exactly_the_changed_docum
 
     again = await run_reextract(settings, db, where, extract_processes=0)
     assert (again.changed, again.unchanged) == (0, 3)  # a second run finds nothing new
+
+
+async def test_reextract_rewrites_a_fingerprint_of_an_earlier_minhash(
+    db: Database, settings: Settings, local_site: LocalSite
+) -> None:
+    """A fingerprint made by an earlier version of the MinHash agrees with no new one: a
+    re-extraction rewrites it, in the document and in the near-duplicate lookup, though
+    the text is the same."""
+    source_id, (_, _, c) = await crawl(db, local_site, settings.home / "archive")
+    before = await stored(db, c)
+    today = before["minhash"]
+    earlier = bytes(range(4 * nd.BINS)).hex()  # another MinHash's value for the same text
+    await db.execute("UPDATE raw_content SET minhash = $1", earlier)
+    await db.execute("UPDATE near_duplicates SET minhash = $1", bytes.fromhex(earlier))
+
+    done = await run_reextract(
+        settings, db, DocumentFilter(source_id=source_id), extract_processes=0
+    )
+    assert (done.examined, done.changed, done.unchanged, done.failed) == (3, 3, 0, 0)
+    after = await stored(db, c)
+    assert after["minhash"] == today and after["content_hash"] == before["content_hash"]
+    recorded = await db.fetchval(
+        "SELECT minhash FROM near_duplicates WHERE url_hash = $1", after["url_hash"]
+    )
+    assert bytes(recorded) == bytes.fromhex(today)
 
 
 async def test_reextract_command_prints_a_json_summary(

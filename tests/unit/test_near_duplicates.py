@@ -4,12 +4,18 @@ its similarity estimate and its LSH bands, on corpus articles."""
 from __future__ import annotations
 
 import json
+import random
+import re
+import unicodedata
 from hashlib import blake2b
+from zlib import crc32
 
 import pytest
 
 from bench.extract_quality import BENCHMARK
 from frontier import near_duplicates as nd
+
+GOLDEN = "55fcdb0c39f6d6dd"  # blake2b of the first article's fingerprint
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +34,29 @@ def test_a_fingerprint_is_64_bins_and_the_same_in_every_process(articles: list[s
     a = fingerprint(articles[0])
     assert len(a) == 4 * nd.BINS
     assert fingerprint(articles[0]) == a
-    # blake2b, not hash(): a fixed value, whatever PYTHONHASHSEED
-    digest = blake2b(b"ferry", digest_size=8).digest()
-    b = digest[0] >> 2  # the top 6 bits choose the bin, which keeps the low 32
-    assert fingerprint("ferry")[4 * b : 4 * b + 4] == digest[4:]
+    # CRC-32 of the word and fixed multipliers, not hash(): a fixed value, whatever
+    # PYTHONHASHSEED. One word is one shingle: a0 * crc32(word) mod 2**64, whose top 6
+    # bits choose the bin and the next 32 are its value.
+    h = nd._MULTIPLIERS[0] * crc32(b"ferry") % 2**64
+    b = h >> 58
+    assert fingerprint("ferry")[4 * b : 4 * b + 4] == (h >> 26 & 0xFFFFFFFF).to_bytes(4)
+    # and the same value in every release: stored fingerprints are compared with new ones
+    assert blake2b(fingerprint(articles[0]), digest_size=8).hexdigest() == GOLDEN
     assert nd.minhash("the harbour bridge reopened on monday") == nd.minhash(
         "The  HARBOUR bridge reopened, on Monday!"
     )
     assert nd.minhash("") is None and nd.minhash(" ... ") is None
+
+
+def test_the_words_are_those_of_a_unicode_word_pattern() -> None:
+    """The words are found without a regular expression (faster): the same as `\\w+`
+    over the normalised text, for every kind of character."""
+    rng = random.Random(29)
+    alphabet = [chr(c) for c in range(0x20, 0x3100)] + ["\U0001f600", "\U00020000", "_"]
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 400)))
+        normal = unicodedata.normalize("NFKC", text).casefold()
+        assert nd.words(text) == re.findall(r"\w+", normal)
 
 
 def test_case_spacing_and_unicode_forms_do_not_count() -> None:
