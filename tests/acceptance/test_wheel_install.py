@@ -25,10 +25,11 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
+from playwright.async_api import async_playwright
 
 from frontier.db import Database
 from frontier.urls import normalize_url, url_hash
-from tests.browser import CHROMIUM, IN_CI, chromium_page
+from tests.browser import chromium_page, needs_chromium
 from tests.conditions import wait_until
 from tests.es_standin import ElasticsearchStandIn
 from tests.fetch_harness import article, submit
@@ -205,12 +206,10 @@ def listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+@needs_chromium
 async def test_the_installed_dashboard_renders_every_page(
     installed: Path, fresh_dsn: str, db: Database, page: str, tmp_path: Path
 ) -> None:
-    async_api = pytest.importorskip("playwright.async_api")
-    if CHROMIUM is None and not IN_CI:
-        pytest.skip("Debian's chromium is not installed")
     home = str(tmp_path / "home")
     code, _, err = await fetch_until_idle(installed, fresh_dsn, tmp_path, FRONTIER_HOME=home)
     assert code == 0, err
@@ -239,7 +238,7 @@ async def test_the_installed_dashboard_renders_every_page(
                 lambda: listening(port), server, deadline_s=DEADLINE_S, what="serve", log=log_path
             )
             async with (
-                async_api.async_playwright() as playwright,
+                async_playwright() as playwright,
                 chromium_page(playwright, tmp_path / "chromium-profile") as browser_page,
             ):
                 for path, heading in pages.items():
