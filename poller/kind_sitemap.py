@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from frontier.parse_pool import ParseLimitExceeded
-from frontier.safe_http import HttpError
+from frontier.safe_http.errors import HttpError
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin

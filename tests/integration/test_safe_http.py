@@ -9,16 +9,16 @@ import sys
 import pytest
 from aiohttp import web
 
-from frontier.safe_http import (
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import (
     BlockedAddress,
     BodyTooLarge,
     FetchFailed,
-    HttpLimits,
     PolicyBlocked,
-    SafeClient,
     TooManyRedirects,
-    address_is_public,
 )
+from frontier.safe_http.limits import HttpLimits
+from frontier.safe_http.ssrf import address_is_public
 from tests.local_site import LocalSite
 from tests.processes import REPO
 
@@ -203,7 +203,7 @@ def test_the_soft_open_file_limit_is_lifted_to_the_hard_one() -> None:
     """In a child whose soft limit was lowered to 256, as many systems default to 1024."""
     code = (
         "import resource\n"
-        "from frontier.safe_http import raise_open_file_limit\n"
+        "from frontier.safe_http.limits import raise_open_file_limit\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
         "print(raise_open_file_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n"
