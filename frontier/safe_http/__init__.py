@@ -30,8 +30,8 @@ Modules (import from them; this package re-exports nothing):
 - `limits`           `HttpLimits` (from the settings), the process's open-file limit
 - `ssrf`             the address rules: `address_is_public`, `refuse_literal_address`,
                      `GuardedResolver`, `PRIVATE_NETWORKS_HINT`
-- `connector`        the session's connector, `guarded_connector`, and `requests_resolver`
-                     (the same DNS rule for the host slots)
+- `connector`        the transport seam: `ConnectorFactory`, the default `guarded_connector`,
+                     `requests_resolver` (the same DNS rule for the host slots)
 - `caps`             the body caps: a declared length, a read into memory, a stream to a file
 - `responses`        `Response`, `Exchange` (the archive's), `REDIRECT_STATUSES`
 - `errors`           the error tree, drawn in its docstring

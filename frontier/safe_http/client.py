@@ -21,7 +21,7 @@ from multidict import CIMultiDictProxy
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.safe_http.caps import read_capped, refuse_declared_length, stream_capped
-from frontier.safe_http.connector import guarded_connector
+from frontier.safe_http.connector import ConnectorFactory, guarded_connector
 from frontier.safe_http.errors import (
     FetchFailed,
     HttpError,
@@ -58,11 +58,20 @@ BROWSER_HEADERS = {
 class SafeClient:
     """One aiohttp session for a process; `close()` it when done."""
 
-    def __init__(self, limits: HttpLimits, slots: HostSlots | None = None) -> None:
+    def __init__(
+        self,
+        limits: HttpLimits,
+        slots: HostSlots | None = None,
+        *,
+        connector_factory: ConnectorFactory = guarded_connector,
+    ) -> None:
         """`slots`: hold each request's host while it is in flight (requesters without a
-        claim); None: the caller keeps to the hosts' pace itself (`get(pace=...)`)."""
+        claim); None: the caller keeps to the hosts' pace itself (`get(pace=...)`).
+        `connector_factory`: makes the session's connector, once, in the event loop
+        (frontier.safe_http.connector; the default is the one with the SSRF guard)."""
         self.limits = limits
         self.slots = slots
+        self._connector_factory = connector_factory
         self._allowed = parse_networks(limits.allowed_networks)
         self._session: aiohttp.ClientSession | None = None
 
@@ -74,7 +83,7 @@ class SafeClient:
                 sock_read=self.limits.read_timeout_s,
             )
             self._session = aiohttp.ClientSession(
-                connector=guarded_connector(self.limits),
+                connector=self._connector_factory(self.limits),
                 timeout=timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 headers={"User-Agent": self.limits.user_agent},

@@ -1,14 +1,26 @@
-"""What opens the safe client's connections: `guarded_connector`, with the SSRF guard in its
-resolver (frontier.safe_http.ssrf), and `requests_resolver`, the same rule for the host slots.
+"""The transport seam: what opens the safe client's connections.
+
+`SafeClient(limits, connector_factory=...)` takes a `ConnectorFactory`, a callable that
+returns an aiohttp `BaseConnector` for the client's `HttpLimits`, as httpx's client takes a
+`transport=`. It is a factory rather than a connector because an aiohttp connector belongs
+to the event loop it is made in: the client calls it once, in the loop, when it opens its
+session (and the session closes it). The default, `guarded_connector`, is the one with the
+SSRF guard in its resolver; a connector given instead (a test's, a proxy layer's) answers
+for the addresses it connects to itself, while the client still refuses non-public IP
+literals in every URL, redirect hops included (frontier.safe_http.ssrf).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
 from frontier.safe_http.limits import HttpLimits
 from frontier.safe_http.ssrf import GuardedResolver, parse_networks
+
+ConnectorFactory = Callable[[HttpLimits], aiohttp.BaseConnector]
 
 DNS_CACHE_S = 300  # a name's resolved (and judged) addresses are kept this long
 
