@@ -35,4 +35,6 @@ Modules (import from them; this package re-exports nothing):
 - `caps`             the body caps: a declared length, a read into memory, a stream to a file
 - `responses`        `Response`, `Exchange` (the archive's), `REDIRECT_STATUSES`
 - `errors`           the error tree, drawn in its docstring
+- `aiohttp_support`  the aiohttp versions the client is tested with, and the resolver seam
+                     it relies on, checked when a client is built
 """

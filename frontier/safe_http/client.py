@@ -20,6 +20,7 @@ from multidict import CIMultiDictProxy
 
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
+from frontier.safe_http.aiohttp_support import check_aiohttp
 from frontier.safe_http.caps import read_capped, refuse_declared_length, stream_capped
 from frontier.safe_http.connector import ConnectorFactory, guarded_connector
 from frontier.safe_http.errors import (
@@ -68,7 +69,9 @@ class SafeClient:
         """`slots`: hold each request's host while it is in flight (requesters without a
         claim); None: the caller keeps to the hosts' pace itself (`get(pace=...)`).
         `connector_factory`: makes the session's connector, once, in the event loop
-        (frontier.safe_http.connector; the default is the one with the SSRF guard)."""
+        (frontier.safe_http.connector; the default is the one with the SSRF guard).
+        Raises `UnsupportedAiohttp` for an aiohttp the client was not written for."""
+        check_aiohttp()
         self.limits = limits
         self.slots = slots
         self._connector_factory = connector_factory
