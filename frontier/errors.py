@@ -60,7 +60,8 @@ under this root (one module each, named in brackets):
     │   ├── FieldInvalid         422: a field with a bad value
     │   ├── ReextractRunning     409: (frontier.api.routes.reextract) one run at a time
     │   ├── RateLimited          429: try again after Retry-After
-    │   └── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
+    │   ├── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
+    │   └── ReextractUnavailable 501: (frontier.api.routes.reextract) no reextract function
     ├── PlatformError            (frontier.cli.up) `frontier up` cannot start
     ├── DemoError                (frontier.cli.demo)
     │   └── DemoBusy             another demo runs on the same home

@@ -8,8 +8,8 @@
 Each part is the service's own entry point run as a task on one event loop, until the one
 stop event: `poller.service.run_poller`, `spider.service.run_spider` (due sources crawled in
 child processes), `fetcher.service.run_fetcher`, and the API's `create_app` (given
-`poller.service.fire`) under uvicorn. A failing poll is reported and retried on the
-poller's schedule; it never stops the process.
+`poller.service.fire` and `fetcher.reextract.run_reextract`) under uvicorn. A failing
+poll is reported and retried on the poller's schedule; it never stops the process.
 
 All parts share one `Database`, so a PostgreSQL restart leaves one "database unavailable"
 line and one "database reachable again" line (see `frontier.reconnect`); meanwhile the
@@ -35,6 +35,7 @@ from typing import Any, TextIO
 import typer
 import uvicorn
 
+from fetcher.reextract import run_reextract
 from fetcher.service import run_fetcher
 from frontier import event_loop, migrate
 from frontier.api.app import create_app
@@ -259,7 +260,7 @@ class Platform:
         return sites
 
     async def _serve(self, db: Database) -> None:
-        app = create_app(self.settings, db, fire=poller_service.fire)
+        app = create_app(self.settings, db, fire=poller_service.fire, reextract=run_reextract)
         server = _ApiServer(uvicorn_config(app, self.settings))
         host, port = self.sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
