@@ -16,7 +16,7 @@ line and one "database reachable again" line (see `frontier.reconnect`); meanwhi
 loops back off, the API answers 503, and nothing stops.
 
 Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
-`frontier.cli.demo.DemoError`.
+`frontier_cli.demo.DemoError`.
 """
 
 from __future__ import annotations
@@ -40,16 +40,16 @@ from fetcher.service import run_fetcher
 from frontier import event_loop, migrate
 from frontier.api.app import create_app
 from frontier.api.server import LISTEN_BACKLOG, uvicorn_config
-from frontier.cli.app import app, settings_of, start_service
-from frontier.cli.demo.profile import demo_settings, register, reset_home
-from frontier.cli.demo.sites import DemoSites
-from frontier.cli.terminal import printable
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.loops import run_every
 from frontier.settings import Settings
 from frontier.stats import FrontierStats, StatsRepository
+from frontier_cli.app import app, settings_of, start_service
+from frontier_cli.demo.profile import demo_settings, register, reset_home
+from frontier_cli.demo.sites import DemoSites
+from frontier_cli.terminal import printable
 from poller import service as poller_service
 from poller.poll_summary import PollSummary
 from spider import service as spider_service

@@ -8,8 +8,8 @@ import typer
 from fetcher.reextract import run_reextract
 from frontier import migrate
 from frontier.api.server import run
-from frontier.cli.app import app, settings_of, start_service
 from frontier.connect import database_dsn
+from frontier_cli.app import app, settings_of, start_service
 from poller.service import fire
 
 
