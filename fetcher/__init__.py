@@ -31,6 +31,8 @@ Modules, each the owner of one concern:
 - `extract_job`   `extract_page`, the job: a body in, its `Extraction` out; the limits
 - `extract_pool`  `ExtractionPool`: the job in worker processes, a dead one replaced and
                   its pages retried, a slow one set aside
+- `extract_pipe`  `WorkerPipe`: the fetch process's end of one worker's pipe (frames,
+                  answers in order, the page at the head timed)
 - `extract_worker` an extraction worker process: its command, and its side of the pipe
 - `extract_thread` `InProcessExtraction`: the job in a thread of the fetch process
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)

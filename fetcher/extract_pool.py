@@ -59,14 +59,12 @@ import contextlib
 import logging
 import math
 import pickle
-import socket
 import subprocess
 import time
 import weakref
-from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
 from fetcher.extract_job import (
     MEMORY_MB,
@@ -75,9 +73,9 @@ from fetcher.extract_job import (
     ExtractionCrashed,
     Job,
     extract_page,
-    over_time,
 )
-from fetcher.extract_worker import FRAME, framed, worker_command, worker_environment
+from fetcher.extract_pipe import WorkerDied, WorkerPipe, nothing, result_of
+from fetcher.extract_worker import framed, worker_environment
 
 log = logging.getLogger(__name__)
 
@@ -134,10 +132,10 @@ class ExtractionPool:
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.slow_page_s = slow_page_s
-        self._workers: list[_Worker] = []  # started with the first page
-        self._held: list[_Worker] = []  # set aside, each with its slow page
+        self._workers: list[WorkerPipe] = []  # started with the first page
+        self._held: list[WorkerPipe] = []  # set aside, each with its slow page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
-        self._alone: _Worker | None = None  # for pages in flight on a worker that died
+        self._alone: WorkerPipe | None = None  # for pages in flight on a worker that died
         self._alone_lock = asyncio.Lock()
         self._alone_waiting = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -181,8 +179,8 @@ class ExtractionPool:
         # (`_slow`): the others then take more, the pool's slots being the bound.
         worker = min(self._workers, key=attrgetter("in_flight"))
         try:
-            return _result(await worker.send(request))  # the worker frees the slot
-        except _WorkerDied as died:
+            return result_of(await worker.send(request))  # the worker frees the slot
+        except WorkerDied as died:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed") from None
             if died.culprit_known:  # killed for the page before it: this one is innocent
@@ -191,23 +189,23 @@ class ExtractionPool:
         # that worker, killed it. Alone, it is known which.
         return await self._extract_alone(request)
 
-    def _start_worker(self) -> _Worker:
+    def _start_worker(self) -> WorkerPipe:
         return self._start(self._lost, self._slots.release, self._slow)
 
     def _start(
         self,
-        on_exit: Callable[[_Worker], None],
+        on_exit: Callable[[WorkerPipe], None],
         on_answer: Callable[[], None],
-        on_slow: Callable[[_Worker], bool] | None = None,
-    ) -> _Worker:
+        on_slow: Callable[[WorkerPipe], bool] | None = None,
+    ) -> WorkerPipe:
         """A worker; without `on_slow`, one never set aside (the one for pages alone)."""
         self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
         limits = (self.timeout_s, self.slow_page_s if on_slow else math.inf, self.memory_mb)
-        worker = _Worker(self._environment, limits, on_exit, on_answer, on_slow or _never)
+        worker = WorkerPipe(self._environment, limits, on_exit, on_answer, on_slow or _never)
         self._started.append(worker.process)
         return worker
 
-    def _slow(self, slow: _Worker) -> bool:
+    def _slow(self, slow: WorkerPipe) -> bool:
         """A page has been parsed `slow_page_s` on a worker of the pool: the worker is set
         aside with it, and the pages queued behind it go to the other workers, those with
         the fewest in flight, keeping their slots. So no page waits behind a slow one
@@ -245,7 +243,7 @@ class ExtractionPool:
             self._slots.release()  # the slow page's: its worker's answer frees none
         return True
 
-    def _lost(self, dead: _Worker) -> None:
+    def _lost(self, dead: WorkerPipe) -> None:
         """A worker died: replaced now if pages were in flight on it (they are extracted
         again alone, and those waiting for a slot need it), else when the next page comes,
         so that a worker that cannot even start is not started again in a loop. One set
@@ -266,7 +264,7 @@ class ExtractionPool:
         if dead.pages_lost:
             self._replace(dead)
 
-    def _replace(self, dead: _Worker) -> None:
+    def _replace(self, dead: WorkerPipe) -> None:
         self._workers[self._workers.index(dead)] = self._start_worker()
         self.replaced += 1
 
@@ -278,10 +276,10 @@ class ExtractionPool:
                     if self._closed:
                         raise RuntimeError("the extraction pool is closed")
                     if self._alone is None or not self._alone.alive:
-                        self._alone = self._start(_ignore, _nothing)
+                        self._alone = self._start(_ignore, nothing)
                     try:
-                        return _result(await self._alone.send(request))
-                    except _WorkerDied:
+                        return result_of(await self._alone.send(request))
+                    except WorkerDied:
                         self._alone = None
                 raise ExtractionCrashed(
                     f"the page killed the extraction process each of the {CRASHES_ALLOWED} "
@@ -311,221 +309,12 @@ class ExtractionPool:
         self._kill()  # any still running: killed
 
 
-class _WorkerDied(Exception):
-    """The worker a page was in flight on died (not raised to callers: the page is
-    extracted again). `culprit_known`: it was killed for another page, over its time
-    limit, so this one goes back to the pool rather than to be extracted alone."""
-
-    def __init__(self, *, culprit_known: bool = False) -> None:
-        super().__init__()
-        self.culprit_known = culprit_known
+def _ignore(_worker: WorkerPipe) -> None:
+    pass
 
 
-class _RemoteTraceback(Exception):
-    """Where in the worker an exception was raised: its `__cause__`, as with
-    `concurrent.futures`."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class _Worker(asyncio.Protocol):
-    """One worker process and the fetch process's end of its socket pair, as an asyncio
-    protocol: frames written by the event loop (its transport buffers what the pipe does
-    not take at once), answers read in the order the pages went. The pipe's end, when the
-    worker dies, is `connection_lost`.
-
-    The page at the head of the queue is the one the worker parses: from the moment the
-    worker is ready (it says so with an empty frame once warmed up) or answered the page
-    before, it has `timeout_s`, then the worker is killed. At `slow_page_s`, `on_slow` is
-    told (the pool may set the worker aside: `set_aside`). One timer a worker, not one a
-    page: when it fires for a page answered since, it is set again for the page now parsed."""
-
-    def __init__(
-        self,
-        environment: Mapping[str, str],
-        limits: tuple[float, float, int],
-        on_exit: Callable[[_Worker], None],
-        on_answer: Callable[[], None],
-        on_slow: Callable[[_Worker], bool],
-    ) -> None:
-        """`limits`: `timeout_s`, `slow_page_s` and `memory_mb` (`ExtractionPool`)."""
-        self._on_exit = on_exit  # the worker died, or hung up
-        self._on_answer = on_answer  # a page left the worker (its slot is free)
-        self._on_slow = on_slow  # a page is slow: True if the worker was set aside
-        # One a page in flight: its answer and its frame (to hand it to another worker).
-        self._waiting: deque[tuple[asyncio.Future[bytearray], bytes]] = deque()
-        self._received = bytearray()
-        self._transport: asyncio.Transport | None = None
-        self._unsent: list[bytes] = []  # frames sent before the transport is connected
-        self._timeout_s, self._slow_page_s, memory_mb = limits
-        self.held = False  # set aside with a slow page, its only one: killed once answered
-        self.ready = False  # warmed up: the time of the page at the head counts
-        self._head_since = 0.0  # when the worker took the page at the head of the queue
-        self._clock: asyncio.TimerHandle | None = None
-        self._killed_for: asyncio.Future[bytearray] | None = None  # the page over the time
-        self.alive = True
-        self.pages_lost = 0  # in flight when it died
-        ours, theirs = socket.socketpair()
-        with theirs:  # the worker's own: when it dies, the pipe ends
-            try:
-                self.process = subprocess.Popen(
-                    worker_command(theirs.fileno(), memory_mb),
-                    env=environment,
-                    stdin=subprocess.DEVNULL,
-                    pass_fds=(theirs.fileno(),),
-                )
-            except BaseException:
-                ours.close()
-                raise
-        self._socket = ours
-        loop = asyncio.get_running_loop()
-        self._connecting = loop.create_task(loop.create_unix_connection(lambda: self, sock=ours))
-        self._connecting.add_done_callback(self._connect_failed)
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._waiting)
-
-    def send(
-        self, frame: bytes, answer: asyncio.Future[bytearray] | None = None
-    ) -> asyncio.Future[bytearray]:
-        """Hand a page's frame to the worker; the future (`answer`, for a page handed back
-        by a worker set aside) is its answer's pickle, or `_WorkerDied`."""
-        if answer is None:
-            answer = asyncio.get_running_loop().create_future()
-        self._waiting.append((answer, frame))
-        if len(self._waiting) == 1:
-            self._next_page()
-        if self._transport is None:
-            self._unsent.append(frame)
-        else:
-            self._transport.write(frame)
-        return answer
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
-        if self._unsent:
-            self._transport.writelines(self._unsent)
-            self._unsent.clear()
-
-    def data_received(self, data: bytes) -> None:
-        self._received += data
-        while len(self._received) >= FRAME.size:
-            end = FRAME.size + FRAME.unpack_from(self._received)[0]
-            if len(self._received) < end:
-                return
-            answer = self._received[FRAME.size : end]
-            del self._received[:end]
-            if not self.ready:  # the first frame: warmed up
-                self.ready = True
-                self._next_page()
-                continue
-            waiter, _frame = self._waiting.popleft()
-            if self.held:  # its one page: what follows answers pages handed back, unread
-                self._received.clear()
-                self.process.kill()  # connection_lost follows
-            else:
-                self._next_page()
-            self._on_answer()
-            if not waiter.cancelled():  # a cancelled page's answer is read and dropped
-                waiter.set_result(answer)
-
-    def _next_page(self) -> None:
-        """The worker takes the page at the head of the queue (if any) now."""
-        if not self.ready or not self._waiting:
-            return
-        loop = asyncio.get_running_loop()
-        self._head_since = loop.time()
-        if self._clock is None:
-            first = min(self._timeout_s, self._slow_page_s)
-            self._clock = loop.call_at(self._head_since + first, self._check_time)
-
-    def _check_time(self) -> None:
-        self._clock = None
-        if not self.alive or not self._waiting:
-            return
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        over = self._head_since + self._timeout_s
-        if now >= over:
-            log.warning(
-                "extraction worker process %s: a page over the %g s time limit, killed",
-                self.process.pid,
-                self._timeout_s,
-            )
-            self._killed_for = self._waiting[0][0]  # not the next, if its answer is here
-            self.process.kill()  # its pipe ends: connection_lost
-            return
-        # Else the page it was set for was answered (the next one's times), or the page is
-        # slow: the pool is told, and told again later if it did not set the worker aside.
-        slow = self._head_since + self._slow_page_s
-        if not self.held and now >= slow and not self._on_slow(self):
-            slow = now + self._slow_page_s
-        self._clock = loop.call_at(over if self.held else min(over, slow), self._check_time)
-
-    def set_aside(self, *, frees_its_slot: bool) -> list[tuple[asyncio.Future[bytearray], bytes]]:
-        """Keep only the page being parsed, and return the pages queued behind it (their
-        answers and frames) for other workers. Their frames, already in the pipe, are never
-        read: the worker is killed once its page is answered, or at its time limit. Its
-        answer frees its slot if `frees_its_slot`, else the pool has freed it already."""
-        self.held = True
-        if not frees_its_slot:
-            self._on_answer = _nothing
-        queued = [self._waiting.pop() for _ in range(len(self._waiting) - 1)]
-        return queued[::-1]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.alive:
-            return  # lost as its connection failed, then told by the transport too
-        self.alive = False
-        if self._clock is not None:
-            self._clock.cancel()
-        waiting, self._waiting = self._waiting, deque()
-        self.pages_lost = len(waiting)
-        for waiter, _frame in waiting:
-            self._on_answer()
-            if not waiter.done():  # the page parsed when it was killed is over the limit
-                over = waiter is self._killed_for
-                waiter.set_exception(
-                    over_time(self._timeout_s)
-                    if over
-                    else _WorkerDied(culprit_known=self._killed_for is not None)
-                )
-        self._on_exit(self)
-
-    def _connect_failed(self, connecting: asyncio.Task[Any]) -> None:
-        if not connecting.cancelled():
-            if connecting.exception() is None:
-                return
-            log.error(
-                "no pipe to extraction worker %s: %r", self.process.pid, connecting.exception()
-            )
-        self._socket.close()  # the worker reads the end, and exits
-        self.connection_lost(None)
-
-    def hang_up(self) -> None:
-        """End the pipe, from any thread: the worker exits once its page is done, and the
-        event loop then sees the end (`connection_lost`)."""
-        with contextlib.suppress(OSError):  # already closed: the worker is gone
-            self._socket.shutdown(socket.SHUT_RDWR)
-
-    def abort(self) -> None:
-        """Close the transport at once (on the event loop's thread)."""
-        if self._transport is not None:
-            self._transport.abort()
-
-
-def _result(answer: bytearray) -> Extraction:
-    ok, value, where = pickle.loads(answer)
-    if ok:
-        return value
-    value.__cause__ = _RemoteTraceback(where)
-    raise value
+def _never(_worker: WorkerPipe) -> bool:
+    return False
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -535,21 +324,9 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _ignore(_worker: _Worker) -> None:
-    pass
-
-
-def _never(_worker: _Worker) -> bool:
-    return False
-
-
-def _least_busy(worker: _Worker) -> tuple[int, bool]:
+def _least_busy(worker: WorkerPipe) -> tuple[int, bool]:
     """The fewest pages in flight first, and of those, one warmed up."""
     return worker.in_flight, not worker.ready
-
-
-def _nothing() -> None:
-    pass
 
 
 def _kill(processes: list[subprocess.Popen[bytes]]) -> None:
