@@ -33,9 +33,9 @@ under this root (one module each, named in brackets):
     │                            than its requester waits: not requested
     ├── UnsupportedAiohttp       (frontier.safe_http.aiohttp_support; also a RuntimeError)
     │                            an aiohttp the safe client was not written and tested for
-    ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
+    ├── ExtractionCrashed        (fetcher.extract_job)  a page that killed the extraction
     │                            process each time it was extracted alone
-    ├── ExtractionOverLimit      (fetcher.extract_pool) a page over its extraction time
+    ├── ExtractionOverLimit      (fetcher.extract_job)  a page over its extraction time
     │                            or memory limit, stopped
     ├── ParseLimitExceeded       (frontier.parse_pool) a feed or sitemap parse over its
     │                            time, CPU or memory limit, stopped
