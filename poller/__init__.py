@@ -13,7 +13,8 @@ Modules, each the owner of one concern:
                   random-k
 - `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
 - `feed_discovery` feed auto-discovery from a site's HTML and common paths
-- `feed_state`    the `feed_state` repository (SQL in frontier/sql/feeds.sql)
+- `poll_state`    `PollState`, a source's poll state (every kind's and its sitemaps'),
+                  and its repository: the `feed_state` table (SQL in frontier/sql/feeds.sql)
 - `responses`     what a poll's HTTP response means (304, 2xx, 404, 410, 429/503...), pure
 - `kinds`         the polling half of a source kind (`KindRequest`, `KindResult`, the
                   in-poll `Retry`); kinds come from the `frontier.source_kinds`

@@ -22,7 +22,7 @@ class PollPolicy:
     sitemap_interval_s: float = 6 * 3600.0
     sitemap_window_s: float = 48 * 3600.0  # sitemap URLs modified longer ago are skipped
     discovery_retry_s: float = 24 * 3600.0  # a site with no feed found is retried after this
-    max_feed_bytes: int = 10 * 1024 * 1024
+    max_document_bytes: int = 10 * 1024 * 1024  # the kind's document (a feed...)
     max_sitemap_bytes: int = 50 * 1024 * 1024
     max_sitemap_depth: int = 3  # index -> index -> index -> urlset
     max_sitemap_files: int = 50  # documents read per sitemap poll

@@ -12,7 +12,7 @@ is parsed in a parse process (`frontier.parse_pool`, under its time, CPU and mem
 limits), within what is left of the poll's budget (`PollPolicy.poll_budget`: inflated
 bytes, elements, URLs); a poll whose budget is spent reads no more files. Only URLs
 modified within the window (or since the last successful poll, if that is longer ago)
-are kept; URLs without a date are kept. Like `poll_feed`, nothing is written here.
+are kept; URLs without a date are kept. Like `poll_kind`, nothing is written here.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from frontier.states import LogOutcome
 from frontier.urls import InvalidURL, normalize_url
 from poller import intervals
 from poller.errors import FeedRefused
-from poller.feed_state import FeedState
 from poller.policy import PollPolicy
+from poller.poll_state import PollState
 from poller.responses import Verdict, decide
 from poller.sitemap_parse import SitemapUrl, parse_sitemap, per_file, sitemaps_in_robots
 
@@ -51,7 +51,7 @@ CURSOR_MARGIN = timedelta(hours=1)  # overlap with the previous poll's window
 @dataclass(slots=True)
 class SitemapOutcome:
     source: Source
-    state: FeedState
+    state: PollState
     url: str | None  # the top sitemap polled (None: none known, nothing logged)
     outcome: LogOutcome | None
     urls: list[SitemapUrl] = field(default_factory=list)
@@ -71,7 +71,7 @@ class SitemapOutcome:
         )
 
 
-def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
+def cutoff_of(state: PollState, now: datetime, window_s: float) -> datetime:
     """URLs modified before this are skipped: the window, widened back to the last
     successful poll after an outage so nothing published meanwhile is lost."""
     cutoff = now - timedelta(seconds=window_s)
@@ -83,7 +83,7 @@ def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
 async def poll_sitemaps(
     client: SafeClient,
     source: Source,
-    state: FeedState,
+    state: PollState,
     policy: PollPolicy,
     *,
     now: datetime,
@@ -144,7 +144,7 @@ async def poll_sitemaps(
 
 
 async def _locations(
-    client: SafeClient, parser: ParsePool, source: Source, state: FeedState, site: str
+    client: SafeClient, parser: ParsePool, source: Source, state: PollState, site: str
 ) -> list[str]:
     if source.sitemap_url:
         return [source.sitemap_url]
@@ -322,7 +322,7 @@ def _requestable(source: Source, urls: list[str]) -> list[str]:
 async def _get(
     client: SafeClient,
     source: Source,
-    state: FeedState,
+    state: PollState,
     url: str,
     top: bool,
     policy: PollPolicy,
