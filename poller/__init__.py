@@ -12,6 +12,8 @@ Modules, each the owner of one concern:
 - `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k,
                   random-k
 - `sitemap_parse` urlset / index / text sitemaps, streamed, gzip bounded
+- `sitemap_walk`  the one walk of a sitemap tree (depth, files, budget), for the
+                  `sitemap` kind and a source's own sitemaps
 - `feed_discovery` feed auto-discovery from a site's HTML and common paths
 - `poll_state`    `PollState`, a source's poll state (every kind's and its sitemaps'),
                   and its repository: the `feed_state` table (SQL in frontier/sql/feeds.sql)

@@ -216,6 +216,7 @@ async def _fetch(
         return
     entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
     outcome.items_seen = result.items_seen
+    outcome.error = result.error()
     kept = entry_filter.apply(result.entries, seed=poll_seed(source.id, state.last_polled_at))
     outcome.entries = [e if e.published_at else replace(e, published_at=now) for e in kept]
     floor = intervals.interval_floor_s(result.ttl, response.headers)
@@ -233,7 +234,7 @@ async def _fetch(
         last_modified=response.headers.get("Last-Modified"),
         last_item_count=result.items_seen,
         consecutive_errors=0,
-        last_error=None,
+        last_error=outcome.error,
         next_poll_at=intervals.next_poll_ok(now, source.id, interval),
         interval_s=interval_s,
         min_interval_s=floor,
