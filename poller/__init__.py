@@ -6,7 +6,7 @@ Modules, each the owner of one concern:
 - `policy`        `PollPolicy`, the poller's knobs built once from settings
 - `intervals`     phase, jitter, backoff and adaptive intervals as pure functions
 - `xml_safety`    refuse DTD entity declarations; the one safe lxml parser configuration
-- `entries`       `FeedEntry` and its normalisation (HTML stripped, content quality)
+- `entries`       `Entry` and its normalisation (HTML stripped, content quality)
 - `feed_fastpath` plain, well-formed RSS/RDF/Atom on lxml; `feed_parse` falls back otherwise
 - `feed_parse`    RSS/Atom via feedparser (bytes + headers only), JSON Feed by hand
 - `filters`       per-source include/exclude regexes, keywords, min date, most-recent-k,
@@ -34,9 +34,9 @@ Errors (all `PollerError`, a `FrontierError`); a poll never raises them to the s
 it records them on the source and in `fetch_log`:
 
     PollerError
-    ├── FeedRefused        permanent for this document: hostile XML, not a feed, unusable
+    ├── DocumentRefused    permanent for this document: hostile XML, not a feed, unusable
     │   └── SitemapRefused     ... the same for a sitemap (corrupt gzip, not a sitemap)
-    ├── FeedUnavailable    retryable: the server failed, timed out or rate-limited us
+    ├── DocumentUnavailable  retryable: the server failed, timed out or rate-limited us
     └── FireRateLimited    a real fire of the same source within the last 60 s
         └── SourceBusy         the source is being polled right now
 """

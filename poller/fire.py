@@ -23,7 +23,7 @@ from frontier.queue import QueueRepository
 from frontier.safe_http import SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, load_kinds
 from frontier.sources import UnknownSource
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.errors import FireRateLimited, PollerError, SourceBusy
 from poller.policy import PollPolicy
 from poller.poll_state import PollStateRepository
@@ -37,7 +37,7 @@ __all__ = ["FireRateLimited", "FireResult", "PollerError", "SourceBusy", "fire_s
 class FireResult:
     source: str
     dry_run: bool
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     items_seen: int = 0
     items_new: int = 0
     error: str | None = None
@@ -115,7 +115,7 @@ async def fire_source(
         summary.log()  # a fire is a poll: its line, as the scheduler's polls have
     sitemap_entries = polled.sitemap.urls if polled.sitemap else []
     entries = polled.entries or [
-        FeedEntry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries
+        Entry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries
     ]
     return FireResult(
         source=source.name,

@@ -19,7 +19,7 @@ from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
 from frontier.urls import normalize_url
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.kinds import KindRequest, KindResult
 from poller.sitemap_parse import SitemapUrl
 from poller.sitemap_walk import WalkLimits, walk_sitemaps
@@ -62,8 +62,8 @@ class SitemapKind:
         return KindResult(top, entries, walked.items_seen, problems=walked.problems)
 
 
-def _entry(item: SitemapUrl) -> FeedEntry:
-    return FeedEntry(
+def _entry(item: SitemapUrl) -> Entry:
+    return Entry(
         url=item.loc,
         title=item.news_title,
         published_at=item.news_published_at or item.lastmod,

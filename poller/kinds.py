@@ -32,7 +32,7 @@ from frontier.safe_http import FetchFailed, Response, SafeClient
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.sitemap_parse import Budget, per_file
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -139,7 +139,7 @@ def _retryable(response: Response) -> bool:
 @dataclass(slots=True)
 class KindResult:
     response: Response  # the answer to the source's main document
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     items_seen: int = 0
     ttl: object = None  # a feed's own <ttl> (minutes, as written): the interval's floor
     problems: list[str] = field(default_factory=list)  # what the poll skipped, and why

@@ -32,8 +32,8 @@ from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import LogOutcome, Origin
 from poller import intervals
-from poller.entries import FeedEntry
-from poller.errors import FeedRefused
+from poller.entries import Entry
+from poller.errors import DocumentRefused
 from poller.feed_discovery import discover_feed
 from poller.filters import EntryFilter, poll_seed
 from poller.kinds import KindRequest, SourceKind
@@ -50,7 +50,7 @@ class KindOutcome:
     state: PollState  # the state to write
     url: str | None  # the kind's URL polled (None: nothing was polled)
     outcome: LogOutcome | None  # None: skipped, nothing to log
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     items_seen: int = 0
     items_new: int = 0
     http_status: int | None = None
@@ -150,7 +150,7 @@ async def poll_kind(
         outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
     except HttpError as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (FeedRefused, ParseLimitExceeded) as exc:
+    except (DocumentRefused, ParseLimitExceeded) as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable {kind.name}: {exc}"
         if request.answered and outcome.http_status is None:
             outcome.http_status = request.answered[0].status

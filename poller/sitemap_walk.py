@@ -10,7 +10,7 @@ document is parsed in a parse process (`frontier.parse_pool`, under its time, CP
 memory limits). Each child is requested through the caller's `get` (the safe client
 with the source's fetch protection and politeness key, and the caller's body cap).
 
-The top document that cannot be parsed raises (`FeedRefused`, `ParseLimitExceeded`): the
+The top document that cannot be parsed raises (`DocumentRefused`, `ParseLimitExceeded`): the
 poll fails. Every child of an index is a URL from outside: one that is invalid,
 refused, unreachable, not a 2xx or unusable is skipped, logged and named in `problems`,
 and the rest of the tree is still read.
@@ -26,7 +26,7 @@ from datetime import datetime
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http import HttpError, Response
 from frontier.urls import InvalidURL, normalize_url
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 from poller.sitemap_parse import Budget, SitemapUrl, parse_sitemap, per_file
 
 log = logging.getLogger(__name__)
@@ -109,7 +109,7 @@ class _Walk:
             sitemap = await self.parser.run(
                 parse_sitemap, response.body, self.budget.within(per_file())
             )
-        except (FeedRefused, ParseLimitExceeded) as exc:
+        except (DocumentRefused, ParseLimitExceeded) as exc:
             if top:
                 raise
             problems.append(f"{exc} ({url})")

@@ -33,7 +33,7 @@ from frontier.sources import Source
 from frontier.states import LogOutcome
 from frontier.urls import InvalidURL, normalize_url
 from poller import intervals
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 from poller.kinds import problems_text
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
@@ -116,7 +116,7 @@ async def poll_sitemaps(
         outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
     except HttpError as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (FeedRefused, ParseLimitExceeded) as exc:
+    except (DocumentRefused, ParseLimitExceeded) as exc:
         outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable sitemap: {exc}"
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
@@ -175,7 +175,7 @@ async def _locations(
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
                 return [response.url]
-        except (HttpError, FeedRefused, ParseLimitExceeded):
+        except (HttpError, DocumentRefused, ParseLimitExceeded):
             continue
     return []
 

@@ -20,7 +20,7 @@ from frontier.source_kinds import KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin
 from frontier.urls import InvalidURL
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.policy import PollPolicy
 from poller.poll import KindOutcome, poll_kind
 from poller.poll_state import PollState, PollStateRepository
@@ -45,7 +45,7 @@ class Polled:
         return self.crash is None and not any(p.failed for p in parts)
 
     @property
-    def entries(self) -> list[FeedEntry]:
+    def entries(self) -> list[Entry]:
         return self.kind.entries if self.kind else []
 
     def summary(self) -> PollSummary:
