@@ -1,5 +1,7 @@
-"""Feed and sitemap polling: the due-source scheduler, conditional GET, feed parsing and
-auto-discovery, sitemap discovery and parsing, submitting what it finds to the frontier.
+"""Source polling, whatever the source's kind (feed, sitemap, WordPress, a plugin's), and
+a source's own sitemaps beside it: the due-source scheduler, conditional GET, feed
+parsing and auto-discovery, sitemap discovery, parsing and walking, submitting what it
+finds to the frontier.
 
 Modules, each the owner of one concern:
 
@@ -24,7 +26,8 @@ Modules, each the owner of one concern:
 - `kind_feed`, `kind_sitemap`, `kind_wordpress`  the kinds frontier ships
 - `poll`          poll one source through its kind; `sitemaps` poll a source's sitemaps
 - `source_poll`   poll one claimed source (feed and/or sitemaps) and apply what was found
-- `poll_summary`  `PollSummary`, what one source's poll came to (`as_json()` for the CLI)
+- `poll_summary`  `PartOutcome` (each part of a poll) and `PollSummary`, what one
+                  source's poll came to (`as_json()` for the CLI)
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results
 - `fire`          `fire_source`: poll one source now (rate limited) or dry-run it
 - `seeding`       the default source list shipped in `default_sources.yaml`

@@ -39,38 +39,25 @@ from poller.filters import EntryFilter, poll_seed
 from poller.kinds import KindRequest, SourceKind
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
+from poller.poll_summary import SUCCEEDED, PartOutcome
 from poller.responses import Verdict, decide
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
-class KindOutcome:
-    source: Source
-    state: PollState  # the state to write
-    url: str | None  # the kind's URL polled (None: nothing was polled)
-    outcome: LogOutcome | None  # None: skipped, nothing to log
+class KindOutcome(PartOutcome):
+    """The part polled through the source's kind (`url`: the kind's URL)."""
+
     entries: list[Entry] = field(default_factory=list)
-    items_seen: int = 0
-    items_new: int = 0
-    http_status: int | None = None
-    error: str | None = None
-    elapsed_ms: int = 0
     new_feed_url: str | None = None  # discovery or a permanent redirect moved the feed
     disable_reason: str | None = None  # 410 Gone
-    retry_after_s: float | None = None  # 429/503 Retry-After
     origin: Origin = Origin.FEED  # what the kind's URLs are submitted as
     misconfigured: bool = False  # a configuration error: nothing was requested or logged
 
     @property
     def failed(self) -> bool:
-        if self.misconfigured:
-            return True
-        return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK,
-            LogOutcome.OK_NO_NEW,
-            LogOutcome.NOT_MODIFIED,
-        )
+        return self.misconfigured or (self.outcome is not None and self.outcome not in SUCCEEDED)
 
 
 def interval_of(source: Source, state: PollState) -> float:

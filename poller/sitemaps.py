@@ -37,6 +37,7 @@ from poller.errors import DocumentRefused
 from poller.kinds import problems_text
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
+from poller.poll_summary import PartOutcome
 from poller.responses import Verdict, decide
 from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
 from poller.sitemap_walk import WalkLimits, identity, request_url, walk_sitemaps
@@ -48,26 +49,10 @@ CURSOR_MARGIN = timedelta(hours=1)  # overlap with the previous poll's window
 
 
 @dataclass(slots=True)
-class SitemapOutcome:
-    source: Source
-    state: PollState
-    url: str | None  # the top sitemap polled (None: none known, nothing logged)
-    outcome: LogOutcome | None
-    urls: list[SitemapUrl] = field(default_factory=list)
-    items_seen: int = 0
-    items_new: int = 0
-    http_status: int | None = None
-    error: str | None = None
-    elapsed_ms: int = 0
-    retry_after_s: float | None = None  # 429/503 Retry-After of the top sitemap
+class SitemapOutcome(PartOutcome):
+    """The source's own sitemaps (`url`: the top sitemap polled)."""
 
-    @property
-    def failed(self) -> bool:
-        return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK,
-            LogOutcome.OK_NO_NEW,
-            LogOutcome.NOT_MODIFIED,
-        )
+    urls: list[SitemapUrl] = field(default_factory=list)
 
 
 def cutoff_of(state: PollState, now: datetime, window_s: float) -> datetime:

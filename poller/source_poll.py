@@ -24,7 +24,7 @@ from poller.entries import Entry
 from poller.policy import PollPolicy
 from poller.poll import KindOutcome, poll_kind
 from poller.poll_state import PollState, PollStateRepository
-from poller.poll_summary import PollSummary
+from poller.poll_summary import PartOutcome, PollSummary
 from poller.sitemaps import SitemapOutcome, poll_sitemaps
 
 
@@ -40,16 +40,19 @@ class Polled:
     crash: str | None = None  # an unexpected error; the lease is released, not written
 
     @property
+    def parts(self) -> list[PartOutcome]:
+        return [p for p in (self.kind, self.sitemap) if p is not None]
+
+    @property
     def ok(self) -> bool:
-        parts = [p for p in (self.kind, self.sitemap) if p is not None]
-        return self.crash is None and not any(p.failed for p in parts)
+        return self.crash is None and not any(p.failed for p in self.parts)
 
     @property
     def entries(self) -> list[Entry]:
         return self.kind.entries if self.kind else []
 
     def summary(self) -> PollSummary:
-        parts = [p for p in (self.kind, self.sitemap) if p is not None]
+        parts = self.parts
         errors = [p.error for p in parts if p.error]
         if self.crash:
             errors.append(self.crash)
@@ -192,7 +195,7 @@ async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: d
         outcome.outcome = LogOutcome.OK_NO_NEW
 
 
-def _log(kind: FetchKind, part: KindOutcome | SitemapOutcome) -> LogEntry:
+def _log(kind: FetchKind, part: PartOutcome) -> LogEntry:
     assert part.outcome is not None and part.url is not None
     return LogEntry(
         kind,
