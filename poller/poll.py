@@ -26,20 +26,19 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from frontier.parse_pool import ParseLimitExceeded, ParsePool
-from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked, SafeClient
+from frontier.parse_pool import ParsePool
+from frontier.safe_http import HttpError, SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import LogOutcome, Origin
 from poller import intervals
 from poller.entries import Entry
-from poller.errors import DocumentRefused
 from poller.feed_discovery import discover_feed
 from poller.filters import EntryFilter, poll_seed
 from poller.kinds import KindRequest, SourceKind
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
-from poller.poll_summary import SUCCEEDED, PartOutcome
+from poller.poll_summary import POLL_FAILURES, SUCCEEDED, PartOutcome
 from poller.responses import Verdict, decide
 
 log = logging.getLogger(__name__)
@@ -133,13 +132,10 @@ async def poll_kind(
     )
     try:
         await _fetch(kind, request, outcome, policy, now=now)
-    except (BlockedAddress, PolicyBlocked) as exc:
-        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
-    except HttpError as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (DocumentRefused, ParseLimitExceeded) as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable {kind.name}: {exc}"
-        if request.answered and outcome.http_status is None:
+    except POLL_FAILURES as exc:
+        outcome.ended_by(exc, kind.name)
+        unusable = not isinstance(exc, HttpError)  # a body it was given but could not use
+        if unusable and request.answered and outcome.http_status is None:
             outcome.http_status = request.answered[0].status
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:

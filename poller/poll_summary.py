@@ -10,13 +10,19 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from frontier.parse_pool import ParseLimitExceeded
+from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked
 from frontier.sources import Source
 from frontier.states import LogOutcome
+from poller.errors import DocumentRefused
 from poller.poll_state import PollState
 
 log = logging.getLogger("poller")
 
 SUCCEEDED = frozenset({LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED})
+# What ends one part of a poll without crashing it (`PartOutcome.ended_by`)
+PollFailure = HttpError | DocumentRefused | ParseLimitExceeded
+POLL_FAILURES = (HttpError, DocumentRefused, ParseLimitExceeded)
 
 
 @dataclass(slots=True)
@@ -35,6 +41,16 @@ class PartOutcome:
     @property
     def failed(self) -> bool:
         return self.outcome is not None and self.outcome not in SUCCEEDED
+
+    def ended_by(self, exc: PollFailure, what: str) -> None:
+        """Record what ended this part: refused by the SSRF guard or policy, a request
+        that failed, or `what` (the document polled) unusable."""
+        if isinstance(exc, (BlockedAddress, PolicyBlocked)):
+            self.outcome, self.error = LogOutcome.REFUSED, str(exc)
+        elif isinstance(exc, HttpError):
+            self.outcome, self.error = LogOutcome.FAILED, str(exc)
+        else:
+            self.outcome, self.error = LogOutcome.FAILED, f"unusable {what}: {exc}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,7 @@ from urllib.parse import urljoin
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http import (
-    BlockedAddress,
     HttpError,
-    PolicyBlocked,
     Response,
     SafeClient,
 )
@@ -37,7 +35,7 @@ from poller.errors import DocumentRefused
 from poller.kinds import problems_text
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
-from poller.poll_summary import PartOutcome
+from poller.poll_summary import POLL_FAILURES, PartOutcome
 from poller.responses import Verdict, decide
 from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
 from poller.sitemap_walk import WalkLimits, identity, request_url, walk_sitemaps
@@ -97,12 +95,8 @@ async def poll_sitemaps(
             return outcome
         outcome.url = locations[0]
         await _read(client, parser, outcome, locations, policy, now=now)
-    except (BlockedAddress, PolicyBlocked) as exc:
-        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
-    except HttpError as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (DocumentRefused, ParseLimitExceeded) as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable sitemap: {exc}"
+    except POLL_FAILURES as exc:
+        outcome.ended_by(exc, "sitemap")
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
         errors = state.sitemap_consecutive_errors + 1
