@@ -10,8 +10,8 @@ document is parsed in a parse process (`frontier.parse_pool`, under its time, CP
 memory limits). Each child is requested through the caller's `get` (the safe client
 with the source's fetch protection and politeness key, and the caller's body cap).
 
-The top document that cannot be parsed raises (`DocumentRefused`, `ParseLimitExceeded`): the
-poll fails. Every child of an index is a URL from outside: one that is invalid,
+A top document that cannot be parsed raises (`DocumentRefused`, `ParseLimitExceeded`):
+the poll fails. Every child of an index is a URL from outside: one that is invalid,
 refused, unreachable, not a 2xx or unusable is skipped, logged and named in `problems`,
 and the rest of the tree is still read.
 """
@@ -137,9 +137,9 @@ class _Walk:
                 )
                 self.walked.problems.append(f"{loc[:200]!r}: skipped ({exc.reason})")
                 continue
-            identity = normalize_url(url)
-            if identity not in self.seen:
-                self.seen.add(identity)
+            key = normalize_url(url)
+            if key not in self.seen:
+                self.seen.add(key)
                 self.queue.append((url, depth))
 
     async def child(self, get: Get, url: str) -> Response | None:
