@@ -65,7 +65,7 @@ from bench.hostile_documents import (
     sitemap_index,
 )
 from bench.server import emit_result, log, median, run_measured, running_server
-from frontier.safe_http import raise_open_file_limit
+from frontier.safe_http.limits import raise_open_file_limit
 
 TOKEN = "bench-abuse-token-0123456789abcdef"
 CHUNK = 256 * 1024

@@ -121,7 +121,7 @@ def write_fastwarc(path: Path, bodies: list[bytes]) -> None:
 def exchanges(bodies: list[bytes]) -> list[Any]:
     from datetime import UTC, datetime
 
-    from frontier.safe_http import Exchange
+    from frontier.safe_http.responses import Exchange
 
     return [
         Exchange(

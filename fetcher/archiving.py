@@ -33,7 +33,7 @@ from frontier.archive.writer import Archived, ArchiveWriter
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.queue_values import OutcomeKind
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from frontier.clock import utcnow
 from frontier.queue_values import OutcomeKind
 from frontier.retry_after import retry_after_s
 from frontier.robots_directives import GENERIC_NAME, NOINDEX, header_directives
-from frontier.safe_http import REDIRECT_STATUSES
+from frontier.safe_http.responses import REDIRECT_STATUSES
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 FORBIDDEN_STATUSES = frozenset({401, 403, 451})

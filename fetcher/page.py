@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from fetcher.source_cache import SourceInfo
 from frontier.queue_values import Claim, Outcome, OutcomeKind
 from frontier.revisits import next_revisit_s
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 from frontier.sinks import RawDocument
 from frontier.states import LogOutcome
 

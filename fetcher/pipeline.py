@@ -59,20 +59,18 @@ from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, Claim, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for
-from frontier.safe_http import (
-    REDIRECT_STATUSES,
+from frontier.safe_http.client import SafeClient, redirect_chain
+from frontier.safe_http.connector import requests_resolver
+from frontier.safe_http.errors import (
     BlockedAddress,
     BodyTooLarge,
     FetchFailed,
     HttpError,
     PolicyBlocked,
     Refused,
-    Response,
-    SafeClient,
     TooManyRedirects,
-    redirect_chain,
-    requests_resolver,
 )
+from frontier.safe_http.responses import REDIRECT_STATUSES, Response
 from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
 from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed

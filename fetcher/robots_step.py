@@ -29,14 +29,10 @@ from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.queue_values import OutcomeKind
 from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, interpret
 from frontier.robots_directives import product_token
-from frontier.safe_http import (
-    PRIVATE_NETWORKS_HINT,
-    BlockedAddress,
-    Exchange,
-    HttpError,
-    SafeClient,
-    TooManyRedirects,
-)
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import BlockedAddress, HttpError, TooManyRedirects
+from frontier.safe_http.responses import Exchange
+from frontier.safe_http.ssrf import PRIVATE_NETWORKS_HINT
 from frontier.states import FetchKind, LogOutcome, RobotsStatus
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,8 @@ from frontier.db import Database
 from frontier.loops import stop_event
 from frontier.parse_pool import ParsePool
 from frontier.queue_values import QueuePolicy
-from frontier.safe_http import HttpLimits, SafeClient, raise_open_file_limit
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits, raise_open_file_limit
 from frontier.settings import Settings
 from frontier.sinks.configured import open_sink
 

@@ -46,7 +46,8 @@ from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.parse_pool import ParsePool
 from frontier.queue_values import Candidate, OutcomeKind, QueuePolicy, SourceRef
-from frontier.safe_http import HttpError, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import HttpError
 from frontier.settings import Settings
 from frontier.sinks.configured import open_sink
 from frontier.sources import SourceRepository

@@ -45,7 +45,7 @@ from frontier.parse_pool import ParsePool
 from frontier.politeness_key import KeyRepository
 from frontier.queue import QueueRepository
 from frontier.queue_values import Claim, Outcome, OutcomeKind, QueuePolicy
-from frontier.safe_http import SafeClient
+from frontier.safe_http.client import SafeClient
 from frontier.sinks import ContentSink
 from frontier.sinks.duplicates import DuplicateContent
 from frontier.sinks.near_duplicates import NearDuplicates

@@ -22,7 +22,7 @@ under this root (one module each, named in brackets):
     │   └── NestedTooDeeply      an NDJSON line nested past the parser's limit
     ├── MigrationFailed          (frontier.migrate) a revision the server refused
     ├── SchemaOutdated           (frontier.migrate) the schema is not the code's
-    ├── HttpError                (frontier.safe_http) an outbound request
+    ├── HttpError                (frontier.safe_http.errors) an outbound request
     │   ├── Refused              permanent: not made, or its answer is unusable
     │   │   ├── BlockedAddress   the SSRF guard: a non-public address
     │   │   ├── PolicyBlocked    the source's fetchprotection forbids it
@@ -31,6 +31,8 @@ under this root (one module each, named in brackets):
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
     │       └── HostBackingOff   (frontier.host_slots) a host that backs off for longer
     │                            than its requester waits: not requested
+    ├── UnsupportedAiohttp       (frontier.safe_http.aiohttp_support; also a RuntimeError)
+    │                            an aiohttp the safe client was not written and tested for
     ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
     │                            process each time it was extracted alone
     ├── ExtractionOverLimit      (fetcher.extract_pool) a page over its extraction time

@@ -36,7 +36,9 @@ from functools import partial
 from frontier.db import Database
 from frontier.hosts import SLOT_BACKOFF, SLOT_DELAY, SLOT_HELD, HostRepository, HostSlot, KeyBusy
 from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository
-from frontier.safe_http import FetchFailed, HttpLimits, requests_resolver
+from frontier.safe_http.connector import requests_resolver
+from frontier.safe_http.errors import FetchFailed
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.urls import normalize_url, url_host
 

@@ -32,10 +32,11 @@ from aiohttp.abc import AbstractResolver
 from frontier.buckets import bucket_of, by_bucket
 from frontier.db import Database
 from frontier.public_suffix import registrable_domain
+from frontier.safe_http.connector import DNS_CACHE_S
 from frontier.sql import load
 
 SQL = load("politeness_keys")
-RESOLVED_TTL_S = 300.0  # as the requests' own DNS cache (safe_http: ttl_dns_cache)
+RESOLVED_TTL_S = float(DNS_CACHE_S)  # as the requests' own DNS cache
 UNRESOLVED_TTL_S = 30.0
 CACHED_NAMES = 10_000
 

@@ -11,7 +11,8 @@ from urllib.parse import urljoin
 from selectolax.lexbor import LexborHTMLParser
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
-from frontier.safe_http import HttpError, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import HttpError
 from poller.entries import absolute
 from poller.errors import DocumentRefused
 from poller.feed_parse import parse_feed

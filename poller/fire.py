@@ -20,7 +20,7 @@ from frontier.db import Database
 from frontier.fetch_log import FetchLogRepository
 from frontier.parse_pool import ParsePool
 from frontier.queue import QueueRepository
-from frontier.safe_http import SafeClient
+from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, load_kinds
 from frontier.sources import UnknownSource
 from poller.entries import Entry

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
-from frontier.safe_http import Response
+from frontier.safe_http.responses import Response
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin

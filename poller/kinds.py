@@ -28,7 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from frontier.parse_pool import ParsePool
-from frontier.safe_http import FetchFailed, Response, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import FetchFailed
+from frontier.safe_http.responses import Response
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin

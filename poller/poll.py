@@ -27,7 +27,8 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from frontier.parse_pool import ParsePool
-from frontier.safe_http import HttpError, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import HttpError
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import LogOutcome, Origin

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from frontier.parse_pool import ParseLimitExceeded
-from frontier.safe_http import BlockedAddress, HttpError, PolicyBlocked
+from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
 from frontier.sources import Source
 from frontier.states import LogOutcome
 from poller.errors import DocumentRefused

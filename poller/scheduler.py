@@ -30,7 +30,7 @@ from frontier.loops import run_every
 from frontier.parse_pool import ParsePool
 from frontier.queue import QueueRepository
 from frontier.queue_values import QueuePolicy
-from frontier.safe_http import SafeClient
+from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.sources import Source
 from poller import intervals

@@ -26,7 +26,8 @@ from frontier.host_slots import HostSlots
 from frontier.loops import stop_event
 from frontier.parse_pool import ParsePool
 from frontier.queue_values import QueuePolicy
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.source_kinds import load_kinds
 from frontier.source_specs import SpecImportSummary

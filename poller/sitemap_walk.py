@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
-from frontier.safe_http import HttpError, Response
+from frontier.safe_http.errors import HttpError
+from frontier.safe_http.responses import Response
 from frontier.urls import InvalidURL, normalize_url
 from poller.errors import DocumentRefused
 from poller.sitemap_parse import Budget, SitemapUrl, parse_sitemap, per_file

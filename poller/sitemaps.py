@@ -21,11 +21,9 @@ from datetime import datetime, timedelta
 from urllib.parse import urljoin
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
-from frontier.safe_http import (
-    HttpError,
-    Response,
-    SafeClient,
-)
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import HttpError
+from frontier.safe_http.responses import Response
 from frontier.source_kinds import DEFAULT_KIND
 from frontier.sources import Source
 from frontier.states import LogOutcome

@@ -15,7 +15,7 @@ from frontier.fetch_log import LogEntry
 from frontier.parse_pool import ParsePool
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate
-from frontier.safe_http import SafeClient
+from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin

@@ -35,7 +35,7 @@ Errors:
         ├── SpiderConfigError  permanent: the source cannot be crawled as configured
         └── CrawlFailed        retryable: the crawl process gave no summary; next run retries
 
-An address the SSRF guard refuses raises `frontier.safe_http.BlockedAddress`, the safe
+An address the SSRF guard refuses raises `frontier.safe_http.errors.BlockedAddress`, the safe
 client's own. Errors during a crawl (HTTP errors, timeouts, a failed database write,
 refused addresses) never stop it: they are counted in the summary. The run exits 1 only
 when it failed (a start page could not be used, found URLs could not be written); a crawl

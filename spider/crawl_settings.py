@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from frontier.parse_pool import ParseLimits
-from frontier.safe_http import BROWSER_HEADERS
+from frontier.safe_http.client import BROWSER_HEADERS
 from frontier.settings import Settings
 from spider import host_slot, middlewares, pipeline, robots
 from spider.plan import CrawlPlan

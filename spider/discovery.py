@@ -36,7 +36,7 @@ from twisted.internet.error import DNSLookupError
 from twisted.python.failure import Failure
 
 from frontier.robots_directives import NOFOLLOW, header_directives, meta_directives, names_for
-from frontier.safe_http import BlockedAddress
+from frontier.safe_http.errors import BlockedAddress
 from spider.host_slot import HostBackingOff
 from spider.items import ArticleLink
 from spider.links import LinkKind, looks_like_article

@@ -1,5 +1,5 @@
 """The spider's exceptions (the tree is drawn in `spider/__init__.py`). An address the
-SSRF guard refuses raises the safe client's own `frontier.safe_http.BlockedAddress`."""
+SSRF guard refuses raises the safe client's own `frontier.safe_http.errors.BlockedAddress`."""
 
 from frontier.errors import FrontierError
 

@@ -37,7 +37,8 @@ from frontier import host_slots
 from frontier.db import Database
 from frontier.host_slots import HostSlots, requester_id, slot_host
 from frontier.politeness_key import KeyFinder, KeyMode
-from frontier.safe_http import HttpLimits, requests_resolver
+from frontier.safe_http.connector import requests_resolver
+from frontier.safe_http.limits import HttpLimits
 from frontier.urls import InvalidURL
 from spider.middlewares import ALLOW_PRIVATE
 from spider.pipeline import DSN

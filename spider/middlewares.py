@@ -1,5 +1,5 @@
 """The spider's SSRF guard, as the platform's safe HTTP client applies it
-(`frontier.safe_http.address_is_public`), in two places:
+(`frontier.safe_http.ssrf.address_is_public`), in two places:
 
 - `GuardedResolver`, Scrapy's Twisted DNS resolver (`TWISTED_DNS_RESOLVER`): a name that
   resolves to a non-public address fails with `BlockedAddress`. The connection goes to the
@@ -25,7 +25,8 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
-from frontier.safe_http import PRIVATE_NETWORKS_HINT, BlockedAddress, address_is_public
+from frontier.safe_http.errors import BlockedAddress
+from frontier.safe_http.ssrf import PRIVATE_NETWORKS_HINT, address_is_public
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,8 @@ from frontier.db import Database
 from frontier.parse_pool import ParsePool
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy, SourceRef
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.sinks import ContentSink
 from frontier.sinks.postgres import PostgresSink
 from frontier.states import Origin

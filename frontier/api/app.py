@@ -32,7 +32,7 @@ from frontier.api.routes import (
 )
 from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
-from frontier.safe_http import SafeClient
+from frontier.safe_http.client import SafeClient
 from frontier.settings import Settings
 
 DESCRIPTION = """The frontier's HTTP API. Write endpoints need

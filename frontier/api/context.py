@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
     from frontier.documents import DocumentReader
     from frontier.parse_pool import ParsePool
-    from frontier.safe_http import SafeClient
+    from frontier.safe_http.client import SafeClient
 
 
 HEALTH_TIMEOUT_S = 2.0  # /healthz's connect and probe: an answer within seconds, always
@@ -85,7 +85,8 @@ class ApiContext:
         async with self.client_lock:
             if self.client is None:
                 from frontier.host_slots import HostSlots
-                from frontier.safe_http import HttpLimits, SafeClient
+                from frontier.safe_http.client import SafeClient
+                from frontier.safe_http.limits import HttpLimits
 
                 limits = HttpLimits.from_settings(self.settings)
                 slots = HostSlots.from_settings(self.settings, self.db, "api")

@@ -19,7 +19,7 @@ from frontier.api.app import create_app
 from frontier.api.context import FireSource
 from frontier.api.header_deadline import protocol_with_header_deadline
 from frontier.connect import open_database
-from frontier.safe_http import raise_open_file_limit
+from frontier.safe_http.limits import raise_open_file_limit
 from frontier.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@ docs/archive.md).
 
 Modules:
 
-- `records`    one exchange (`frontier.safe_http.Exchange`) as WARC records: a `response`
+- `records`    one exchange (`frontier.safe_http.responses.Exchange`) as WARC records: a `response`
                (or a `revisit`: a 304, or a payload archived before) and its `request`,
                each one gzip member (record-level gzip); pure, no I/O
 - `files`      `WarcFiles`: a writer's rotating files, `*.warc.gz.open` while written,

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from fastwarc.warc import WarcRecord, WarcRecordType
 
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 
 SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from frontier.archive.files import Location, WarcFiles
 from frontier.archive.records import Built, Original, exchange_records
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from poller.entries import html_to_text
 from poller.errors import DocumentRefused
 from poller.feed_parse import ParsedFeed, parse_feed

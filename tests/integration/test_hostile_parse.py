@@ -22,7 +22,8 @@ import pytest
 from bench.hostile_documents import empty_elements_sitemap, malformed_feed, sitemap_index
 from frontier.db import Database
 from frontier.parse_pool import ParseLimits, ParsePool
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.sources import Source, SourceRepository
 from poller.policy import PollPolicy
 from poller.scheduler import Poller

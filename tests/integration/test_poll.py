@@ -14,7 +14,8 @@ from aiohttp import web
 
 from frontier.db import Database
 from frontier.host_slots import HostSlots
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.sources import Source, SourceRepository, UnknownSource
 from poller.errors import FireRateLimited
 from poller.fire import fire_source

@@ -28,7 +28,8 @@ from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.hosts import HostRepository, KeyBusy
 from frontier.politeness_key import KeyRepository
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode

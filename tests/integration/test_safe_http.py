@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import gzip
+import socket
 import subprocess
 import sys
 
+import aiohttp
 import pytest
 from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
 
-from frontier.safe_http import (
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import (
     BlockedAddress,
     BodyTooLarge,
     FetchFailed,
-    HttpLimits,
     PolicyBlocked,
-    SafeClient,
     TooManyRedirects,
-    address_is_public,
 )
+from frontier.safe_http.limits import HttpLimits
+from frontier.safe_http.ssrf import address_is_public
 from tests.local_site import LocalSite
 from tests.processes import REPO
 
@@ -137,6 +140,62 @@ async def test_private_addresses_are_refused_by_default(local_site: LocalSite, u
     assert local_site.requests == []
 
 
+class HostsFile(AbstractResolver):
+    """Resolves the names it holds, as /etc/hosts would, and no other (no DNS is asked)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        if host not in self.names:
+            raise OSError(f"{host} is not in the hosts file")
+        address = self.names[host]
+        return [
+            {
+                "hostname": host,
+                "host": address,
+                "port": port,
+                "family": family,
+                "proto": 0,
+                "flags": 0,
+            }
+        ]
+
+    async def close(self) -> None:
+        pass
+
+
+async def test_an_injected_connector_factory_opens_the_connections(local_site: LocalSite) -> None:
+    """The transport seam: the factory makes the session's connector (once), and its
+    connections are the ones used; the default connector still refuses the same site."""
+    local_site.serve("/", "through the injected connector")
+    made: list[HttpLimits] = []
+
+    def hosts_file_connector(limits: HttpLimits) -> aiohttp.BaseConnector:
+        made.append(limits)
+        return aiohttp.TCPConnector(resolver=HostsFile({"site.test": "127.0.0.1"}))
+
+    limits = HttpLimits(UA)  # private networks refused: the injected connector answers for them
+    url = f"http://site.test:{local_site.port}/"
+    async with SafeClient(limits, connector_factory=hosts_file_connector) as injected:
+        first = await injected.get(url)
+        second = await injected.get(url)
+        with pytest.raises(BlockedAddress):  # an IP literal is the client's own rule
+            await injected.get(local_site.url("/"))
+    assert (first.body, second.status) == (b"through the injected connector", 200)
+    assert made == [limits]
+    assert [seen.headers["Host"] for seen in local_site.requests] == [
+        f"site.test:{local_site.port}"
+    ] * 2
+
+    async with SafeClient(limits) as guarded:
+        with pytest.raises(BlockedAddress, match="localhost resolves only to non-public"):
+            await guarded.get(f"http://localhost:{local_site.port}/")
+    assert len(local_site.requests) == 2
+
+
 @pytest.mark.parametrize(
     "target",
     [
@@ -203,7 +262,7 @@ def test_the_soft_open_file_limit_is_lifted_to_the_hard_one() -> None:
     """In a child whose soft limit was lowered to 256, as many systems default to 1024."""
     code = (
         "import resource\n"
-        "from frontier.safe_http import raise_open_file_limit\n"
+        "from frontier.safe_http.limits import raise_open_file_limit\n"
         "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
         "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
         "print(raise_open_file_limit(), resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n"

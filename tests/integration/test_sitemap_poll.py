@@ -12,7 +12,8 @@ import pytest
 from aiohttp import web
 
 from frontier.db import Database
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.sources import SourceRepository
 from poller.errors import SitemapRefused
 from poller.policy import PollPolicy

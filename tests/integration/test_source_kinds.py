@@ -21,7 +21,8 @@ from aiohttp import web
 
 from frontier.api.app import create_app
 from frontier.db import Database
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.source_schema import InvalidSource, parse_config, parse_patch

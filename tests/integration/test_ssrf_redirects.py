@@ -18,7 +18,8 @@ from fetcher.config import FetcherConfig
 from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.queue_values import QueuePolicy
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.sinks.postgres import PostgresSink
 from frontier.sources import SourceRepository
 from poller.policy import PollPolicy

@@ -15,7 +15,8 @@ from aiohttp import web
 from frontier.db import Database
 from frontier.imports import Line, import_lines
 from frontier.queue import QueueRepository
-from frontier.safe_http import HttpLimits, SafeClient
+from frontier.safe_http.client import SafeClient
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
 from frontier.states import IngestionMode

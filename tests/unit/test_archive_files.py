@@ -14,7 +14,7 @@ from frontier.archive.reader import read_record
 from frontier.archive.records import exchange_records
 from frontier.archive.upkeep import Retention, prune, seal_orphan, upkeep
 from frontier.archive.writer import ArchiveWriter
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 

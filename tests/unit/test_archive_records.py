@@ -15,7 +15,7 @@ from frontier.archive.records import (
     exchange_records,
     payload_digest,
 )
-from frontier.safe_http import Exchange
+from frontier.safe_http.responses import Exchange
 
 BODY = b"<html><p>the page</p></html>"
 
