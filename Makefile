@@ -124,9 +124,9 @@ pywb:
 	  && $(PYWB_VENV)/bin/python -m pip install --quiet 'pywb>=2.10')
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check frontier poller fetcher spider migrations devtools bench tests
-	$(VENV)/bin/ruff format --check frontier poller fetcher spider migrations devtools bench tests
-	$(VENV)/bin/mypy frontier poller fetcher spider devtools
+	$(VENV)/bin/ruff check frontier frontier_cli poller fetcher spider migrations devtools bench tests
+	$(VENV)/bin/ruff format --check frontier frontier_cli poller fetcher spider migrations devtools bench tests
+	$(VENV)/bin/mypy frontier frontier_cli poller fetcher spider devtools
 
 # The extraction workers' allocator (fetcher/allocators.py): gperftools' tcmalloc, about 10%
 # more pages a second than the C library's malloc. Optional: where it cannot be installed,

@@ -12,7 +12,10 @@ Modules, each the owner of one concern:
                   free, each batch a task; stop), and `renew_once` / `maintain_once`, the
                   ticks of the timer loops (`frontier.loops.run_every`)
 - `listen`        LISTEN on frontier_submitted, waking the claim loop; `first_of`
-- `pipeline`      `BatchPipeline`: claims -> pages fetched and decided -> stored
+- `pipeline`      `BatchPipeline`: claims -> requests -> pages fetched, then the
+                  response steps
+- `response_steps` `ResponseSteps`: a response -> decided, verdicts, extracted ->
+                  stored (keys, duplicates, archive, sink, versions); reextract runs it too
 - `page`          `Page`: one claim on its way through a batch; its fetch_log outcome
 - `robots_step`   the robots.txt step of a batch: host leases, fetch, store, apply
                   (the verdict is the core's `frontier.robots`)
@@ -25,8 +28,13 @@ Modules, each the owner of one concern:
 - `metadata`      what a page declares: JSON-LD, OpenGraph, meta, time, lang,
                   `articleBody`, `isAccessibleForFree`; `plausible_date`, the rule for
                   dates in the future
-- `extract_pool`  where extraction runs: `ExtractionPool` (worker processes, a dead one
-                  replaced and its pages retried) or `InProcessExtraction` (a thread)
+- `extract_job`   `extract_page`, the job: a body in, its `Extraction` out; the limits
+- `extract_pool`  `ExtractionPool`: the job in worker processes, a dead one replaced and
+                  its pages retried, a slow one set aside
+- `extract_pipe`  `WorkerPipe`: the fetch process's end of one worker's pipe (frames,
+                  answers in order, the page at the head timed)
+- `extract_worker` an extraction worker process: its command, and its side of the pipe
+- `extract_thread` `InProcessExtraction`: the job in a thread of the fetch process
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
 - `link_header`   the HTTP `Link` header (RFC 8288), read for a canonical (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)

@@ -58,40 +58,28 @@ import asyncio
 import contextlib
 import logging
 import math
-import os
 import pickle
-import resource
-import signal
-import socket
-import struct
 import subprocess
-import sys
-import threading
 import time
-import traceback
 import weakref
-from collections import deque
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
-
-from fetcher.canonical import page_canonical_claim
-from fetcher.decisions import decode_html
-from fetcher.extract import Extracted, canonical_href, extract
-from fetcher.link_header import canonical_from_links
-from fetcher.verdict import Verdict, page_verdict
-from frontier.errors import FrontierError
-from frontier.near_duplicates import minhash
-from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
+from fetcher.extract_job import (
+    MEMORY_MB,
+    TIMEOUT_S,
+    Extraction,
+    ExtractionCrashed,
+    Job,
+    extract_page,
+)
+from fetcher.extract_pipe import WorkerDied, WorkerPipe, nothing, result_of
+from fetcher.extract_worker import framed, worker_environment
 
 log = logging.getLogger(__name__)
 
 CRASHES_ALLOWED = 2  # times a page may kill the process extracting it alone
-PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still runs
 # Two per worker: one being parsed, one waiting in its pipe, so a worker never idles
 # between pages; more would only hold bodies in memory. Not one, though one page a worker
 # leaves none queued behind another: one alone does not spare the pages of a pool whose
@@ -108,165 +96,6 @@ PAGES_PER_WORKER = 2
 # Not a setting: nothing to tune for the operator, who sets the limits.
 SLOW_PAGE_S = 1.0
 CLOSE_WAIT_S = 10.0  # how long `close()` lets workers finish their page before killing them
-TIMEOUT_S = 30.0  # a page's extraction time limit (FRONTIER_EXTRACT_TIMEOUT_S)
-ROBOTS_NAMES = frozenset({GENERIC_NAME})  # without a product token: `<meta name="robots">`
-MEMORY_MB = 1024  # a worker's address space limit (FRONTIER_EXTRACT_MEMORY_MB)
-FRAME = struct.Struct(">Q")  # a frame: the length of the pickle that follows
-READY = FRAME.pack(0)  # an empty frame: what a worker sends once warmed up
-WARM_UP_HTML = (
-    "<html lang='en'><head><title>warm-up</title></head><body><article><h1>Warm-up</h1>"
-    "<p>The extraction worker parses one page when it starts, so that the first real page "
-    "does not pay for loading the parser and its tables.</p></article></body></html>"
-)
-
-
-class ExtractionCrashed(FrontierError):
-    """A page killed the process extracting it each time it was tried alone."""
-
-
-class ExtractionOverLimit(FrontierError):
-    """A page's extraction went over its time or memory limit, and was stopped."""
-
-
-def over_time(timeout_s: float) -> ExtractionOverLimit:
-    return ExtractionOverLimit(f"over the {timeout_s:g} s time limit")
-
-
-@dataclass(frozen=True, slots=True)
-class Extraction:
-    """What extraction of one page yields, computed where it ran."""
-
-    extracted: Extracted
-    canonical: str | None  # the trusted canonical identity, when not the page's own
-    content_hash: str | None
-    word_count: int
-    pid: int  # the process that extracted it
-    names_itself: bool = False  # the page's canonical link names the page itself
-    verdict: Verdict | None = None  # the page is not the article (`fetcher.verdict`)
-    robots: frozenset[str] = frozenset()  # its `<meta name="robots">` rules that apply to us
-    minhash: bytes | None = None  # the body's near-duplicate fingerprint (frontier.near_duplicates)
-
-
-Job = Callable[..., Extraction]
-
-
-def extract_page(
-    body: bytes,
-    content_type: str | None,
-    url: str,
-    selectors: Mapping[str, Any] | None,
-    meta: Mapping[str, Any] | None,
-    links: tuple[str, ...] = (),
-    base: str | None = None,
-    robots_names: frozenset[str] = ROBOTS_NAMES,
-) -> Extraction:
-    """Decode the body and extract the article and the identity its document belongs
-    under when the page names a trusted canonical other than itself (`fetcher.canonical`),
-    in a `<link rel="canonical">` or in the response's `links` (its `Link` header values,
-    targets resolved against `base`, the URL that answered: `fetcher.link_header`), with
-    the verdict on whether it is the article at all (`fetcher.verdict`) and the `<meta>`
-    robots rules for the crawler known by `robots_names`, from the same parse; and the
-    body's MinHash (its words capped: `frontier.near_duplicates.MAX_WORDS`)."""
-    html, _encoding = decode_html(body, content_type)
-    tree = LexborHTMLParser(html)
-    extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
-    header = canonical_from_links(links, base or url) if links else None
-    claim = page_canonical_claim(url, canonical_href(html), header)
-    words = extracted.word_count  # a property that splits the body: once
-    own_words = 0 if extracted.extractor == "feed" else words
-    metas = (
-        (node.attributes.get("name") or "", node.attributes.get("content") or "")
-        for node in tree.css(meta_selector(robots_names))
-    )
-    return Extraction(
-        extracted,
-        None if claim == url else claim,
-        extracted.content_hash,
-        words,
-        os.getpid(),
-        claim == url,
-        page_verdict(tree, html, own_words, stored=bool(extracted.body)),
-        meta_directives(metas, robots_names),
-        minhash(extracted.body) if extracted.body else None,
-    )
-
-
-class InProcessExtraction:
-    """Extraction in one thread of the fetch process: the event loop stays free, but one
-    process uses one core for parsing. One thread, not asyncio's default executor (a
-    thread per page in flight, up to six here): parsing holds the GIL, so more threads
-    parse no faster, and each page's hand-over of the GIL between them and the event
-    loop cost more CPU per page in all (bench/RESULTS.md, "Extraction at the speed of
-    the fetch"). Pages wait their turn in the executor's queue.
-
-    Its only bound is time: a page not parsed within `timeout_s` of its turn raises
-    `ExtractionOverLimit`, so its claim ends rather than outlive its lease. A thread cannot
-    be stopped: the parse goes on until it is done, the pages behind it wait for it, and
-    neither its CPU nor its memory is bounded. Pages from sites not trusted belong in the
-    pool (docs/fetching.md, "Extraction: every core")."""
-
-    def __init__(self, job: Job = extract_page, *, timeout_s: float = TIMEOUT_S) -> None:
-        self._job = job
-        self.timeout_s = timeout_s
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="extract")
-        # The page the thread parses and when it took it (written by the thread, read by
-        # the watch on the event loop), and each page's waiter: one watch for the thread,
-        # not a timer (and its tasks) a page, which cost a small page a tenth more CPU.
-        self._parsing: tuple[asyncio.Future[Extraction], float] | None = None
-        self._watch: asyncio.TimerHandle | None = None
-        self._waiting = 0
-
-    async def extract(self, *args: Any) -> Extraction:
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[Extraction] = loop.create_future()
-
-        def parse() -> Extraction:
-            self._parsing = (waiter, time.monotonic())  # its turn: its time counts
-            try:
-                return self._job(*args)
-            finally:
-                self._parsing = None
-
-        parsed = loop.run_in_executor(self._thread, parse)
-        parsed.add_done_callback(lambda done: _settle(waiter, done))
-        self._waiting += 1
-        if self._watch is None:
-            self._watch = loop.call_later(self.timeout_s, self._check, loop)
-        try:  # a page cancelled or late stays the thread's until parsed
-            return await waiter
-        finally:
-            self._waiting -= 1
-
-    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Fail the page being parsed if its time is up; look again when the next page's
-        could be, while pages wait."""
-        self._watch = None
-        now = time.monotonic()
-        due = now + self.timeout_s  # the soonest the next page's time can be up
-        parsing = self._parsing
-        if parsing is not None and not parsing[0].done():
-            waiter, since = parsing
-            if now >= since + self.timeout_s:
-                waiter.set_exception(over_time(self.timeout_s))
-            else:
-                due = since + self.timeout_s
-        if self._waiting:
-            self._watch = loop.call_later(max(due - time.monotonic(), 0.01), self._check, loop)
-
-    def close(self) -> None:
-        self._thread.shutdown(wait=False)
-
-
-def _settle(waiter: asyncio.Future[Extraction], done: asyncio.Future[Extraction]) -> None:
-    """Pass a parse's result or error on to its waiter, unless the watch failed it."""
-    if waiter.done():
-        return  # over its time limit, or cancelled
-    if done.cancelled():
-        waiter.cancel()
-    elif (error := done.exception()) is not None:
-        waiter.set_exception(error)
-    else:
-        waiter.set_result(done.result())
 
 
 class ExtractionPool:
@@ -299,14 +128,14 @@ class ExtractionPool:
             raise ValueError("an extraction pool needs at least one process")
         self.processes = processes
         self._job = job
-        self._environment = _worker_environment(preload)
+        self._environment = worker_environment(preload)
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.slow_page_s = slow_page_s
-        self._workers: list[_Worker] = []  # started with the first page
-        self._held: list[_Worker] = []  # set aside, each with its slow page
+        self._workers: list[WorkerPipe] = []  # started with the first page
+        self._held: list[WorkerPipe] = []  # set aside, each with its slow page
         self._slots = asyncio.Semaphore(processes * PAGES_PER_WORKER)
-        self._alone: _Worker | None = None  # for pages in flight on a worker that died
+        self._alone: WorkerPipe | None = None  # for pages in flight on a worker that died
         self._alone_lock = asyncio.Lock()
         self._alone_waiting = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -339,7 +168,7 @@ class ExtractionPool:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed")
             # Pickled once a slot is taken: a page waiting for one holds no copy of its body.
-            request = _frame(pickle.dumps((self._job, args), pickle.HIGHEST_PROTOCOL))
+            request = framed(pickle.dumps((self._job, args), pickle.HIGHEST_PROTOCOL))
         except BaseException:
             self._slots.release()
             raise
@@ -350,8 +179,8 @@ class ExtractionPool:
         # (`_slow`): the others then take more, the pool's slots being the bound.
         worker = min(self._workers, key=attrgetter("in_flight"))
         try:
-            return _result(await worker.send(request))  # the worker frees the slot
-        except _WorkerDied as died:
+            return result_of(await worker.send(request))  # the worker frees the slot
+        except WorkerDied as died:
             if self._closed:
                 raise RuntimeError("the extraction pool is closed") from None
             if died.culprit_known:  # killed for the page before it: this one is innocent
@@ -360,23 +189,23 @@ class ExtractionPool:
         # that worker, killed it. Alone, it is known which.
         return await self._extract_alone(request)
 
-    def _start_worker(self) -> _Worker:
+    def _start_worker(self) -> WorkerPipe:
         return self._start(self._lost, self._slots.release, self._slow)
 
     def _start(
         self,
-        on_exit: Callable[[_Worker], None],
+        on_exit: Callable[[WorkerPipe], None],
         on_answer: Callable[[], None],
-        on_slow: Callable[[_Worker], bool] | None = None,
-    ) -> _Worker:
+        on_slow: Callable[[WorkerPipe], bool] | None = None,
+    ) -> WorkerPipe:
         """A worker; without `on_slow`, one never set aside (the one for pages alone)."""
         self._started[:] = [p for p in self._started if p.poll() is None]  # reaps those gone
         limits = (self.timeout_s, self.slow_page_s if on_slow else math.inf, self.memory_mb)
-        worker = _Worker(self._environment, limits, on_exit, on_answer, on_slow or _never)
+        worker = WorkerPipe(self._environment, limits, on_exit, on_answer, on_slow or _never)
         self._started.append(worker.process)
         return worker
 
-    def _slow(self, slow: _Worker) -> bool:
+    def _slow(self, slow: WorkerPipe) -> bool:
         """A page has been parsed `slow_page_s` on a worker of the pool: the worker is set
         aside with it, and the pages queued behind it go to the other workers, those with
         the fewest in flight, keeping their slots. So no page waits behind a slow one
@@ -414,7 +243,7 @@ class ExtractionPool:
             self._slots.release()  # the slow page's: its worker's answer frees none
         return True
 
-    def _lost(self, dead: _Worker) -> None:
+    def _lost(self, dead: WorkerPipe) -> None:
         """A worker died: replaced now if pages were in flight on it (they are extracted
         again alone, and those waiting for a slot need it), else when the next page comes,
         so that a worker that cannot even start is not started again in a loop. One set
@@ -435,7 +264,7 @@ class ExtractionPool:
         if dead.pages_lost:
             self._replace(dead)
 
-    def _replace(self, dead: _Worker) -> None:
+    def _replace(self, dead: WorkerPipe) -> None:
         self._workers[self._workers.index(dead)] = self._start_worker()
         self.replaced += 1
 
@@ -447,10 +276,10 @@ class ExtractionPool:
                     if self._closed:
                         raise RuntimeError("the extraction pool is closed")
                     if self._alone is None or not self._alone.alive:
-                        self._alone = self._start(_ignore, _nothing)
+                        self._alone = self._start(_ignore, nothing)
                     try:
-                        return _result(await self._alone.send(request))
-                    except _WorkerDied:
+                        return result_of(await self._alone.send(request))
+                    except WorkerDied:
                         self._alone = None
                 raise ExtractionCrashed(
                     f"the page killed the extraction process each of the {CRASHES_ALLOWED} "
@@ -480,225 +309,12 @@ class ExtractionPool:
         self._kill()  # any still running: killed
 
 
-class _WorkerDied(Exception):
-    """The worker a page was in flight on died (not raised to callers: the page is
-    extracted again). `culprit_known`: it was killed for another page, over its time
-    limit, so this one goes back to the pool rather than to be extracted alone."""
-
-    def __init__(self, *, culprit_known: bool = False) -> None:
-        super().__init__()
-        self.culprit_known = culprit_known
+def _ignore(_worker: WorkerPipe) -> None:
+    pass
 
 
-class _RemoteTraceback(Exception):
-    """Where in the worker an exception was raised: its `__cause__`, as with
-    `concurrent.futures`."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text)
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class _Worker(asyncio.Protocol):
-    """One worker process and the fetch process's end of its socket pair, as an asyncio
-    protocol: frames written by the event loop (its transport buffers what the pipe does
-    not take at once), answers read in the order the pages went. The pipe's end, when the
-    worker dies, is `connection_lost`.
-
-    The page at the head of the queue is the one the worker parses: from the moment the
-    worker is ready (it says so with an empty frame once warmed up) or answered the page
-    before, it has `timeout_s`, then the worker is killed. At `slow_page_s`, `on_slow` is
-    told (the pool may set the worker aside: `set_aside`). One timer a worker, not one a
-    page: when it fires for a page answered since, it is set again for the page now parsed."""
-
-    def __init__(
-        self,
-        environment: Mapping[str, str],
-        limits: tuple[float, float, int],
-        on_exit: Callable[[_Worker], None],
-        on_answer: Callable[[], None],
-        on_slow: Callable[[_Worker], bool],
-    ) -> None:
-        """`limits`: `timeout_s`, `slow_page_s` and `memory_mb` (`ExtractionPool`)."""
-        self._on_exit = on_exit  # the worker died, or hung up
-        self._on_answer = on_answer  # a page left the worker (its slot is free)
-        self._on_slow = on_slow  # a page is slow: True if the worker was set aside
-        # One a page in flight: its answer and its frame (to hand it to another worker).
-        self._waiting: deque[tuple[asyncio.Future[bytearray], bytes]] = deque()
-        self._received = bytearray()
-        self._transport: asyncio.Transport | None = None
-        self._unsent: list[bytes] = []  # frames sent before the transport is connected
-        self._timeout_s, self._slow_page_s, memory_mb = limits
-        self.held = False  # set aside with a slow page, its only one: killed once answered
-        self.ready = False  # warmed up: the time of the page at the head counts
-        self._head_since = 0.0  # when the worker took the page at the head of the queue
-        self._clock: asyncio.TimerHandle | None = None
-        self._killed_for: asyncio.Future[bytearray] | None = None  # the page over the time
-        self.alive = True
-        self.pages_lost = 0  # in flight when it died
-        ours, theirs = socket.socketpair()
-        with theirs:  # the worker's own: when it dies, the pipe ends
-            try:
-                self.process = subprocess.Popen(
-                    _worker_command(theirs.fileno(), memory_mb),
-                    env=environment,
-                    stdin=subprocess.DEVNULL,
-                    pass_fds=(theirs.fileno(),),
-                )
-            except BaseException:
-                ours.close()
-                raise
-        self._socket = ours
-        loop = asyncio.get_running_loop()
-        self._connecting = loop.create_task(loop.create_unix_connection(lambda: self, sock=ours))
-        self._connecting.add_done_callback(self._connect_failed)
-
-    @property
-    def in_flight(self) -> int:
-        return len(self._waiting)
-
-    def send(
-        self, frame: bytes, answer: asyncio.Future[bytearray] | None = None
-    ) -> asyncio.Future[bytearray]:
-        """Hand a page's frame to the worker; the future (`answer`, for a page handed back
-        by a worker set aside) is its answer's pickle, or `_WorkerDied`."""
-        if answer is None:
-            answer = asyncio.get_running_loop().create_future()
-        self._waiting.append((answer, frame))
-        if len(self._waiting) == 1:
-            self._next_page()
-        if self._transport is None:
-            self._unsent.append(frame)
-        else:
-            self._transport.write(frame)
-        return answer
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
-        if self._unsent:
-            self._transport.writelines(self._unsent)
-            self._unsent.clear()
-
-    def data_received(self, data: bytes) -> None:
-        self._received += data
-        while len(self._received) >= FRAME.size:
-            end = FRAME.size + FRAME.unpack_from(self._received)[0]
-            if len(self._received) < end:
-                return
-            answer = self._received[FRAME.size : end]
-            del self._received[:end]
-            if not self.ready:  # the first frame: warmed up
-                self.ready = True
-                self._next_page()
-                continue
-            waiter, _frame = self._waiting.popleft()
-            if self.held:  # its one page: what follows answers pages handed back, unread
-                self._received.clear()
-                self.process.kill()  # connection_lost follows
-            else:
-                self._next_page()
-            self._on_answer()
-            if not waiter.cancelled():  # a cancelled page's answer is read and dropped
-                waiter.set_result(answer)
-
-    def _next_page(self) -> None:
-        """The worker takes the page at the head of the queue (if any) now."""
-        if not self.ready or not self._waiting:
-            return
-        loop = asyncio.get_running_loop()
-        self._head_since = loop.time()
-        if self._clock is None:
-            first = min(self._timeout_s, self._slow_page_s)
-            self._clock = loop.call_at(self._head_since + first, self._check_time)
-
-    def _check_time(self) -> None:
-        self._clock = None
-        if not self.alive or not self._waiting:
-            return
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        over = self._head_since + self._timeout_s
-        if now >= over:
-            log.warning(
-                "extraction worker process %s: a page over the %g s time limit, killed",
-                self.process.pid,
-                self._timeout_s,
-            )
-            self._killed_for = self._waiting[0][0]  # not the next, if its answer is here
-            self.process.kill()  # its pipe ends: connection_lost
-            return
-        # Else the page it was set for was answered (the next one's times), or the page is
-        # slow: the pool is told, and told again later if it did not set the worker aside.
-        slow = self._head_since + self._slow_page_s
-        if not self.held and now >= slow and not self._on_slow(self):
-            slow = now + self._slow_page_s
-        self._clock = loop.call_at(over if self.held else min(over, slow), self._check_time)
-
-    def set_aside(self, *, frees_its_slot: bool) -> list[tuple[asyncio.Future[bytearray], bytes]]:
-        """Keep only the page being parsed, and return the pages queued behind it (their
-        answers and frames) for other workers. Their frames, already in the pipe, are never
-        read: the worker is killed once its page is answered, or at its time limit. Its
-        answer frees its slot if `frees_its_slot`, else the pool has freed it already."""
-        self.held = True
-        if not frees_its_slot:
-            self._on_answer = _nothing
-        queued = [self._waiting.pop() for _ in range(len(self._waiting) - 1)]
-        return queued[::-1]
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.alive:
-            return  # lost as its connection failed, then told by the transport too
-        self.alive = False
-        if self._clock is not None:
-            self._clock.cancel()
-        waiting, self._waiting = self._waiting, deque()
-        self.pages_lost = len(waiting)
-        for waiter, _frame in waiting:
-            self._on_answer()
-            if not waiter.done():  # the page parsed when it was killed is over the limit
-                over = waiter is self._killed_for
-                waiter.set_exception(
-                    over_time(self._timeout_s)
-                    if over
-                    else _WorkerDied(culprit_known=self._killed_for is not None)
-                )
-        self._on_exit(self)
-
-    def _connect_failed(self, connecting: asyncio.Task[Any]) -> None:
-        if not connecting.cancelled():
-            if connecting.exception() is None:
-                return
-            log.error(
-                "no pipe to extraction worker %s: %r", self.process.pid, connecting.exception()
-            )
-        self._socket.close()  # the worker reads the end, and exits
-        self.connection_lost(None)
-
-    def hang_up(self) -> None:
-        """End the pipe, from any thread: the worker exits once its page is done, and the
-        event loop then sees the end (`connection_lost`)."""
-        with contextlib.suppress(OSError):  # already closed: the worker is gone
-            self._socket.shutdown(socket.SHUT_RDWR)
-
-    def abort(self) -> None:
-        """Close the transport at once (on the event loop's thread)."""
-        if self._transport is not None:
-            self._transport.abort()
-
-
-def _frame(payload: bytes) -> bytes:
-    return FRAME.pack(len(payload)) + payload
-
-
-def _result(answer: bytearray) -> Extraction:
-    ok, value, where = pickle.loads(answer)
-    if ok:
-        return value
-    value.__cause__ = _RemoteTraceback(where)
-    raise value
+def _never(_worker: WorkerPipe) -> bool:
+    return False
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
@@ -708,21 +324,9 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _ignore(_worker: _Worker) -> None:
-    pass
-
-
-def _never(_worker: _Worker) -> bool:
-    return False
-
-
-def _least_busy(worker: _Worker) -> tuple[int, bool]:
+def _least_busy(worker: WorkerPipe) -> tuple[int, bool]:
     """The fewest pages in flight first, and of those, one warmed up."""
     return worker.in_flight, not worker.ready
-
-
-def _nothing() -> None:
-    pass
 
 
 def _kill(processes: list[subprocess.Popen[bytes]]) -> None:
@@ -734,145 +338,3 @@ def _kill(processes: list[subprocess.Popen[bytes]]) -> None:
     for process in processes:
         process.wait()
     processes.clear()
-
-
-def _worker_environment(preload: str | None) -> dict[str, str]:
-    """A worker's environment: the fetch process's, with the allocator to preload."""
-    environment = dict(os.environ)
-    if preload:
-        environment["LD_PRELOAD"] = " ".join(filter(None, (preload, os.environ.get("LD_PRELOAD"))))
-    return environment
-
-
-# A worker: a fresh interpreter with the fetch process's import path (as multiprocessing's
-# `spawn` gives its children: a job pickled by reference imports there what it imported
-# here), serving the socket it inherits. Not `spawn` itself, which cannot give a child an
-# environment of its own (the allocator to preload is the workers', not the fetch
-# process's). Arguments: the socket's descriptor, the fetch process, the memory limit
-# (MiB), then the path.
-_WORKER_CODE = (
-    "import sys; sys.path[:] = sys.argv[4:]; "
-    "from fetcher.extract_pool import serve_inherited; "
-    "serve_inherited(*map(int, sys.argv[1:4]))"
-)
-
-
-def _worker_command(pipe: int, memory_mb: int) -> list[str]:
-    return [
-        sys.executable,
-        "-c",
-        _WORKER_CODE,
-        str(pipe),
-        str(os.getpid()),
-        str(memory_mb),
-        *sys.path,
-    ]
-
-
-# -- in the worker process -----------------------------------------------------------------
-
-
-def serve_inherited(pipe: int, parent: int, memory_mb: int) -> None:
-    """A worker process's entry point (`_worker_command`)."""
-    _serve(socket.socket(fileno=pipe), parent, memory_mb)
-
-
-def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
-    """A worker's life: cap its memory, warm up, say it is ready, then answer each frame
-    read from the pipe with one frame, until the fetch process hangs up (or is gone), or a
-    page goes over the memory limit: then its answer says so, and the worker exits."""
-    limit = memory_mb * 2**20
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    _warm_up(parent)
-    peak = _address_space_peak()
-    # Made now: a worker out of memory may not be able to make it.
-    over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))
-    pipe.setblocking(True)
-    with pipe:
-        try:
-            pipe.sendall(READY)
-        except OSError:
-            return  # the fetch process was done before this worker was ready (no traceback)
-        while (request := _receive(pipe)) is not None:
-            answer = _run(request)
-            if answer is None or peak() > limit - limit // 8:
-                with contextlib.suppress(OSError):
-                    pipe.sendall(_frame(over))
-                return
-            try:
-                pipe.sendall(_frame(answer))
-            except OSError:
-                return  # the fetch process hung up while the page was parsed
-
-
-def _receive(pipe: socket.socket) -> bytearray | None:
-    """The next frame's pickle, or None once the fetch process hung up or died."""
-    header = _read_exactly(pipe, FRAME.size)
-    return None if header is None else _read_exactly(pipe, FRAME.unpack(header)[0])
-
-
-def _read_exactly(pipe: socket.socket, size: int) -> bytearray | None:
-    data = bytearray(size)
-    view = memoryview(data)
-    while view:
-        try:
-            received = pipe.recv_into(view)
-        except OSError:  # reset: the fetch process died with frames unread
-            return None
-        if not received:
-            return None
-        view = view[received:]
-    return data
-
-
-def _run(request: bytearray) -> bytes | None:
-    """The pickled answer to one frame: (True, the job's result, None), or (False, the
-    exception it raised, where); None when it ran out of memory."""
-    outcome: tuple[bool, Any, str | None]
-    try:
-        job, args = pickle.loads(request)
-        outcome = (True, job(*args), None)
-    except MemoryError:  # not kept: its traceback holds the page's trees
-        return None
-    except BaseException as exc:  # whatever the job raises is the caller's, as with an executor
-        outcome = (False, exc, traceback.format_exc())
-    try:
-        return pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
-    except MemoryError:
-        return None
-    except Exception as exc:  # a result or an exception that does not pickle
-        return pickle.dumps((False, exc, traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
-
-
-def _address_space_peak() -> Callable[[], int]:
-    """The largest the process's address space has been, in bytes (`VmPeak`, read from
-    /proc: a few microseconds), or 0 where there is no /proc."""
-    try:
-        status = os.open("/proc/self/status", os.O_RDONLY)
-    except OSError:
-        return lambda: 0
-
-    def peak() -> int:
-        text = os.pread(status, 4096, 0)
-        start = text.index(b"VmPeak:") + 7
-        return int(text[start : text.index(b"kB", start)]) * 1024
-
-    return peak
-
-
-def _warm_up(parent: int) -> None:
-    """A worker's start: load the parser and its tables once, and exit when the fetch
-    process is gone (killed with SIGKILL, it cannot stop its pool; an orphan worker would
-    wait on its pipe forever). SIGINT and SIGTERM are for the fetch process, which stops
-    its workers itself once its pages are done: Ctrl-C reaches the whole process group,
-    and a worker dying with a page would only have it extracted again."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    extract(WARM_UP_HTML, "http://warm-up.invalid/")
-    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
-
-
-def _exit_with(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK_S)
-    os._exit(0)

@@ -3,7 +3,7 @@ of stored documents, with no network request at all.
 
 Each document of the selection (`--source`, `--host`, `--since` or all) names its response
 record in the WARC archive (frontier.archive, `warc_file`/`warc_offset`/`warc_length`); the
-record is read back and goes through `ResponseSteps` (fetcher.pipeline), the very steps a
+record is read back and goes through `ResponseSteps` (fetcher.response_steps), the very steps a
 fetched response takes: the decision and the verdicts, the extraction on the extraction
 pool, the canonical and content keys, the duplicates and the sink write. So a rule changed
 there (a source's selectors, a better extractor, a verdict) reaches the documents already
@@ -35,7 +35,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from fetcher.config import FetcherConfig, archive_location
 from fetcher.page import Page
-from fetcher.pipeline import ResponseSteps
+from fetcher.response_steps import ResponseSteps
 from fetcher.service import extraction_for
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache

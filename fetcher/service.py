@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from fetcher.config import FetcherConfig
-from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import ExtractionPool
+from fetcher.extract_thread import InProcessExtraction
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database

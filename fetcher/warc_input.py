@@ -17,7 +17,7 @@ that names the file and the offset of the last record read; the records before i
 kept.
 
 The glue to the pipeline is `_extract` and `_store` alone: the responses go through
-`ResponseSteps.on_response` (fetcher.pipeline: the decision, the verdicts and the
+`ResponseSteps.on_response` (fetcher.response_steps: the decision, the verdicts and the
 extraction, which the fetch and `frontier reextract` run too) and `Fetcher._finish`
 (store, complete, log), the same steps as a fetched page's.
 """

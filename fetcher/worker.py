@@ -26,7 +26,8 @@ from typing import TypeVar
 
 from fetcher.archiving import ArchiveStep
 from fetcher.config import FetcherConfig
-from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import ExtractionPool
+from fetcher.extract_thread import InProcessExtraction
 from fetcher.heartbeat import BEAT_EVERY_S, Heartbeat
 from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page

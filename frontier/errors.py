@@ -33,9 +33,9 @@ under this root (one module each, named in brackets):
     │                            than its requester waits: not requested
     ├── UnsupportedAiohttp       (frontier.safe_http.aiohttp_support; also a RuntimeError)
     │                            an aiohttp the safe client was not written and tested for
-    ├── ExtractionCrashed        (fetcher.extract_pool) a page that killed the extraction
+    ├── ExtractionCrashed        (fetcher.extract_job)  a page that killed the extraction
     │                            process each time it was extracted alone
-    ├── ExtractionOverLimit      (fetcher.extract_pool) a page over its extraction time
+    ├── ExtractionOverLimit      (fetcher.extract_job)  a page over its extraction time
     │                            or memory limit, stopped
     ├── ParseLimitExceeded       (frontier.parse_pool) a feed or sitemap parse over its
     │                            time, CPU or memory limit, stopped
@@ -44,7 +44,7 @@ under this root (one module each, named in brackets):
     │   └── DocumentRejected     permanent: the sink refused these documents
     ├── UnknownVersion           (frontier.versions; also a LookupError) a version a
     │                            document does not have, or no longer keeps
-    ├── NothingSelected          (frontier.cli.reextract; also a ValueError) reextract
+    ├── NothingSelected          (frontier_cli.reextract; also a ValueError) reextract
     │                            given no selection
     ├── ArchiveWriteFailed       (frontier.archive.files) a WARC write the disk refused
     │                            (full, read-only, gone): archiving backs off
@@ -62,9 +62,10 @@ under this root (one module each, named in brackets):
     │   ├── FieldInvalid         422: a field with a bad value
     │   ├── ReextractRunning     409: (frontier.api.routes.reextract) one run at a time
     │   ├── RateLimited          429: try again after Retry-After
-    │   └── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
-    ├── PlatformError            (frontier.cli.up) `frontier up` cannot start
-    ├── DemoError                (frontier.cli.demo)
+    │   ├── FireUnavailable      501: (frontier.api.routes.sources) no fire function given
+    │   └── ReextractUnavailable 501: (frontier.api.routes.reextract) no reextract function
+    ├── PlatformError            (frontier_cli.up) `frontier up` cannot start
+    ├── DemoError                (frontier_cli.demo)
     │   └── DemoBusy             another demo runs on the same home
     ├── PollerError              (poller.errors)
     │   ├── DocumentRefused      permanent for this document: hostile XML, not a feed

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
@@ -49,14 +50,21 @@ T = TypeVar("T")
 # and pydantic) took an order of magnitude longer to start. Like every multiprocessing
 # start method but fork, this needs a main script guarded by `if __name__ == "__main__"`
 # (console scripts are; `python -m` is not imported again).
-PRELOAD = (  # not "__main__" (multiprocessing's default): every job is a module's function,
-    # and a fetch or serve process's __main__ is the whole command line
-    "frontier.parse_pool",
-    "poller.feed_parse",
-    "poller.sitemap_parse",
-    "poller.kind_wordpress",
-    "frontier.robots",
-)
+# Not "__main__" (multiprocessing's default): every job is a module's function, and a
+# fetch or serve process's __main__ is the whole command line.
+PRELOAD = ("frontier.parse_pool", "frontier.robots")
+# The services' parsers (the poller's feed, sitemap and WordPress ones) are not named
+# here: the core imports no service. A service (or a plugin kind) registers the module of
+# its parse jobs in this entry-point group (pyproject.toml), and every pool preloads them.
+# Such a module must import cleanly: the fork server skips a missing one (ImportError), but
+# any other error at its import stops the fork server, and so every parse.
+PRELOAD_GROUP = "frontier.parse_preload"
+
+
+def preload_modules() -> list[str]:
+    """The modules the fork server imports once: the core's, then the registered ones."""
+    registered = sorted({point.module for point in entry_points(group=PRELOAD_GROUP)})
+    return list(dict.fromkeys([*PRELOAD, *registered]))
 
 
 class ParseLimitExceeded(FrontierError):
@@ -111,7 +119,7 @@ class ParsePool:
         self.limits = limits or ParseLimits()
         self._context = multiprocessing.get_context("forkserver")
         # Process-wide (multiprocessing has one fork server): the parsers, imported once.
-        self._context.set_forkserver_preload(list(PRELOAD))
+        self._context.set_forkserver_preload(preload_modules())
         self._threads = ThreadPoolExecutor(self.limits.processes, thread_name_prefix="parse")
         self._slots = asyncio.Semaphore(self.limits.processes)
         self._running: set[_Job] = set()

@@ -1,6 +1,7 @@
 """Source kinds: what a source is polled as. A kind is a Python object registered in the
 entry-point group `frontier.source_kinds` under its name (frontier's own `feed`,
-`sitemap` and `wordpress` are registered the same way in its pyproject.toml). This module
+`sitemap` and `wordpress` are registered the same way in its pyproject.toml; the core
+names none of them, not even as a string: tests/unit/test_layout.py). This module
 holds what the core needs of a kind to validate a source: its name and the pydantic
 model of its `config`; the polling half of the interface is `poller.kinds`
 (docs/sources.md "Source kinds" describes both).
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,15 +27,6 @@ from frontier.states import ShippedKind
 ENTRY_POINT_GROUP = "frontier.source_kinds"
 DEFAULT_KIND = str(ShippedKind.FEED)
 KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,49}$"  # the CHECK on sources.kind
-
-# frontier's own kinds, as pyproject.toml registers them. Read only when the installed
-# metadata lacks them (an editable install made before they were registered): the
-# entry points installed always win.
-BUILTIN_KINDS: tuple[tuple[str, str], ...] = (
-    (ShippedKind.FEED, "poller.kind_feed:FeedKind"),
-    (ShippedKind.SITEMAP, "poller.kind_sitemap:SitemapKind"),
-    (ShippedKind.WORDPRESS, "poller.kind_wordpress:WordPressKind"),
-)
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +85,6 @@ class KindRegistry:
 def load_kinds(group: str = ENTRY_POINT_GROUP) -> KindRegistry:
     """The kinds registered in `group` now (each entry point loaded and instantiated)."""
     points = {ep.name: ep for ep in entry_points(group=group)}
-    if group == ENTRY_POINT_GROUP:
-        for name, value in BUILTIN_KINDS:
-            points.setdefault(name, EntryPoint(name, value, group))
     kinds: dict[str, Any] = {}
     broken: dict[str, str] = {}
     for name, point in sorted(points.items()):

@@ -41,7 +41,7 @@ class DeadReason(StrEnum):
 
 
 # The last_error of a `duplicate_content` URL says how its article was found stored under
-# another URL (fetcher.pipeline writes it; frontier.why_waiting explains it).
+# another URL (fetcher.response_steps writes it; frontier.why_waiting explains it).
 CANONICAL_DUPLICATE = "its canonical {holder} holds the article"  # its canonical link
 CONTENT_DUPLICATE = "same content as {holder}"  # the same text
 

@@ -3,7 +3,7 @@ submits the article URLs it finds to the frontier. It never extracts content: fe
 
 How a run goes (`frontier spider SOURCE` or `frontier spider --due`):
 
-    edge (frontier.cli) -> spider.service        parent: no Scrapy, no reactor
+    edge (frontier_cli) -> spider.service        parent: no Scrapy, no reactor
         claims due sources (spider_state), starts one child per source:
         python -m spider.crawl_process < CrawlJob JSON
                                                  child: the reactor starts once per process

@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fetcher.config import FetcherConfig
-from fetcher.extract_pool import ExtractionPool, InProcessExtraction
+from fetcher.extract_pool import ExtractionPool
+from fetcher.extract_thread import InProcessExtraction
 from fetcher.worker import Fetcher
 from frontier.clock import utcnow
 from frontier.db import Database

@@ -1,5 +1,5 @@
 """Extraction jobs for the process-pool tests, importable by the pool's worker processes:
-each wraps the real job (`fetcher.extract_pool.extract_page`) and marks the stored title
+each wraps the real job (`fetcher.extract_job.extract_page`) and marks the stored title
 with the pid of the process that ran it; `crashing` also kills its own process with
 SIGKILL for some pages, as a parser crash or an operator's `kill -9` would; `gated` holds
 each page until the test opens a `Gate`; `failing` raises for some pages; `echoed`
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fetcher.extract import Extracted
-from fetcher.extract_pool import Extraction, extract_page
+from fetcher.extract_job import Extraction, extract_page
 
 # A directory: which pages already killed a worker once (`crashing`); which pages started
 # in which process (`gated`), and its gate.

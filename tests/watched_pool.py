@@ -5,6 +5,7 @@ run before the parse is done (a parse on the event loop itself would be done fir
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -41,3 +42,9 @@ async def watching() -> AsyncIterator[WatchedPool]:
     """A watched pool with generous limits."""
     async with WatchedPool(ParseLimits(timeout_s=120, cpu_s=120)) as pool:
         yield pool
+
+
+def modules_loaded(prefix: str) -> list[str]:
+    """A parse job: the modules named `prefix...` that its process had imported when the job
+    began (this module imports none of the services')."""
+    return sorted(name for name in sys.modules if name.startswith(prefix))

@@ -1,6 +1,7 @@
-"""The FastAPI app factory: `create_app(settings, db, fire=...)` wires the routers, the
-error handlers and a per-app Prometheus registry around a `Database` the caller owns, with
-the manual fire the caller gives it (the edge passes `poller.service.fire`)."""
+"""The FastAPI app factory: `create_app(settings, db, fire=..., reextract=...)` wires the
+routers, the error handlers and a per-app Prometheus registry around a `Database` the
+caller owns, with the service functions the caller gives it (the edge, `frontier_cli`,
+passes `poller.service.fire` and `fetcher.reextract.run_reextract`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from fastapi.openapi.utils import get_openapi
 
 from frontier.api.auth import LoginRequired
 from frontier.api.body_limit import BodyLimit, Cap
-from frontier.api.context import ApiContext, FireSource
+from frontier.api.context import ApiContext, FireSource, Reextract
 from frontier.api.errors import Unhandled, install_error_handlers
 from frontier.api.metrics import DatabaseCollector
 from frontier.api.query_guard import refuse_nul
@@ -25,11 +26,11 @@ from frontier.api.routes import (
     imports,
     login,
     pages,
-    reextract,
     sources,
     url_actions,
     views,
 )
+from frontier.api.routes import reextract as reextract_route  # `reextract`: the parameter
 from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
 from frontier.safe_http.client import SafeClient
@@ -46,14 +47,20 @@ def create_app(
     db: Database,
     *,
     fire: FireSource | None = None,
+    reextract: Reextract | None = None,
     client: SafeClient | None = None,
 ) -> FastAPI:
-    """The API over `db`. `fire` polls one source now (`POST /api/v1/sources/{id}/fire`);
-    without it that endpoint answers 501. `client` (optional) is the safe HTTP client for
-    manual fires; without one, the app makes its own on first use and closes it on
-    shutdown."""
+    """The API over `db`. `fire` polls one source now (`POST /api/v1/sources/{id}/fire`),
+    `reextract` runs extraction again (`POST /api/v1/reextract`); without one, its endpoint
+    answers 501. `client` (optional) is the safe HTTP client for manual fires; without one,
+    the app makes its own on first use and closes it on shutdown."""
     context = ApiContext(
-        settings=settings, db=db, collector=DatabaseCollector(), fire=fire, client=client
+        settings=settings,
+        db=db,
+        collector=DatabaseCollector(),
+        fire=fire,
+        reextract=reextract,
+        client=client,
     )
 
     @asynccontextmanager
@@ -80,7 +87,7 @@ def create_app(
         sources,
         imports,
         url_actions,
-        reextract,
+        reextract_route,
         dashboard,
         docs,
         content,
@@ -113,7 +120,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             title=app.title, version=app.version, description=app.description, routes=app.routes
         )
         components = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in (*sources.BODY_MODELS, *url_actions.BODY_MODELS, *reextract.BODY_MODELS):
+        for model in (*sources.BODY_MODELS, *url_actions.BODY_MODELS, *reextract_route.BODY_MODELS):
             found = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(found.pop("$defs", {}))
             components[model.__name__] = found

@@ -2,9 +2,10 @@
 settings, the database (`db` for writes; `reads`, the same pool with each statement
 bounded by FRONTIER_API_READ_TIMEOUT_S, for reads), the gate of expensive reads, the
 throttle of wrong tokens, the app's
-own Prometheus registry, the manual fire the edge gave the app (the poller's
-`poller.service.fire`; the API never imports a service) and (made on first use) the safe
-HTTP client it needs and the one-connection pool of /healthz."""
+own Prometheus registry, the service functions the edge gave the app (`fire`, the poller's
+`poller.service.fire`; `reextract`, the fetcher's `fetcher.reextract.run_reextract`: the
+API imports no service, tests/unit/test_layout.py holds it to that) and (made on first
+use) the safe HTTP client it needs and the one-connection pool of /healthz."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from frontier.settings import Settings
 
 if TYPE_CHECKING:
     from frontier.api.metrics import DatabaseCollector
-    from frontier.documents import DocumentReader
+    from frontier.documents import DocumentFilter, DocumentReader
     from frontier.parse_pool import ParsePool
     from frontier.safe_http.client import SafeClient
 
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
 HEALTH_TIMEOUT_S = 2.0  # /healthz's connect and probe: an answer within seconds, always
 
 
-class FireAnswer(Protocol):
+class Answer(Protocol):
+    """What a service function answers: the route sends its JSON."""
+
     def as_json(self) -> dict[str, Any]: ...
 
 
@@ -46,7 +49,17 @@ class FireSource(Protocol):
         *,
         dry_run: bool,
         client: SafeClient,
-    ) -> FireAnswer: ...
+    ) -> Answer: ...
+
+
+class Reextract(Protocol):
+    """Run extraction again over the archived responses of the documents `where` selects
+    (a dry run writes nothing); raises asyncpg.InsufficientPrivilegeError when the
+    database role may not rewrite documents."""
+
+    async def __call__(
+        self, settings: Settings, db: Database, where: DocumentFilter, *, dry_run: bool
+    ) -> Answer: ...
 
 
 @dataclass(slots=True)
@@ -55,6 +68,7 @@ class ApiContext:
     db: Database
     collector: DatabaseCollector
     fire: FireSource | None = None  # None: this app cannot fire sources
+    reextract: Reextract | None = None  # None: this app cannot re-extract
     client: SafeClient | None = None  # for the manual fire; closed with the app
     owns_client: bool = False
     client_lock: asyncio.Lock = field(default_factory=asyncio.Lock)

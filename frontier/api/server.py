@@ -1,4 +1,4 @@
-"""`frontier serve`: open the database, build the app (with the fire function the edge
+"""`frontier serve`: open the database, build the app (with the service functions the edge
 gives it) and run it under uvicorn. `uvicorn_config` is the one uvicorn configuration,
 shared with `frontier up`."""
 
@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from frontier import event_loop
 from frontier.api.app import create_app
-from frontier.api.context import FireSource
+from frontier.api.context import FireSource, Reextract
 from frontier.api.header_deadline import protocol_with_header_deadline
 from frontier.connect import open_database
 from frontier.safe_http.limits import raise_open_file_limit
@@ -68,15 +68,29 @@ def uvicorn_config(app: FastAPI, settings: Settings, **where: Any) -> uvicorn.Co
 
 
 async def serve(
-    settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None
+    settings: Settings,
+    dsn: str,
+    host: str,
+    port: int,
+    *,
+    fire: FireSource | None,
+    reextract: Reextract | None,
 ) -> None:
     async with open_database(dsn, settings) as db:
-        app = create_app(settings, db, fire=fire)
+        app = create_app(settings, db, fire=fire, reextract=reextract)
         server = _StoppableServer(uvicorn_config(app, settings, host=host, port=port))
         if not settings.api_token:
             log.warning("FRONTIER_API_TOKEN is not set: the API refuses every write")
         await server.serve()
 
 
-def run(settings: Settings, dsn: str, host: str, port: int, *, fire: FireSource | None) -> None:
-    event_loop.run(serve(settings, dsn, host, port, fire=fire))
+def run(
+    settings: Settings,
+    dsn: str,
+    host: str,
+    port: int,
+    *,
+    fire: FireSource | None,
+    reextract: Reextract | None,
+) -> None:
+    event_loop.run(serve(settings, dsn, host, port, fire=fire, reextract=reextract))

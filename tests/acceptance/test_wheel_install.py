@@ -56,7 +56,7 @@ LEFT_OUT = (
 )
 
 
-PACKAGES = ("frontier", "poller", "fetcher", "spider", "migrations")
+PACKAGES = ("frontier", "frontier_cli", "poller", "fetcher", "spider", "migrations")
 PIP = ["-m", "pip", "--quiet", "--disable-pip-version-check"]
 
 

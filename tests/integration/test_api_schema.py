@@ -1,6 +1,7 @@
 """schemathesis, run against /openapi.json of a live server over a real PostgreSQL, finds no
 5xx. Bounded: a few examples per operation, so it stays well under a minute. The manual
-fire is left out (it would poll whatever feed URLs the fuzzer invents; test_api covers it)."""
+fire is left out (it would poll whatever feed URLs the fuzzer invents; test_api covers it);
+the re-extraction is the one `frontier serve` gives the app."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import uvicorn
 
+from fetcher.reextract import run_reextract
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.settings import Settings
@@ -23,7 +25,7 @@ async def test_schemathesis_finds_no_server_errors(
     db: Database, fresh_dsn: str, tmp_path: Path
 ) -> None:
     settings = Settings.load(database_url=fresh_dsn, home=tmp_path, api_token=TOKEN, _env_file=None)
-    app = create_app(settings, db)
+    app = create_app(settings, db, reextract=run_reextract)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)

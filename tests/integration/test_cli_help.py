@@ -28,7 +28,7 @@ def help_of(*argv: str, all_modules: bool = False) -> str:
     load = "load_commands(None)" if all_modules else f"load_commands({list(argv)!r})"
     return run(
         "import sys, typer.main\n"
-        "from frontier.cli import load_commands, plain_help\n"
+        "from frontier_cli import load_commands, plain_help\n"
         f"command = typer.main.get_command({load})\n"
         "plain_help(command)\n"
         "try:\n"

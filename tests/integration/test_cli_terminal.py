@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from frontier.cli.status import render_status
-from frontier.cli.terminal import json_text, printable
-from frontier.cli.up import Console
 from frontier.stats import FrontierStats, HostCounts
+from frontier_cli.status import render_status
+from frontier_cli.terminal import json_text, printable
+from frontier_cli.up import Console
 
 EVIL = "evil\x1b]0;owned\x07\x1b[2J\r\u202e"
 SHOWN = "evil\\x1b]0;owned\\x07\\x1b[2J\\r\\u202e"

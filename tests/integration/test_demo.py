@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import psycopg
 
-from frontier.cli.demo.sites import build
 from frontier.embedded import EmbeddedPostgres
+from frontier_cli.demo.sites import build
 from tests.conditions import wait_until
 from tests.processes import free_port
 

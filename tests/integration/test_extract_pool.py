@@ -26,12 +26,9 @@ import pytest
 from bench.hostile_documents import line_breaks
 from fetcher.allocators import preload_for
 from fetcher.config import FetcherConfig, usable_cores
-from fetcher.extract_pool import (
-    Extraction,
-    ExtractionOverLimit,
-    ExtractionPool,
-    InProcessExtraction,
-)
+from fetcher.extract_job import Extraction, ExtractionOverLimit
+from fetcher.extract_pool import ExtractionPool
+from fetcher.extract_thread import InProcessExtraction
 from fetcher.service import extraction_for
 from frontier.db import Database
 from frontier.settings import Settings, SettingsError
@@ -463,7 +460,7 @@ def children(pid: int) -> set[int]:
     found = set()
     for task in Path(f"/proc/{pid}/task").glob("*/children"):
         found |= {int(c) for c in task.read_text().split()}
-    return {c for c in found if _alive(c) and b"fetcher.extract_pool" in _cmdline(c)}
+    return {c for c in found if _alive(c) and b"fetcher.extract_worker" in _cmdline(c)}
 
 
 def _cmdline(pid: int) -> bytes:
@@ -565,11 +562,11 @@ def test_a_worker_whose_fetch_process_is_done_before_it_is_ready_exits_quietly()
     standard error)."""
     import subprocess
 
-    from fetcher.extract_pool import _worker_command
+    from fetcher.extract_worker import worker_command
 
     ours, theirs = socket.socketpair()
     worker = subprocess.Popen(
-        _worker_command(theirs.fileno(), 512),
+        worker_command(theirs.fileno(), 512),
         pass_fds=(theirs.fileno(),),
         stderr=subprocess.PIPE,
         text=True,

@@ -30,7 +30,7 @@ from poller.scheduler import Poller
 from poller.sitemap_parse import MAX_ELEMENTS
 from tests.conditions import wait_until
 from tests.local_site import LocalSite
-from tests.watched_pool import WatchedPool, watching
+from tests.watched_pool import WatchedPool, modules_loaded, watching
 
 T0 = datetime(2030, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = PollPolicy(concurrency=4, lease_s=600)
@@ -164,3 +164,11 @@ async def test_stopping_the_poller_kills_the_parse_in_flight(
     after = await state(db, source)
     # cancelled, not failed: the lease is given back and nothing is charged to the source
     assert after["poll_lease_owner"] is None and after["consecutive_errors"] == 0
+
+
+async def test_the_parse_processes_start_with_the_registered_parsers_imported() -> None:
+    """The core names no parser of the poller: the poller registers them in the
+    frontier.parse_preload entry-point group, and the fork server imports them once."""
+    async with ParsePool(ParseLimits()) as pool:
+        loaded = await pool.run(modules_loaded, "poller.")
+    assert {"poller.feed_parse", "poller.sitemap_parse", "poller.kind_wordpress"} <= set(loaded)

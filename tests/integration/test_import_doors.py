@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 
-from frontier.cli.app import EXIT_PARTIAL
 from frontier.db import Database
 from frontier.imports import BATCH_SIZE
 from frontier.queue import QueueRepository
 from frontier.queue_values import QueuePolicy
+from frontier_cli.app import EXIT_PARTIAL
 from tests.integration.test_api import AUTH, client_for, make_settings
 from tests.integration.test_cli_queue import frontier
 

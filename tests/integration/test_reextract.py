@@ -183,7 +183,7 @@ async def test_reextract_over_the_api_needs_the_token_and_a_selection(
     await crawl(db, local_site, settings.home / "archive")
     requests = len(local_site.requests)
     token = "t" * 32
-    app = create_app(settings.model_copy(update={"api_token": token}), db)
+    app = create_app(settings.model_copy(update={"api_token": token}), db, reextract=run_reextract)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=app), base_url="http://test"
     ) as api:
@@ -199,6 +199,22 @@ async def test_reextract_over_the_api_needs_the_token_and_a_selection(
         assert done.status_code == 200, done.text
         assert (done.json()["changed"], done.json()["unchanged"]) == (2, 1)
     assert len(local_site.requests) == requests
+
+
+async def test_reextract_over_an_api_without_the_function_answers_501(
+    db: Database, settings: Settings
+) -> None:
+    """The API imports no service: an app the edge gave no reextract function says so."""
+    token = "t" * 32
+    app = create_app(settings.model_copy(update={"api_token": token}), db)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as api:
+        auth = {"Authorization": f"Bearer {token}"}
+        answer = await api.post("/api/v1/reextract", json={"all": True}, headers=auth)
+    assert answer.status_code == 501
+    assert answer.json()["error"]["code"] == "not_implemented"
+    assert "cannot re-extract" in answer.json()["error"]["message"]
 
 
 async def test_reextract_goes_through_the_duplicate_checks_of_a_fetch(

@@ -125,7 +125,7 @@ async def test_spider_every_is_a_service_that_sigterm_stops_with_exit_0(
 def test_every_needs_due(fresh_dsn: str) -> None:
     from typer.testing import CliRunner
 
-    from frontier.cli import load_commands
+    from frontier_cli import load_commands
 
     result = CliRunner().invoke(
         load_commands(),

@@ -11,11 +11,11 @@ import dataclasses
 import re
 
 from frontier.api.models import SourceOut
-from frontier.cli.sources import SOURCE_FLAGS
 from frontier.db import Database
 from frontier.source_schema import SourceConfig, SourcePatch
 from frontier.sources import Source
 from frontier.sql import load
+from frontier_cli.sources import SOURCE_FLAGS
 
 SQL = load("sources")
 # Set by the database, never sent.

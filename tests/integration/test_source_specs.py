@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from frontier.cli import load_commands
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.source_specs import UnusableSpec, import_specs, parse_specs
 from frontier.sources import SourceRepository
+from frontier_cli import load_commands
 from poller.seeding import default_specs, seed_defaults
 
 YAML = b"""

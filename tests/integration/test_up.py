@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 from aiohttp import web
 
-from frontier.cli.up import Console, Platform
 from frontier.db import Database
 from frontier.sources import SourceRepository
+from frontier_cli.up import Console, Platform
 from poller.poll_summary import PollSummary
 from tests.conditions import wait_until
 from tests.fetch_harness import article, submit

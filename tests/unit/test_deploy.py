@@ -19,8 +19,8 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from frontier.cli import load_commands
 from frontier.settings import ENV_PREFIX, Settings, SettingsError
+from frontier_cli import load_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -267,7 +267,7 @@ def test_the_image_installs_the_lock_then_the_project() -> None:
     assert "pip install --quiet -e '.[dev]'" in makefile
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     assert "COPY requirements.lock" in dockerfile and "COPY pyproject.toml" in dockerfile
-    for package in ("frontier", "poller", "fetcher", "spider", "migrations"):
+    for package in ("frontier", "frontier_cli", "poller", "fetcher", "spider", "migrations"):
         assert f"COPY {package} ./{package}" in dockerfile
 
 

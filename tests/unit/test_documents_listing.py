@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from frontier.cli.documents import render_documents
+from frontier_cli.documents import render_documents
 
 
 def doc(source: str, title: str) -> dict[str, Any]:

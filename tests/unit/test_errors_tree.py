@@ -11,6 +11,7 @@ from pathlib import Path
 
 import fetcher
 import frontier
+import frontier_cli
 import poller
 import spider
 from frontier.errors import FrontierError
@@ -20,7 +21,7 @@ TREE = Path(frontier.__file__).with_name("errors.py").read_text().split('"""')[1
 
 def project_errors() -> dict[str, type]:
     found: dict[str, type] = {}
-    for package in (frontier, poller, fetcher, spider):
+    for package in (frontier, frontier_cli, poller, fetcher, spider):
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if info.name.endswith("__main__") or info.name == "spider.crawl_process":
                 continue  # entry points: importing them runs them

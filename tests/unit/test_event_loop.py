@@ -1,5 +1,5 @@
 """The processes' event loop (frontier.event_loop) and in-process extraction's one
-thread (fetcher.extract_pool.InProcessExtraction): what the fetch process's CPU per page
+thread (fetcher.extract_thread.InProcessExtraction): what the fetch process's CPU per page
 was cut by (bench/RESULTS.md, "Extraction at the speed of the fetch")."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from fetcher.extract_pool import InProcessExtraction
+from fetcher.extract_thread import InProcessExtraction
 from frontier import event_loop
 from tests.conditions import wait_until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from frontier.cli.urls import ByteProgress
+from frontier_cli.urls import ByteProgress
 
 
 def test_without_a_terminal_the_stream_is_read_as_it_is() -> None:

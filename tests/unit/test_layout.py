@@ -1,6 +1,9 @@
 """The layout docs/architecture.md draws, checked from the imports themselves (every `import`, also
-those inside functions): the core imports no service, the services import no other service
-and no edge, and no module imports itself back through others."""
+those inside functions) and from what the core loads by name: each package imports only the
+layers below it (the core, `frontier`, nothing of the services; a service only the core; the
+edge, `frontier_cli`, anything), the core names no module above it even as a string (an
+`import_module`, a preload list, a fallback table of entry points), what registers through
+an entry point sits above what loads it, and no module imports itself back through others."""
 
 from __future__ import annotations
 
@@ -9,12 +12,27 @@ import fnmatch
 import re
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import distribution
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("frontier", "poller", "fetcher", "spider")
+CORE = "frontier"
 SERVICES = ("poller", "fetcher", "spider")
-EDGE = ("frontier.__main__", "frontier.cli", "frontier.api", "frontier.demo")
+EDGE = "frontier_cli"
+PACKAGES = (CORE, *SERVICES, EDGE)
+# What each package may import of the project: the layers, from the bottom up.
+MAY_IMPORT = {
+    CORE: {CORE},
+    **{service: {CORE, service} for service in SERVICES},
+    EDGE: set(PACKAGES),
+}
+API = "frontier.api"  # in the core, given the services' functions: only it and the edge use it
+# A string that is a module (or `module:attribute`) of a package above the core, or the head of
+# one in an f-string ("poller." ...), and not a sentence ("poller: tick failed")
+ABOVE_THE_CORE = re.compile(rf"^(?:{'|'.join((*SERVICES, EDGE))})(?=[.:])(?:\.\w*)*(?::[\w.]+)?$")
 
 
 def _module_name(path: Path) -> str:
@@ -24,13 +42,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports() -> dict[str, set[str]]:
-    """Each project module and the project modules it imports."""
-    modules = {
+def _modules() -> dict[str, Path]:
+    return {
         _module_name(path): path
         for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
     }
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports."""
+    modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         targets: set[str] = set()
@@ -46,62 +68,151 @@ def _imports() -> dict[str, set[str]]:
     return graph
 
 
-def _within(module: str, prefixes: tuple[str, ...]) -> bool:
-    return any(module == p or module.startswith(p + ".") for p in prefixes)
+def _within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
 
 
 def _package(module: str) -> str:
     return module.split(".")[0]
 
 
-def test_the_core_imports_no_service_and_no_edge() -> None:
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_package_imports_only_the_layers_below_it(package: str) -> None:
     wrong = sorted(
         f"{module} -> {target}"
         for module, targets in _imports().items()
-        if _package(module) == "frontier" and not _within(module, EDGE)
+        if _package(module) == package
         for target in targets
-        if _within(target, SERVICES) or _within(target, EDGE)
+        if _package(target) not in MAY_IMPORT[package]
     )
     assert wrong == []
 
 
-def test_services_import_only_the_core() -> None:
+def test_only_the_api_and_the_edge_import_the_api() -> None:
     wrong = sorted(
         f"{module} -> {target}"
         for module, targets in _imports().items()
-        if _within(module, SERVICES)
+        if not (_within(module, API) or _package(module) == EDGE)
         for target in targets
-        if _package(target) != _package(module)
-        and (_package(target) != "frontier" or _within(target, EDGE))
+        if _within(target, API)
     )
     assert wrong == []
 
 
 def test_no_import_cycle() -> None:
-    graph = _imports()
-    cycles: list[list[str]] = []
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    assert _cycles(_imports()) == []
 
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = 1
-        for target in sorted(graph[module]):
-            if state.get(target) == 1:
-                cycles.append([*path[path.index(target) :], target])
-            elif target not in state:
-                visit(target, [*path, target])
-        state[module] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == []
+def test_the_packages_draw_no_cycle() -> None:
+    graph: dict[str, set[str]] = {package: set() for package in PACKAGES}
+    for module, targets in _imports().items():
+        graph[_package(module)] |= {_package(t) for t in targets} - {_package(module)}
+    assert _cycles(graph) == []
+
+
+def _strings(path: Path) -> list[str]:
+    """Every string constant of `path`, the pieces of its f-strings included."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+
+
+def test_the_core_names_no_module_above_it_to_load_at_run_time() -> None:
+    """No `import_module("poller.x")`, no preload list or fallback table of entry points
+    naming a service or the edge: what the core loads from above, it finds through an entry
+    point that the package above registers (pyproject.toml)."""
+    wrong = sorted(
+        f"{name}: {text!r}"
+        for name, path in _modules().items()
+        if _package(name) == CORE
+        for text in _strings(path)
+        if ABOVE_THE_CORE.match(text)
+    )
+    assert wrong == []
+
+
+def test_importing_the_core_loads_nothing_above_it() -> None:
+    """Every module of the core imported (`__main__` aside: it runs the command): no service
+    and nothing of the edge is in sys.modules, whatever an import does at run time."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import frontier\n"
+        "for info in pkgutil.walk_packages(frontier.__path__, 'frontier.'):\n"
+        "    if not info.name.endswith('__main__'):\n"
+        "        importlib.import_module(info.name)\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {list(PACKAGES[1:])!r}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def _declared_entry_points() -> dict[str, dict[str, str]]:
+    """pyproject.toml's entry points by group, its console scripts as `console_scripts`."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {"console_scripts": project["scripts"], **project["entry-points"]}
+
+
+def test_what_registers_through_an_entry_point_sits_above_what_loads_it() -> None:
+    """Each entry point names a module of the tree, outside the core, in a package that
+    may import the core: the arrow runs from the plugin down to what it plugs into. Each
+    group is one the core loads (its name is a constant of the core; console_scripts:
+    `python -m frontier`), so no registration is dead."""
+    modules = _modules()
+    core_strings = {
+        text for name, path in modules.items() if _package(name) == CORE for text in _strings(path)
+    }
+    wrong = []
+    for group, points in _declared_entry_points().items():
+        if group not in core_strings:
+            wrong.append(f"group {group}: the core never loads it")
+        for name, value in points.items():
+            module = value.split(":")[0]
+            if module not in modules:
+                wrong.append(f"{group} {name} = {value}: no such module")
+            elif _package(module) == CORE or CORE not in MAY_IMPORT[_package(module)]:
+                wrong.append(f"{group} {name} = {value}: not above the core")
+    assert wrong == []
+
+
+def test_the_installed_entry_points_are_the_declared_ones() -> None:
+    """The core finds the poller's kinds and parsers, and `python -m frontier` its command,
+    only through the installed metadata: an install older than pyproject.toml would lose
+    them (no fallback names them)."""
+    installed: dict[str, dict[str, str]] = {}
+    for point in distribution("frontier").entry_points:
+        installed.setdefault(point.group, {})[point.name] = point.value
+    assert installed == _declared_entry_points(), (
+        "the installed metadata is not pyproject.toml's: `pip install -e . --no-deps`"
+    )
 
 
 def test_a_command_loads_only_what_it_drives() -> None:
     """`frontier status` must not pay for Scrapy, uvicorn and the fetcher at start-up."""
     code = (
         "import sys\n"
-        "from frontier.cli import load_commands\n"
+        "from frontier_cli import load_commands\n"
         "load_commands(['-v', 'status'])\n"
         "print(sorted(m for m in ('scrapy', 'uvicorn', 'fetcher', 'spider', 'poller')"
         " if m in sys.modules))\n"
@@ -129,7 +240,7 @@ def _imported_names(path: Path) -> set[str]:
 
 
 def _named_in_strings(path: Path, module: str) -> set[str]:
-    """The names a module loads by string: `importlib.import_module(f"frontier.cli.{m}")`
+    """The names a module loads by string: `importlib.import_module(f"frontier_cli.{m}")`
     with m from a table of its own, Scrapy's settings ("spider.robots.FrontierRobots...").
     Each string constant, whole, cut at its dots, and under the module's own package."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]

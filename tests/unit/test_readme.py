@@ -26,7 +26,7 @@ def test_every_path_in_the_layout_table_exists() -> None:
     rows = [line for line in lines if line.startswith("| `") and line.split("`")[1].endswith("/")]
     paths = {row.split("`")[1] for row in rows}
     paths |= {name for row in rows for name in re.findall(r"`([a-z_]+/[a-z_/]+\.py)`", row)}
-    assert {"frontier/cli/", "poller/service.py", "spider/service.py"} <= paths
+    assert {"frontier_cli/", "poller/service.py", "spider/service.py"} <= paths
     for path in paths:
         assert (README.parent / path).exists(), path
 

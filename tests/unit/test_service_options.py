@@ -8,9 +8,9 @@ import logging
 import pytest
 import typer
 
-from frontier.cli.app import warn_if_default_user_agent
-from frontier.cli.spider import parse_every
 from frontier.settings import Settings
+from frontier_cli.app import warn_if_default_user_agent
+from frontier_cli.spider import parse_every
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from fetcher.decisions import Action, decide
-from fetcher.extract_pool import extract_page
+from fetcher.extract_job import extract_page
 from fetcher.verdict import login_wall
 from frontier.queue_values import OutcomeKind
 from frontier.robots_directives import header_directives, meta_directives, names_for

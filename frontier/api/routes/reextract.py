@@ -1,6 +1,7 @@
-"""`POST /api/v1/reextract`: `frontier reextract` over the API (fetcher.reextract): the
-archived responses of the selected documents run through extraction again, no request
-made; a document is rewritten only when its result changed. Token-gated like every write.
+"""`POST /api/v1/reextract`: `frontier reextract` over the API (the fetcher's
+`fetcher.reextract.run_reextract`, which the edge gives `create_app`): the archived
+responses of the selected documents run through extraction again, no request made; a
+document is rewritten only when its result changed. Token-gated like every write.
 
 The answer comes when the run is done, so a large selection is the command line's job (or
 narrow it: a source, a host, `since`). One run at a time per API process (409 while one
@@ -16,7 +17,6 @@ import asyncpg
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from fetcher.reextract import run_reextract
 from frontier.api.auth import require_write
 from frontier.api.context import context_of
 from frontier.api.errors import ApiError, FieldInvalid
@@ -64,6 +64,12 @@ class ReextractRunning(ApiError):
     status, code = 409, "conflict"
 
 
+class ReextractUnavailable(ApiError):
+    """The app was built without a reextract function (`create_app(..., reextract=None)`)."""
+
+    status, code = 501, "not_implemented"
+
+
 class NotPermitted(ApiError):
     """The API's database role (deploy/: frontier_api) lacks the fetcher's write grants."""
 
@@ -76,7 +82,7 @@ BODY_MODELS = (ReextractBody,)
 @router.post(
     "/reextract",
     response_model=ReextractResult,
-    responses={code: {"model": ErrorBody} for code in (400, 401, 403, 409, 413, 422)},
+    responses={code: {"model": ErrorBody} for code in (400, 401, 403, 409, 413, 422, 501)},
     dependencies=[Depends(require_write)],
     openapi_extra={
         "requestBody": {
@@ -94,6 +100,10 @@ async def reextract(request: Request) -> dict[str, Any]:
     if not (body.all or body.source or body.host or body.since):
         raise FieldInvalid.of("all", "say which documents: source, host, since, or all: true")
     context = context_of(request)
+    if context.reextract is None:
+        raise ReextractUnavailable(
+            "this server was started without the fetcher's extraction: it cannot re-extract"
+        )
     if context.reextracting.locked():
         raise ReextractRunning("a re-extraction is running in this API process; try later")
     async with context.reextracting:
@@ -106,7 +116,9 @@ async def reextract(request: Request) -> dict[str, Any]:
         except BadDocumentQuery as exc:
             raise FieldInvalid.of("since" if body.since else "host", str(exc)) from None
         try:
-            summary = await run_reextract(context.settings, context.db, where, dry_run=body.dry_run)
+            summary = await context.reextract(
+                context.settings, context.db, where, dry_run=body.dry_run
+            )
         except asyncpg.InsufficientPrivilegeError as exc:
             raise NotPermitted(
                 f"this API's database role may not rewrite documents ({exc}); run "

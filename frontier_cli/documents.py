@@ -8,8 +8,6 @@ from typing import Any, Optional
 
 import typer
 
-from frontier.cli.app import app, run_with_database, settings_of
-from frontier.cli.terminal import printable
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.documents import Cursor, DocumentPage, build_filter
@@ -17,6 +15,8 @@ from frontier.short_text import cut_middle
 from frontier.sinks.configured import open_reader
 from frontier.url_story import hash_of
 from frontier.versions import DocumentVersions
+from frontier_cli.app import app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 documents_app = typer.Typer(
     help="The stored articles, newest first (from Elasticsearch or PostgreSQL, as configured)."

@@ -10,8 +10,8 @@ from __future__ import annotations
 import typer
 
 from frontier import migrate
-from frontier.cli.app import EXIT_PARTIAL, app, settings_of
 from frontier.connect import database_dsn
+from frontier_cli.app import EXIT_PARTIAL, app, settings_of
 
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")

@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 import typer
 
-from frontier.cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
-from frontier.cli.terminal import printable
+from frontier_cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 sources_app = typer.Typer(help="Manage sources.", no_args_is_help=True)
 app.add_typer(sources_app, name="sources")

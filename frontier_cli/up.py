@@ -8,15 +8,15 @@
 Each part is the service's own entry point run as a task on one event loop, until the one
 stop event: `poller.service.run_poller`, `spider.service.run_spider` (due sources crawled in
 child processes), `fetcher.service.run_fetcher`, and the API's `create_app` (given
-`poller.service.fire`) under uvicorn. A failing poll is reported and retried on the
-poller's schedule; it never stops the process.
+`poller.service.fire` and `fetcher.reextract.run_reextract`) under uvicorn. A failing
+poll is reported and retried on the poller's schedule; it never stops the process.
 
 All parts share one `Database`, so a PostgreSQL restart leaves one "database unavailable"
 line and one "database reachable again" line (see `frontier.reconnect`); meanwhile the
 loops back off, the API answers 503, and nothing stops.
 
 Errors: `PlatformError` (a `FrontierError`): the address cannot be bound; see also
-`frontier.cli.demo.DemoError`.
+`frontier_cli.demo.DemoError`.
 """
 
 from __future__ import annotations
@@ -35,20 +35,21 @@ from typing import Any, TextIO
 import typer
 import uvicorn
 
+from fetcher.reextract import run_reextract
 from fetcher.service import run_fetcher
 from frontier import event_loop, migrate
 from frontier.api.app import create_app
 from frontier.api.server import LISTEN_BACKLOG, uvicorn_config
-from frontier.cli.app import app, settings_of, start_service
-from frontier.cli.demo.profile import demo_settings, register, reset_home
-from frontier.cli.demo.sites import DemoSites
-from frontier.cli.terminal import printable
 from frontier.connect import database_dsn, open_database
 from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.loops import run_every
 from frontier.settings import Settings
 from frontier.stats import FrontierStats, StatsRepository
+from frontier_cli.app import app, settings_of, start_service
+from frontier_cli.demo.profile import demo_settings, register, reset_home
+from frontier_cli.demo.sites import DemoSites
+from frontier_cli.terminal import printable
 from poller import service as poller_service
 from poller.poll_summary import PollSummary
 from spider import service as spider_service
@@ -259,7 +260,7 @@ class Platform:
         return sites
 
     async def _serve(self, db: Database) -> None:
-        app = create_app(self.settings, db, fire=poller_service.fire)
+        app = create_app(self.settings, db, fire=poller_service.fire, reextract=run_reextract)
         server = _ApiServer(uvicorn_config(app, self.settings))
         host, port = self.sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host

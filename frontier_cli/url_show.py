@@ -8,13 +8,13 @@ from typing import Any
 
 import typer
 
-from frontier.cli.app import app, run_with_database, settings_of
-from frontier.cli.terminal import printable
 from frontier.db import Database
 from frontier.parse_pool import ParseLimits, ParsePool
 from frontier.robots import stored_rules_check
 from frontier.sinks.configured import open_reader
 from frontier.url_story import UrlStory, UrlStoryRepository
+from frontier_cli.app import app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 ENDED = ("fetched", "dead")  # statuses with no next fetch to show
 

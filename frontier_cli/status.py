@@ -6,9 +6,9 @@ import json
 
 import typer
 
-from frontier.cli.app import app, run_with_database, settings_of
-from frontier.cli.terminal import printable
 from frontier.stats import FrontierStats, StatsRepository
+from frontier_cli.app import app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 
 @app.command()

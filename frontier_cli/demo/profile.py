@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from frontier.cli.demo import DemoBusy
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.source_schema import parse_config
 from frontier.source_specs import ParsedSpecs, SpecImportSummary, import_specs
 from frontier.sources import SourceRepository
+from frontier_cli.demo import DemoBusy
 
 DEMO_DIR = "demo"
 

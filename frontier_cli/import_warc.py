@@ -12,8 +12,8 @@ from typing import Optional
 import typer
 
 from fetcher.warc_input import ImportCounts, ImportFilter, run_import
-from frontier.cli.app import EXIT_PARTIAL, EXIT_USAGE, app, run_with_database, settings_of
-from frontier.cli.terminal import printable
+from frontier_cli.app import EXIT_PARTIAL, EXIT_USAGE, app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 PROGRESS_EVERY_S = 0.5
 

@@ -10,8 +10,6 @@ from typing import Any, Optional
 
 import typer
 
-from frontier.cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
-from frontier.cli.terminal import printable
 from frontier.db import Database
 from frontier.imports import (
     ImportFormat,
@@ -25,6 +23,8 @@ from frontier.queue import QueueRepository
 from frontier.queue_values import QueuePolicy
 from frontier.settings import Settings
 from frontier.sources import SourceRepository
+from frontier_cli.app import EXIT_PARTIAL, app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 REQUEUE_HELP = (
     "Also requeue those already in the frontier as failed or dead (without it they count "

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from frontier.cli.app import (
+from frontier_cli.app import (
     EXIT_PARTIAL,
     EXIT_USAGE,
     app,
@@ -14,7 +14,7 @@ from frontier.cli.app import (
     settings_of,
     start_service,
 )
-from frontier.cli.terminal import json_text, printable
+from frontier_cli.terminal import json_text, printable
 from poller.service import fire_once, poll_forever, poll_once
 
 

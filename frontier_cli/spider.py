@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from frontier.cli.app import EXIT_USAGE, app, settings_of, start_service
-from frontier.cli.terminal import printable
+from frontier_cli.app import EXIT_USAGE, app, settings_of, start_service
+from frontier_cli.terminal import printable
 from spider.service import render, run_command, run_service
 from spider.summary import CrawlSummary
 

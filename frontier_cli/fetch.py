@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from fetcher.service import run_fetcher
-from frontier.cli.app import app, run_with_database, settings_of, start_service
+from frontier_cli.app import app, run_with_database, settings_of, start_service
 
 
 @app.command()

@@ -12,11 +12,11 @@ from typing import Any, Optional
 import typer
 
 from fetcher.reextract import ReextractSummary, run_reextract
-from frontier.cli.app import app, run_with_database, settings_of
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.documents import build_filter
 from frontier.errors import FrontierError
+from frontier_cli.app import app, run_with_database, settings_of
 
 
 class NothingSelected(FrontierError, ValueError):

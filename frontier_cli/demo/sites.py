@@ -23,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from frontier.cli.demo.content import (
+from frontier_cli.demo.content import (
     Article,
     article_page,
     atom,

@@ -1,13 +1,15 @@
-"""`frontier serve`: the HTTP API and dashboard, with the poller's manual fire."""
+"""`frontier serve`: the HTTP API and dashboard, given the poller's manual fire and the
+fetcher's re-extraction."""
 
 from __future__ import annotations
 
 import typer
 
+from fetcher.reextract import run_reextract
 from frontier import migrate
 from frontier.api.server import run
-from frontier.cli.app import app, settings_of, start_service
 from frontier.connect import database_dsn
+from frontier_cli.app import app, settings_of, start_service
 from poller.service import fire
 
 
@@ -23,4 +25,4 @@ def serve(
     with database_dsn(settings) as dsn:
         migrate.make_ready(dsn, embedded=not settings.database_url)
         typer.echo(f"serving the API and dashboard on http://{host}:{port}/", err=True)
-        run(settings, dsn, host, port, fire=fire)
+        run(settings, dsn, host, port, fire=fire, reextract=run_reextract)

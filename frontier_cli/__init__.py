@@ -1,6 +1,8 @@
-"""The edge: the `frontier` command, the only place (with the HTTP API) that wires the
-services together. The core (`frontier/*.py`) imports no service; these modules import the
-services' entry points (`poller.service`, `fetcher.service`, `spider.service`) at the top.
+"""The edge: the `frontier` command, the composition root that wires the services together.
+It sits above them: the core (`frontier`, with the HTTP API `frontier.api`) imports no
+service and nothing of this package, and the services import only the core; these modules
+import the services' entry points (`poller.service`, `fetcher.service`, `spider.service`)
+at the top, and give the API the service functions it serves (docs/architecture.md, 1).
 
 A command module is imported only when its command runs (`load_commands`): importing them
 all costs seconds and tens of MiB (Scrapy, uvicorn, the fetcher), which `frontier status` or a
@@ -18,7 +20,8 @@ Modules, one per group of commands:
 - `poll`      `frontier poll`            (poller.service)
 - `fetch`     `frontier fetch`           (fetcher.service)
 - `spider`    `frontier spider`          (spider.service)
-- `serve`     `frontier serve`           (frontier.api, given poller.service.fire)
+- `serve`     `frontier serve`           (frontier.api, given poller.service.fire and
+                                         fetcher.reextract.run_reextract)
 - `up`        `frontier up`: every service in one process, with its `Console`
 - `documents` `frontier documents`: the stored articles, from the configured sink
 - `reextract` `frontier reextract`: extraction again over the WARC archive (fetcher.reextract)
@@ -27,7 +30,8 @@ Modules, one per group of commands:
 - `terminal`  `printable`: outside text (names, URLs, errors) escaped for a terminal
 - `demo/`     the offline demo sites behind `frontier up --demo`
 
-`main` is the console script (`frontier = "frontier.cli:main"`, also `python -m frontier`).
+`main` is the console script (`frontier = "frontier_cli:main"`); `python -m frontier` runs
+it through its entry point (frontier/__main__.py).
 """
 
 import importlib
@@ -40,9 +44,9 @@ import typer
 import typer.core
 import typer.main
 
-from frontier.cli.app import EXIT_USAGE, app
-from frontier.cli.terminal import printable
 from frontier.errors import FrontierError
+from frontier_cli.app import EXIT_USAGE, app
+from frontier_cli.terminal import printable
 
 __all__ = ["app", "load_commands", "main"]
 
@@ -105,7 +109,7 @@ def load_commands(argv: Sequence[str] | None = None) -> typer.Typer:
         return app
     modules = [COMMAND_MODULES[named]] if named in COMMAND_MODULES else COMMAND_MODULES.values()
     for module in dict.fromkeys(modules):
-        importlib.import_module(f"frontier.cli.{module}")
+        importlib.import_module(f"frontier_cli.{module}")
     return app
 
 

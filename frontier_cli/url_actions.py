@@ -9,11 +9,11 @@ from typing import Optional
 
 import typer
 
-from frontier.cli.app import app, run_with_database, settings_of
-from frontier.cli.terminal import printable
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.url_actions import ActionResult, UrlActions, UrlFilter, parse_filter
+from frontier_cli.app import app, run_with_database, settings_of
+from frontier_cli.terminal import printable
 
 urls_app = typer.Typer(
     help="Act on failed and dead URLs, or fetch fetched ones again.", no_args_is_help=True
