@@ -68,16 +68,16 @@ under this root (one module each, named in brackets):
     ├── DemoError                (frontier_cli.demo)
     │   └── DemoBusy             another demo runs on the same home
     ├── PollerError              (poller.errors)
-    │   ├── FeedRefused          permanent for this document: hostile XML, not a feed
+    │   ├── DocumentRefused      permanent for this document: hostile XML, not a feed
     │   │   └── SitemapRefused
-    │   └── FeedUnavailable      transient: retried on the poller's backoff
+    │   └── DocumentUnavailable  transient: retried on the poller's backoff
     └── SpiderError              (spider.errors)
         ├── SpiderConfigError    (also a ValueError) a source the spider cannot crawl
         └── CrawlFailed          a crawl that could not run or finish
 
 Retryable conditions (DatabaseUnavailable, RetryLater, FetchFailed, SinkUnavailable,
-FeedUnavailable) are kept apart from permanent ones (bad input), so callers back off on the
-first and report the second. The CLI prints any FrontierError as one line and exits 2.
+DocumentUnavailable) are kept apart from permanent ones (bad input), so callers back off
+on the first and report the second. The CLI prints any FrontierError as one line and exits 2.
 (`poller.feed_fastpath.Unsupported` is not in the tree on purpose: it never leaves the
 poller; it sends a feed the lxml fast path cannot read to feedparser.)
 """

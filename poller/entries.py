@@ -1,6 +1,6 @@
 """One feed entry as the frontier wants it, and how raw fields become one.
 
-`FeedEntry` holds `url` (required, absolute), `title`, `summary` (HTML stripped, entities
+`Entry` holds `url` (required, absolute), `title`, `summary` (HTML stripped, entities
 decoded), `author`, `published_at` (published, else updated, else None), `image_url` and
 `content_quality`:
 
@@ -22,6 +22,8 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
+from poller.renamed import old_name
+
 FULL_WORDS = 200
 SUMMARY_WORDS = 25
 MAX_SUMMARY_CHARS = 1_000
@@ -38,7 +40,7 @@ class ContentQuality(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class FeedEntry:
+class Entry:
     url: str
     title: str | None = None
     summary: str | None = None
@@ -129,8 +131,8 @@ def build_entry(
     author: str | None,
     published_at: datetime | None,
     image_url: str | None,
-) -> FeedEntry:
-    """Normalise raw fields into a `FeedEntry` (`url` already absolute)."""
+) -> Entry:
+    """Normalise raw fields into a `Entry` (`url` already absolute)."""
     summary, summary_tree = _text_and_tree(summary_html)
     content, content_tree = _text_and_tree(content_html)
     body = content if len(content) > len(summary) else summary
@@ -139,7 +141,7 @@ def build_entry(
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[: MAX_SUMMARY_CHARS - 1].rstrip() + "…"
     clean_title = html_to_text(title)[:MAX_TITLE_CHARS] or None
-    return FeedEntry(
+    return Entry(
         url=url,
         title=clean_title,
         summary=summary or None,
@@ -153,3 +155,7 @@ def build_entry(
         ),
         content_quality=quality(body, bool(summary)),
     )
+
+
+def __getattr__(name: str) -> Any:  # the old names of the plugin interface (renamed.py)
+    return old_name(__name__, globals(), name)

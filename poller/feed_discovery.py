@@ -14,7 +14,7 @@ from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from poller.entries import absolute
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 from poller.feed_parse import parse_feed
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ async def discover_feed(
             if response.status != 200:
                 continue
             await parser.run(parse_feed, response.body, dict(response.headers), response.url)
-        except (HttpError, FeedRefused, ParseLimitExceeded):
+        except (HttpError, DocumentRefused, ParseLimitExceeded):
             continue
         return response.url
     return None

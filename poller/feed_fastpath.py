@@ -5,7 +5,7 @@ Most feeds are plain: UTF-8, well-formed, a handful of common elements per item.
 `parse_fast` reads the document with lxml (no entity resolution, no DTD, no network) and
 reproduces, element by element, what feedparser 6.0 stores for each entry: the same raw
 link, title, summary, content, author, dates and image candidates. The caller then runs the
-same normalisation on them, so both paths give identical `FeedEntry` lists.
+same normalisation on them, so both paths give identical `Entry` lists.
 
 It is hand-written (no library mirrors feedparser's field rules) and deliberately narrow:
 it returns None — the caller falls back to feedparser — whenever it meets anything whose

@@ -1,4 +1,4 @@
-"""Turn a fetched feed body into `FeedEntry` objects.
+"""Turn a fetched feed body into `Entry` objects.
 
 Plain, well-formed RSS 2.0/1.0 and Atom 1.0 take a fast lxml path (`feed_fastpath`) that
 gives exactly feedparser's entries. Everything else (RSS 0.9x, Atom 0.3, any feed the fast
@@ -8,7 +8,7 @@ so relative links and `xml:base` resolve). Released feedparser does not read JSO
 so that is parsed here with the standard json module (a small, fully specified format).
 Documents declaring XML entities are refused before any parser sees them.
 
-A document that is not a feed at all raises `FeedRefused`; a lenient parse of a broken
+A document that is not a feed at all raises `DocumentRefused`; a lenient parse of a broken
 but recognisable feed keeps what could be read.
 """
 
@@ -26,8 +26,8 @@ import feedparser
 from feedparser.encodings import convert_to_utf8, parse_content_type
 
 from frontier.urls import InvalidURL, normalize_url
-from poller.entries import FeedEntry, absolute, build_entry
-from poller.errors import FeedRefused
+from poller.entries import Entry, absolute, build_entry
+from poller.errors import DocumentRefused
 from poller.feed_fastpath import parse_fast
 from poller.xml_safety import refuse_entity_declarations
 
@@ -46,7 +46,7 @@ class Skipped:
 class ParsedFeed:
     kind: str  # feedparser's version (rss20, atom10, ...) or "json"
     title: str | None = None
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     items_seen: int = 0  # entries in the document, usable or not
     ttl: object = None  # RSS <ttl>, minutes, as the feed wrote it
@@ -54,9 +54,9 @@ class ParsedFeed:
 
 
 def parse_feed(body: bytes, headers: Mapping[str, str], url: str) -> ParsedFeed:
-    """Parse `body` fetched from `url`; raise `FeedRefused` if it is not a usable feed."""
+    """Parse `body` fetched from `url`; raise `DocumentRefused` if it is not a usable feed."""
     if not body.strip():
-        raise FeedRefused("empty document")
+        raise DocumentRefused("empty document")
     content_type = (headers.get("Content-Type") or headers.get("content-type") or "").lower()
     if _looks_like_json(body, content_type):
         return _parse_json_feed(body, url)
@@ -102,7 +102,7 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
         decoded = convert_to_utf8(lowered, body, {})
     except (UnicodeDecodeError, ValueError) as exc:  # a declared encoding the bytes break,
         # or a NUL in what it decoded (feedparser 6.0.14 raises instead of marking bozo)
-        raise FeedRefused(f"unreadable feed encoding: {exc}") from None
+        raise DocumentRefused(f"unreadable feed encoding: {exc}") from None
     refuse_entity_declarations(decoded, "feed")
     try:
         result = feedparser.parse(
@@ -114,7 +114,7 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
             sanitize_html=False,
         )
     except Exception as exc:  # feedparser on hostile input: refuse, never crash the poller
-        raise FeedRefused(f"unparseable feed: {type(exc).__name__}: {exc}") from None
+        raise DocumentRefused(f"unparseable feed: {type(exc).__name__}: {exc}") from None
     version = result.get("version") or ""
     raw_entries = result.get("entries") or []
     problem = None
@@ -122,7 +122,7 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
     if result.get("bozo") and not isinstance(bozo, feedparser.NonXMLContentType):
         problem = _describe(bozo)
     if not version and not raw_entries and not (problem is None and _FEED_ROOT.search(body[:4096])):
-        raise FeedRefused(f"not a feed ({problem or 'no RSS, Atom or RDF root element'})")
+        raise DocumentRefused(f"not a feed ({problem or 'no RSS, Atom or RDF root element'})")
     feed = result.get("feed") or {}
     parsed = ParsedFeed(
         kind=version or "unknown", title=feed.get("title"), ttl=feed.get("ttl"), problem=problem
@@ -191,9 +191,9 @@ def _parse_json_feed(body: bytes, url: str) -> ParsedFeed:
     try:
         document = json.loads(body)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FeedRefused(f"not a JSON Feed: {exc}") from None
+        raise DocumentRefused(f"not a JSON Feed: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
-        raise FeedRefused("not a JSON Feed: no `items` list")
+        raise DocumentRefused("not a JSON Feed: no `items` list")
     base = absolute(document.get("feed_url"), url) or url
     parsed = ParsedFeed(kind="json", title=_text(document.get("title")))
     items = [item for item in document["items"] if isinstance(item, dict)]

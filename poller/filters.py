@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from poller.entries import FeedEntry
-from poller.errors import FeedRefused
+from poller.entries import Entry
+from poller.errors import DocumentRefused
 
 FILTER_KEYS = frozenset(
     {"include", "exclude", "keywords", "exclude_keywords", "most_recent", "random"}
@@ -54,19 +54,19 @@ class EntryFilter:
     def from_source(
         cls, url_filters: Mapping[str, Any] | None, min_published_at: datetime | None = None
     ) -> EntryFilter:
-        """Build from a source's columns; `FeedRefused` names a bad option."""
+        """Build from a source's columns; `DocumentRefused` names a bad option."""
         spec = dict(url_filters or {})
         unknown = set(spec) - FILTER_KEYS
         if unknown:
-            raise FeedRefused(f"url_filters: unknown keys {sorted(unknown)}")
+            raise DocumentRefused(f"url_filters: unknown keys {sorted(unknown)}")
         most_recent = spec.get("most_recent")
         if most_recent is not None and (
             not isinstance(most_recent, int) or isinstance(most_recent, bool) or most_recent < 1
         ):
-            raise FeedRefused("url_filters.most_recent: must be a positive integer")
+            raise DocumentRefused("url_filters.most_recent: must be a positive integer")
         sample = spec.get("random")
         if sample is not None and (isinstance(sample, bool) or sample not in RANDOM_SIZES):
-            raise FeedRefused("url_filters.random: must be 3, 5 or 10")
+            raise DocumentRefused("url_filters.random: must be 3, 5 or 10")
         return cls(
             include=_patterns(spec, "include"),
             exclude=_patterns(spec, "exclude"),
@@ -77,7 +77,7 @@ class EntryFilter:
             random=sample,
         )
 
-    def apply(self, entries: Sequence[FeedEntry], *, seed: int = 0) -> list[FeedEntry]:
+    def apply(self, entries: Sequence[Entry], *, seed: int = 0) -> list[Entry]:
         """The entries kept, in feed order; `seed` drives the `random` draw."""
         kept = [entry for entry in entries if self._keeps(entry)]
         if self.most_recent is not None and len(kept) > self.most_recent:
@@ -93,7 +93,7 @@ class EntryFilter:
             kept = [entry for index, entry in enumerate(kept) if index in drawn]
         return kept
 
-    def _keeps(self, entry: FeedEntry) -> bool:
+    def _keeps(self, entry: Entry) -> bool:
         if self.include and not any(p.search(entry.url) for p in self.include):
             return False
         if any(p.search(entry.url) for p in self.exclude):
@@ -114,18 +114,18 @@ class EntryFilter:
 def _patterns(spec: Mapping[str, Any], key: str) -> tuple[re.Pattern[str], ...]:
     values = spec.get(key) or []
     if isinstance(values, str) or not isinstance(values, list):
-        raise FeedRefused(f"url_filters.{key}: must be a list of regexes")
+        raise DocumentRefused(f"url_filters.{key}: must be a list of regexes")
     patterns = []
     for value in values:
         try:
             patterns.append(re.compile(str(value)))
         except re.error as exc:
-            raise FeedRefused(f"url_filters.{key}: bad regex {value!r}: {exc}") from None
+            raise DocumentRefused(f"url_filters.{key}: bad regex {value!r}: {exc}") from None
     return tuple(patterns)
 
 
 def _words(spec: Mapping[str, Any], key: str) -> tuple[str, ...]:
     values = spec.get(key) or []
     if isinstance(values, str) or not isinstance(values, list):
-        raise FeedRefused(f"url_filters.{key}: must be a list of words")
+        raise DocumentRefused(f"url_filters.{key}: must be a list of words")
     return tuple(str(v).casefold() for v in values if str(v).strip())

@@ -2,7 +2,7 @@
 API (`POST /api/v1/sources/{id}/fire`).
 
 A dry run fetches (without conditional headers, so the entries show) and parses, and
-writes nothing; it is not rate limited. A real fire polls the feed as the scheduler would
+writes nothing; it is not rate limited. A real fire polls the source as the scheduler would
 and is rate limited per source (`FIRE_RATE_LIMIT_S`) through `feed_state.last_fired_at`
 in the database, so the limit holds across processes; it also takes the source's poll
 lease, so it never runs alongside a scheduled poll of the same source.
@@ -23,10 +23,10 @@ from frontier.queue import QueueRepository
 from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, load_kinds
 from frontier.sources import UnknownSource
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.errors import FireRateLimited, PollerError, SourceBusy
-from poller.feed_state import FeedStateRepository
 from poller.policy import PollPolicy
+from poller.poll_state import PollStateRepository
 from poller.scheduler import worker_id
 from poller.source_poll import poll_source
 
@@ -37,7 +37,7 @@ __all__ = ["FireRateLimited", "FireResult", "PollerError", "SourceBusy", "fire_s
 class FireResult:
     source: str
     dry_run: bool
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     items_seen: int = 0
     items_new: int = 0
     error: str | None = None
@@ -72,7 +72,7 @@ async def fire_source(
     """Poll source `source_id` now; `UnknownSource` if there is none, `FireRateLimited`
     (or its `SourceBusy`) if a real fire came too soon or a poll holds the source."""
     policy = policy or PollPolicy()
-    states = FeedStateRepository(db)
+    states = PollStateRepository(db)
     found = await states.get(source_id)
     if found is None:
         raise UnknownSource(f"no source with id {source_id}")
@@ -92,7 +92,7 @@ async def fire_source(
         found = await states.get(source_id)
         assert found is not None
         source, state = found
-    feed = bool(source.feed_url or source.base_url) or own_kind
+    through_kind = bool(source.feed_url or source.base_url) or own_kind
     polled = await poll_source(
         queue or QueueRepository(db),
         states,
@@ -101,8 +101,8 @@ async def fire_source(
         source,
         state,
         now=at,
-        feed=feed,
-        sitemap=not feed,
+        kind=through_kind,
+        sitemap=not through_kind,
         kinds=kinds if kinds is not None else load_kinds(),
         parser=parser or ParsePool(policy.parse),
         dry_run=dry_run,
@@ -115,7 +115,7 @@ async def fire_source(
         summary.log()  # a fire is a poll: its line, as the scheduler's polls have
     sitemap_entries = polled.sitemap.urls if polled.sitemap else []
     entries = polled.entries or [
-        FeedEntry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries
+        Entry(u.loc, title=u.news_title, published_at=u.modified_at) for u in sitemap_entries
     ]
     return FireResult(
         source=source.name,

@@ -107,8 +107,8 @@ def adaptive_interval_s(
 _MAX_AGE = re.compile(r"(?:^|,)\s*(?:s-)?max-age\s*=\s*\"?(\d+)", re.IGNORECASE)
 
 
-def feed_floor_s(ttl_minutes: object, headers: Mapping[str, str]) -> int | None:
-    """The shortest interval the feed asks for: RSS `<ttl>` (minutes) or Cache-Control
+def interval_floor_s(ttl_minutes: object, headers: Mapping[str, str]) -> int | None:
+    """The shortest interval the document asks for: an RSS `<ttl>` (minutes) or Cache-Control
     max-age (seconds), whichever is longer; None if neither is given."""
     floors: list[int] = []
     try:

@@ -27,8 +27,8 @@ from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
 from frontier.urls import normalize_url
-from poller.entries import FeedEntry, absolute, build_entry
-from poller.errors import FeedRefused
+from poller.entries import Entry, absolute, build_entry
+from poller.errors import DocumentRefused
 from poller.kinds import KindRequest, KindResult
 
 ENDPOINT = "/wp-json/wp/v2/posts"
@@ -89,13 +89,13 @@ def _page(endpoint: str, options: WordPressOptions, page: int) -> str:
     return endpoint + separator + urlencode(query)
 
 
-def _entries(body: bytes, base: str) -> list[FeedEntry]:
+def _entries(body: bytes, base: str) -> list[Entry]:
     try:
         posts = json.loads(body)
     except ValueError as exc:
-        raise FeedRefused(f"not a WordPress posts listing (not JSON: {exc})") from None
+        raise DocumentRefused(f"not a WordPress posts listing (not JSON: {exc})") from None
     if not isinstance(posts, list):
-        raise FeedRefused("not a WordPress posts listing (not a JSON array)")
+        raise DocumentRefused("not a WordPress posts listing (not a JSON array)")
     entries = []
     for post in posts:
         if not isinstance(post, dict):

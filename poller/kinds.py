@@ -13,7 +13,8 @@ source's fetchprotection, timeout, host header and the in-poll retries), reads t
 source's main document only when `request.readable(response)` (a 2xx whose validators
 are not the stored ones), parses what it fetched through `request.parse(job, ...)` (in a
 process of the poller's parse pool, under its time, CPU and memory limits: never on the
-event loop), and returns the entries with that document's response; the
+event loop), and returns the entries with that document's response (and, in
+`KindResult.problems`, what it skipped without failing the poll: the poll's error); the
 poller decides what the response means (304, 404, 410, 429...), filters the entries,
 submits them and moves the source's schedule. docs/sources.md "Source kinds" has an
 example.
@@ -22,7 +23,7 @@ example.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -33,7 +34,7 @@ from frontier.safe_http.responses import Response
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
-from poller.entries import FeedEntry
+from poller.entries import Entry
 from poller.sitemap_parse import Budget, per_file
 
 Sleep = Callable[[float], Awaitable[None]]
@@ -140,9 +141,20 @@ def _retryable(response: Response) -> bool:
 @dataclass(slots=True)
 class KindResult:
     response: Response  # the answer to the source's main document
-    entries: list[FeedEntry] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
     items_seen: int = 0
     ttl: object = None  # a feed's own <ttl> (minutes, as written): the interval's floor
+    problems: list[str] = field(default_factory=list)  # what the poll skipped, and why
+
+    def error(self) -> str | None:
+        """The problems as the poll's error text (the poll still succeeds)."""
+        return problems_text(self.problems)
+
+
+def problems_text(problems: Sequence[str], shown: int = 5) -> str | None:
+    """`problems` as one error text: the first `shown`, and how many more."""
+    more = f" (and {len(problems) - shown} more)" if len(problems) > shown else ""
+    return "; ".join(problems[:shown]) + more or None
 
 
 class SourceKind(Protocol):

@@ -8,6 +8,7 @@ from frontier.parse_pool import ParseLimits
 from frontier.settings import Settings
 from poller.kinds import Retry
 from poller.sitemap_parse import Budget
+from poller.sitemap_walk import MAX_DEPTH
 
 FIRE_RATE_LIMIT_S = 60.0  # a source may be fired for real once a minute
 
@@ -22,9 +23,9 @@ class PollPolicy:
     sitemap_interval_s: float = 6 * 3600.0
     sitemap_window_s: float = 48 * 3600.0  # sitemap URLs modified longer ago are skipped
     discovery_retry_s: float = 24 * 3600.0  # a site with no feed found is retried after this
-    max_feed_bytes: int = 10 * 1024 * 1024
+    max_document_bytes: int = 10 * 1024 * 1024  # the kind's document (a feed...)
     max_sitemap_bytes: int = 50 * 1024 * 1024
-    max_sitemap_depth: int = 3  # index -> index -> index -> urlset
+    max_sitemap_depth: int = MAX_DEPTH  # index -> index -> index -> urlset
     max_sitemap_files: int = 50  # documents read per sitemap poll
     # What one sitemap poll reads over all its files (each file: `sitemap_parse.Budget()`)
     max_poll_inflated_bytes: int = 200 * 1024 * 1024

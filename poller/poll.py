@@ -1,9 +1,9 @@
 """Poll one source through its kind: conditional GET, parse, filter, and decide the next
 poll.
 
-`poll_feed` looks the source's `kind` up in the registry it is given (`feed` by default;
+`poll_kind` looks the source's `kind` up in the registry it is given (`feed` by default;
 `poller.kinds` is the interface), lets the kind fetch and parse, and returns a
-`FeedOutcome` — the entries to submit, the source's new `FeedState`, what to log —
+`KindOutcome` — the entries to submit, the source's new `PollState`, what to log —
 without writing anything, so a dry run is the same call with the outcome thrown away.
 The scheduler and `fire` apply it. The cursor (ETag, Last-Modified, `feed_cursor_at`)
 never advances on a failed poll.
@@ -26,55 +26,41 @@ from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
-from frontier.parse_pool import ParseLimitExceeded, ParsePool
+from frontier.parse_pool import ParsePool
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
+from frontier.safe_http.errors import HttpError
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import LogOutcome, Origin
 from poller import intervals
-from poller.entries import FeedEntry
-from poller.errors import FeedRefused
+from poller.entries import Entry
 from poller.feed_discovery import discover_feed
-from poller.feed_state import FeedState
 from poller.filters import EntryFilter, poll_seed
 from poller.kinds import KindRequest, SourceKind
 from poller.policy import PollPolicy
+from poller.poll_state import PollState
+from poller.poll_summary import POLL_FAILURES, SUCCEEDED, PartOutcome
 from poller.responses import Verdict, decide
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
-class FeedOutcome:
-    source: Source
-    state: FeedState  # the state to write
-    url: str | None  # the feed URL polled (None: nothing was polled)
-    outcome: LogOutcome | None  # None: skipped, nothing to log
-    entries: list[FeedEntry] = field(default_factory=list)
-    items_seen: int = 0
-    items_new: int = 0
-    http_status: int | None = None
-    error: str | None = None
-    elapsed_ms: int = 0
+class KindOutcome(PartOutcome):
+    """The part polled through the source's kind (`url`: the kind's URL)."""
+
+    entries: list[Entry] = field(default_factory=list)
     new_feed_url: str | None = None  # discovery or a permanent redirect moved the feed
     disable_reason: str | None = None  # 410 Gone
-    retry_after_s: float | None = None  # 429/503 Retry-After
     origin: Origin = Origin.FEED  # what the kind's URLs are submitted as
     misconfigured: bool = False  # a configuration error: nothing was requested or logged
 
     @property
     def failed(self) -> bool:
-        if self.misconfigured:
-            return True
-        return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK,
-            LogOutcome.OK_NO_NEW,
-            LogOutcome.NOT_MODIFIED,
-        )
+        return self.misconfigured or (self.outcome is not None and self.outcome not in SUCCEEDED)
 
 
-def interval_of(source: Source, state: FeedState) -> float:
+def interval_of(source: Source, state: PollState) -> float:
     """The interval the source is polled at: adaptive when enabled and computed."""
     configured = source.feed_poll_interval_minutes * 60.0
     if state.adaptive_interval and state.interval_s:
@@ -82,17 +68,17 @@ def interval_of(source: Source, state: FeedState) -> float:
     return configured
 
 
-async def poll_feed(
+async def poll_kind(
     client: SafeClient,
     source: Source,
-    state: FeedState,
+    state: PollState,
     policy: PollPolicy,
     *,
     now: datetime,
     kinds: KindRegistry,
     parser: ParsePool,
     conditional: bool = True,
-) -> FeedOutcome:
+) -> KindOutcome:
     started = time.monotonic()
     interval = interval_of(source, state)
     kind = kinds.get(source.kind)
@@ -105,12 +91,12 @@ async def poll_feed(
             f"config.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         return _misconfigured(source, state, now, interval, reasons)
-    feed_url = kind.target(source, options)
+    url = kind.target(source, options)
     new_feed_url = None
-    if not feed_url:
+    if not url:
         if not source.base_url or kind.name != DEFAULT_KIND:  # nothing to poll here
             later = replace(state, next_poll_at=now + timedelta(seconds=interval))
-            return FeedOutcome(source, later, None, None)
+            return KindOutcome(source, later, None, None)
         recent = state.discovery_attempted_at and now - state.discovery_attempted_at < timedelta(
             seconds=policy.discovery_retry_s
         )
@@ -128,32 +114,29 @@ async def poll_feed(
                 next_poll_at=now + timedelta(seconds=policy.discovery_retry_s),
                 last_error=f"no feed found at {source.base_url}",
             )
-            return FeedOutcome(source, later, None, None, error=later.last_error)
-        feed_url = new_feed_url = found
-    outcome = FeedOutcome(
-        source, state, feed_url, LogOutcome.FAILED, new_feed_url=new_feed_url, origin=kind.origin
+            return KindOutcome(source, later, None, None, error=later.last_error)
+        url = new_feed_url = found
+    outcome = KindOutcome(
+        source, state, url, LogOutcome.FAILED, new_feed_url=new_feed_url, origin=kind.origin
     )
     request = KindRequest(
         source,
         options,
         client,
         parser,
-        feed_url,
+        url,
         etag=state.last_etag if conditional else None,
         last_modified=state.last_modified if conditional else None,
-        max_body_bytes=policy.max_feed_bytes,
+        max_body_bytes=policy.max_document_bytes,
         budget=policy.poll_budget(),
         retry=policy.retry,
     )
     try:
         await _fetch(kind, request, outcome, policy, now=now)
-    except (BlockedAddress, PolicyBlocked) as exc:
-        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
-    except HttpError as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (FeedRefused, ParseLimitExceeded) as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable feed: {exc}"
-        if request.answered and outcome.http_status is None:
+    except POLL_FAILURES as exc:
+        outcome.ended_by(exc, kind.name)
+        unusable = not isinstance(exc, HttpError)  # a body it was given but could not use
+        if unusable and request.answered and outcome.http_status is None:
             outcome.http_status = request.answered[0].status
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
@@ -162,8 +145,8 @@ async def poll_feed(
 
 
 def _misconfigured(
-    source: Source, state: FeedState, now: datetime, interval: float, error: str
-) -> FeedOutcome:
+    source: Source, state: PollState, now: datetime, interval: float, error: str
+) -> KindOutcome:
     """A configuration error: nothing requested, nothing logged, the error kept on the
     source and the next attempt after the failure backoff (a plugin may be installed)."""
     log.error("source %s: %s", source.name, error)
@@ -174,13 +157,13 @@ def _misconfigured(
         consecutive_errors=errors,
         next_poll_at=intervals.next_poll_failed(now, interval, errors),
     )
-    return FeedOutcome(source, later, None, None, error=error, misconfigured=True)
+    return KindOutcome(source, later, None, None, error=error, misconfigured=True)
 
 
 async def _fetch(
     kind: SourceKind,
     request: KindRequest,
-    outcome: FeedOutcome,
+    outcome: KindOutcome,
     policy: PollPolicy,
     *,
     now: datetime,
@@ -217,9 +200,10 @@ async def _fetch(
         return
     entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
     outcome.items_seen = result.items_seen
+    outcome.error = result.error()
     kept = entry_filter.apply(result.entries, seed=poll_seed(source.id, state.last_polled_at))
     outcome.entries = [e if e.published_at else replace(e, published_at=now) for e in kept]
-    floor = intervals.feed_floor_s(result.ttl, response.headers)
+    floor = intervals.interval_floor_s(result.ttl, response.headers)
     interval_s = state.interval_s
     if state.adaptive_interval:
         adaptive = intervals.adaptive_interval_s((e.published_at for e in result.entries), floor)
@@ -234,7 +218,7 @@ async def _fetch(
         last_modified=response.headers.get("Last-Modified"),
         last_item_count=result.items_seen,
         consecutive_errors=0,
-        last_error=None,
+        last_error=outcome.error,
         next_poll_at=intervals.next_poll_ok(now, source.id, interval),
         interval_s=interval_s,
         min_interval_s=floor,
@@ -242,12 +226,12 @@ async def _fetch(
     )
 
 
-def _failed(outcome: FeedOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:
+def _failed(outcome: KindOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:
     state = outcome.state
     errors = state.consecutive_errors + 1
     if errors >= policy.error_log_threshold:  # each failure has its line (PollSummary.log)
         log.error(
-            "feed poll failed %d times in a row: %s (source %s)",
+            "poll failed %d times in a row: %s (source %s)",
             errors,
             outcome.error,
             outcome.source.name,

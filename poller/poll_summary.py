@@ -1,5 +1,8 @@
-"""`PollSummary`: what one poll of one source came to, as the scheduler, `frontier poll`
-and `frontier up` report it. `as_json()` is the `frontier poll --once --json` row."""
+"""What a poll of one source came to: `PartOutcome`, the base of each part's outcome (the
+part polled through the source's kind, `poll.KindOutcome`, and the source's own
+sitemaps, `sitemaps.SitemapOutcome`), and `PollSummary`, the parts together as the
+scheduler, `frontier poll` and `frontier up` report it (`as_json()` is the
+`frontier poll --once --json` row)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,47 @@ import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from frontier.parse_pool import ParseLimitExceeded
+from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
+from frontier.sources import Source
+from frontier.states import LogOutcome
+from poller.errors import DocumentRefused
+from poller.poll_state import PollState
+
 log = logging.getLogger("poller")
+
+SUCCEEDED = frozenset({LogOutcome.OK, LogOutcome.OK_NO_NEW, LogOutcome.NOT_MODIFIED})
+# What ends one part of a poll without crashing it (`PartOutcome.ended_by`)
+PollFailure = HttpError | DocumentRefused | ParseLimitExceeded
+POLL_FAILURES = (HttpError, DocumentRefused, ParseLimitExceeded)
+
+
+@dataclass(slots=True)
+class PartOutcome:
+    source: Source
+    state: PollState  # the state to write
+    url: str | None  # what this part polled (None: nothing was polled, nothing logged)
+    outcome: LogOutcome | None  # None: skipped, nothing to log
+    items_seen: int = 0
+    items_new: int = 0
+    http_status: int | None = None
+    error: str | None = None
+    elapsed_ms: int = 0
+    retry_after_s: float | None = None  # 429/503 Retry-After
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome is not None and self.outcome not in SUCCEEDED
+
+    def ended_by(self, exc: PollFailure, what: str) -> None:
+        """Record what ended this part: refused by the SSRF guard or policy, a request
+        that failed, or `what` (the document polled) unusable."""
+        if isinstance(exc, (BlockedAddress, PolicyBlocked)):
+            self.outcome, self.error = LogOutcome.REFUSED, str(exc)
+        elif isinstance(exc, HttpError):
+            self.outcome, self.error = LogOutcome.FAILED, str(exc)
+        else:
+            self.outcome, self.error = LogOutcome.FAILED, f"unusable {what}: {exc}"
 
 
 @dataclass(frozen=True, slots=True)

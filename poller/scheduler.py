@@ -34,8 +34,8 @@ from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.sources import Source
 from poller import intervals
-from poller.feed_state import FeedState, FeedStateRepository
 from poller.policy import PollPolicy
+from poller.poll_state import PollState, PollStateRepository
 from poller.poll_summary import PollSummary
 from poller.source_poll import Polled, poll_source
 
@@ -66,7 +66,7 @@ class Poller:
         self.policy = policy or PollPolicy()
         self.parser = parser or ParsePool(self.policy.parse)
         self.owner = owner or worker_id()
-        self.states = FeedStateRepository(db)
+        self.states = PollStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
 
     async def run_once(self, *, now: datetime | None = None) -> list[PollSummary]:
@@ -109,9 +109,9 @@ class Poller:
                 summaries.extend(await asyncio.shield(self._write(done_unwritten)))
         return summaries
 
-    async def _poll(self, source: Source, state: FeedState, now: datetime | None) -> Polled:
+    async def _poll(self, source: Source, state: PollState, now: datetime | None) -> Polled:
         at = now or utcnow()
-        feed_due, sitemap_due = (
+        kind_due, sitemap_due = (
             _is_due(state.next_poll_at, at),
             _is_due(state.sitemap_next_poll_at, at),
         )
@@ -124,7 +124,7 @@ class Poller:
                 source,
                 state,
                 now=at,
-                feed=feed_due,
+                kind=kind_due,
                 sitemap=sitemap_due,
                 kinds=self.kinds,
                 parser=self.parser,
@@ -156,7 +156,7 @@ class Poller:
         written = [p for p in polled if p.crash != "cancelled"]
 
         async def write(tx: Database) -> None:  # a poll's state and its log rows, or neither
-            states = FeedStateRepository(tx)
+            states = PollStateRepository(tx)
             await states.complete(self.owner, [p.state for p in written])
             await states.release(self.owner, cancelled)
             await FetchLogRepository(tx).record([entry for p in written for entry in p.logs])

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from poller.errors import FeedRefused, SitemapRefused
+from poller.errors import DocumentRefused, SitemapRefused
 from poller.xml_safety import refuse_entity_declarations, safe_iterparse
 
 MAX_URLS = 50_000
@@ -146,7 +146,7 @@ def parse_sitemap(body: bytes, budget: Budget | None = None) -> Sitemap:
     if stripped.startswith(b"<"):
         try:
             refuse_entity_declarations(data, "sitemap")
-        except FeedRefused as exc:
+        except DocumentRefused as exc:
             raise SitemapRefused(str(exc)) from None
         sitemap = _parse_xml(data, budget)
     else:

@@ -1,18 +1,15 @@
 """Poll one source's sitemaps, on their own interval.
 
 Where: the source's `sitemap_url`; else the location found before; else robots.txt
-`Sitemap:` lines of the site; else the well-known paths. Indexes are followed breadth
-first up to `max_sitemap_depth` and `max_sitemap_files`, never twice to one URL. Every
-child of an index and every robots.txt `Sitemap:` line is a URL from outside: it goes
-through `frontier.urls.normalize_url` (its identity, for the never-twice check; the
-request keeps the site's trailing slash, as redirects do in `SafeClient`) and the safe
-client; one that is invalid, refused or unreachable is skipped, logged and named in the
-poll's error, and the rest of the index is still read. Each document (and the robots.txt)
-is parsed in a parse process (`frontier.parse_pool`, under its time, CPU and memory
-limits), within what is left of the poll's budget (`PollPolicy.poll_budget`: inflated
-bytes, elements, URLs); a poll whose budget is spent reads no more files. Only URLs
-modified within the window (or since the last successful poll, if that is longer ago)
-are kept; URLs without a date are kept. Like `poll_feed`, nothing is written here.
+`Sitemap:` lines of the site; else the well-known paths. Every robots.txt `Sitemap:`
+line is a URL from outside: it goes through `frontier.urls.normalize_url` (an unusable
+one is logged and dropped), and the robots.txt is parsed in a parse process. The top
+sitemap is requested conditionally (its stored validators); from it the tree is read by
+`poller.sitemap_walk` (the walk the `sitemap` kind uses too) within `max_sitemap_depth`,
+`max_sitemap_files`, `max_sitemap_bytes` a file and the poll's budget
+(`PollPolicy.poll_budget`). Only URLs modified within the window (or since the last
+successful poll, if that is longer ago) are kept; URLs without a date are kept. What
+was skipped is named in the poll's error. Like `poll_kind`, nothing is written here.
 """
 
 from __future__ import annotations
@@ -25,18 +22,21 @@ from urllib.parse import urljoin
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
+from frontier.safe_http.errors import HttpError
 from frontier.safe_http.responses import Response
 from frontier.source_kinds import DEFAULT_KIND
 from frontier.sources import Source
 from frontier.states import LogOutcome
 from frontier.urls import InvalidURL, normalize_url
 from poller import intervals
-from poller.errors import FeedRefused
-from poller.feed_state import FeedState
+from poller.errors import DocumentRefused
+from poller.kinds import problems_text
 from poller.policy import PollPolicy
+from poller.poll_state import PollState
+from poller.poll_summary import POLL_FAILURES, PartOutcome
 from poller.responses import Verdict, decide
-from poller.sitemap_parse import SitemapUrl, parse_sitemap, per_file, sitemaps_in_robots
+from poller.sitemap_parse import SitemapUrl, parse_sitemap, sitemaps_in_robots
+from poller.sitemap_walk import WalkLimits, identity, request_url, walk_sitemaps
 
 log = logging.getLogger(__name__)
 
@@ -45,29 +45,13 @@ CURSOR_MARGIN = timedelta(hours=1)  # overlap with the previous poll's window
 
 
 @dataclass(slots=True)
-class SitemapOutcome:
-    source: Source
-    state: FeedState
-    url: str | None  # the top sitemap polled (None: none known, nothing logged)
-    outcome: LogOutcome | None
+class SitemapOutcome(PartOutcome):
+    """The source's own sitemaps (`url`: the top sitemap polled)."""
+
     urls: list[SitemapUrl] = field(default_factory=list)
-    items_seen: int = 0
-    items_new: int = 0
-    http_status: int | None = None
-    error: str | None = None
-    elapsed_ms: int = 0
-    retry_after_s: float | None = None  # 429/503 Retry-After of the top sitemap
-
-    @property
-    def failed(self) -> bool:
-        return self.outcome is not None and self.outcome not in (
-            LogOutcome.OK,
-            LogOutcome.OK_NO_NEW,
-            LogOutcome.NOT_MODIFIED,
-        )
 
 
-def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
+def cutoff_of(state: PollState, now: datetime, window_s: float) -> datetime:
     """URLs modified before this are skipped: the window, widened back to the last
     successful poll after an outage so nothing published meanwhile is lost."""
     cutoff = now - timedelta(seconds=window_s)
@@ -79,7 +63,7 @@ def cutoff_of(state: FeedState, now: datetime, window_s: float) -> datetime:
 async def poll_sitemaps(
     client: SafeClient,
     source: Source,
-    state: FeedState,
+    state: PollState,
     policy: PollPolicy,
     *,
     now: datetime,
@@ -93,9 +77,7 @@ async def poll_sitemaps(
     later = now + timedelta(seconds=policy.sitemap_interval_s)
     site = source.base_url or source.sitemap_url
     if (not source.sitemap_url and (not source.base_url or source.kind != DEFAULT_KIND)) or (
-        source.sitemap_url
-        and kind_target
-        and _identity(source.sitemap_url) == _identity(kind_target)
+        source.sitemap_url and kind_target and identity(source.sitemap_url) == identity(kind_target)
     ):
         # a source of another kind uses its base_url for that kind: its sitemaps are
         # looked for only when it names one, and one its kind polls is not polled twice
@@ -111,12 +93,8 @@ async def poll_sitemaps(
             return outcome
         outcome.url = locations[0]
         await _read(client, parser, outcome, locations, policy, now=now)
-    except (BlockedAddress, PolicyBlocked) as exc:
-        outcome.outcome, outcome.error = LogOutcome.REFUSED, str(exc)
-    except HttpError as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, str(exc)
-    except (FeedRefused, ParseLimitExceeded) as exc:
-        outcome.outcome, outcome.error = LogOutcome.FAILED, f"unusable sitemap: {exc}"
+    except POLL_FAILURES as exc:
+        outcome.ended_by(exc, "sitemap")
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
     if outcome.failed:
         errors = state.sitemap_consecutive_errors + 1
@@ -140,7 +118,7 @@ async def poll_sitemaps(
 
 
 async def _locations(
-    client: SafeClient, parser: ParsePool, source: Source, state: FeedState, site: str
+    client: SafeClient, parser: ParsePool, source: Source, state: PollState, site: str
 ) -> list[str]:
     if source.sitemap_url:
         return [source.sitemap_url]
@@ -174,7 +152,7 @@ async def _locations(
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
                 return [response.url]
-        except (HttpError, FeedRefused, ParseLimitExceeded):
+        except (HttpError, DocumentRefused, ParseLimitExceeded):
             continue
     return []
 
@@ -189,116 +167,60 @@ async def _read(
     now: datetime,
 ) -> None:
     source, state = outcome.source, outcome.state
-    cutoff = cutoff_of(state, now, policy.sitemap_window_s)
-    queue: list[tuple[str, int]] = [(url, 0) for url in locations]
-    visited: set[str] = set()  # identities (normalised URLs)
-    problems: list[str] = []
-    urls: dict[str, SitemapUrl] = {}
-    etag = last_modified = None
-    files = 0
-    budget = policy.poll_budget()
-    while queue and files < policy.max_sitemap_files:
-        if budget.spent:
-            whole = policy.poll_budget()
-            problems.append(
-                f"stopped at the poll's budget ({whole.bytes // (1024 * 1024)} MiB inflated, "
-                f"{whole.elements} elements, {whole.urls} URLs): {len(queue)} files not read"
+    top_url = locations[0]
+    conditional = top_url == (source.sitemap_url or state.sitemap_location)
+    top = await client.get(  # refused, unreachable or too big: the poll fails
+        top_url,
+        fetchprotection=source.fetchprotection,
+        politeness_key=source.politeness_key,
+        etag=state.sitemap_etag if conditional else None,
+        last_modified=state.sitemap_last_modified if conditional else None,
+        max_body_bytes=policy.max_sitemap_bytes,
+    )
+    outcome.http_status = top.status
+    decision = decide(top.status, top.headers, now)
+    if decision.failed:  # the whole poll failed: back off (Retry-After honoured)
+        outcome.outcome, outcome.retry_after_s = decision.outcome, decision.retry_after_s
+        outcome.error = f"answered {decision.error} ({top_url})"
+        return
+    etag, last_modified = top.headers.get("ETag"), top.headers.get("Last-Modified")
+    if decision.verdict is Verdict.NOT_MODIFIED:
+        outcome.outcome = LogOutcome.NOT_MODIFIED
+        etag = etag or state.sitemap_etag
+        last_modified = last_modified or state.sitemap_last_modified
+    else:
+
+        async def get(url: str) -> Response:
+            return await client.get(
+                url,
+                fetchprotection=source.fetchprotection,
+                politeness_key=source.politeness_key,
+                max_body_bytes=policy.max_sitemap_bytes,
             )
-            break
-        url, depth = queue.pop(0)
-        identity = _identity(url)
-        if identity in visited:
-            continue
-        visited.add(identity)
-        files += 1
-        top = url == locations[0]
-        try:
-            response = await _get(client, source, state, url, top, policy)
-        except HttpError as exc:  # refused by the SSRF guard or policy, unreachable, too big
-            if top:
-                raise
-            log.info("source %s: sitemap %s skipped: %s", source.name, url, exc)
-            problems.append(f"skipped: {exc} ({url})")
-            continue
-        decision = decide(response.status, response.headers, now)
-        if top:
-            outcome.http_status = response.status
-            etag, last_modified = (
-                response.headers.get("ETag"),
-                response.headers.get("Last-Modified"),
-            )
-            if decision.verdict is Verdict.NOT_MODIFIED:
-                outcome.outcome = LogOutcome.NOT_MODIFIED
-                break
-            if decision.failed:  # the whole poll failed: back off (Retry-After honoured)
-                outcome.outcome, outcome.retry_after_s = decision.outcome, decision.retry_after_s
-                outcome.error = f"answered {decision.error} ({url})"
-                return
-        if decision.verdict is not Verdict.PARSE:
-            problems.append(f"HTTP {response.status} ({url})")
-            continue
-        try:
-            sitemap = await parser.run(parse_sitemap, response.body, budget.within(per_file()))
-        except (FeedRefused, ParseLimitExceeded) as exc:
-            if top:
-                raise
-            problems.append(f"{exc} ({url})")
-            continue
-        budget = budget.after(sitemap)
-        if sitemap.limit:
-            problems.append(f"stopped at the size or URL limit: {sitemap.limit} ({url})")
-        if sitemap.kind == "index":
-            if depth >= policy.max_sitemap_depth:
-                problems.append(f"index nested deeper than {policy.max_sitemap_depth} ({url})")
-                continue
-            for child in sitemap.urls:
-                if child.modified_at is not None and child.modified_at < cutoff:
-                    continue
-                try:
-                    queue.append((_request_url(child.loc, response.url), depth + 1))
-                except InvalidURL as exc:
-                    log.info(
-                        "source %s: sitemap child %r skipped: %s",
-                        source.name,
-                        child.loc[:200],
-                        exc.reason,
-                    )
-                    problems.append(f"{child.loc[:200]!r}: skipped ({exc.reason})")
-            continue
-        for item in sitemap.urls:
-            outcome.items_seen += 1
-            if item.modified_at is None or item.modified_at >= cutoff:
-                urls.setdefault(item.loc, item)
-    outcome.urls = list(urls.values())
-    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-    outcome.error = "; ".join(problems[:5]) + more or None
-    if outcome.outcome is not LogOutcome.NOT_MODIFIED:
+
+        walked = await walk_sitemaps(
+            top,
+            get,
+            parser,
+            WalkLimits(policy.max_sitemap_files, policy.poll_budget(), policy.max_sitemap_depth),
+            label=source.name,
+            requested=[top_url],
+            starts=locations[1:],
+            since=cutoff_of(state, now, policy.sitemap_window_s),
+        )
+        outcome.urls, outcome.items_seen = walked.urls, walked.items_seen
+        outcome.error = problems_text(walked.problems)
         outcome.outcome = LogOutcome.OK
     outcome.state = replace(
         state,
-        sitemap_location=None if source.sitemap_url else locations[0],
-        sitemap_etag=etag
-        or (state.sitemap_etag if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
-        sitemap_last_modified=last_modified
-        or (state.sitemap_last_modified if outcome.outcome is LogOutcome.NOT_MODIFIED else None),
+        sitemap_location=None if source.sitemap_url else top_url,
+        sitemap_etag=etag,
+        sitemap_last_modified=last_modified,
         sitemap_cursor_at=now,
         sitemap_consecutive_errors=0,
         sitemap_last_error=outcome.error,
         sitemap_next_poll_at=intervals.next_poll_ok(now, source.id, policy.sitemap_interval_s),
     )
-
-
-def _request_url(url: str, base: str | None = None) -> str:
-    """`url` (resolved against `base`) as it is requested: normalised (scheme, host, port,
-    escapes; `InvalidURL` if unusable) with the site's trailing slash kept."""
-    return normalize_url(url, base, keep_trailing_slash=True)
-
-
-def _identity(url: str) -> str:
-    try:
-        return normalize_url(url)
-    except InvalidURL:
-        return url
 
 
 def _requestable(source: Source, urls: list[str]) -> list[str]:
@@ -307,28 +229,9 @@ def _requestable(source: Source, urls: list[str]) -> list[str]:
     found: dict[str, str] = {}
     for url in urls:
         try:
-            found.setdefault(normalize_url(url), _request_url(url))
+            found.setdefault(normalize_url(url), request_url(url))
         except InvalidURL as exc:
             log.info(
                 "source %s: robots.txt Sitemap %r skipped: %s", source.name, url[:200], exc.reason
             )
     return list(found.values())
-
-
-async def _get(
-    client: SafeClient,
-    source: Source,
-    state: FeedState,
-    url: str,
-    top: bool,
-    policy: PollPolicy,
-) -> Response:
-    conditional = top and url == (source.sitemap_url or state.sitemap_location)
-    return await client.get(
-        url,
-        fetchprotection=source.fetchprotection,
-        politeness_key=source.politeness_key,
-        etag=state.sitemap_etag if conditional else None,
-        last_modified=state.sitemap_last_modified if conditional else None,
-        max_body_bytes=policy.max_sitemap_bytes,
-    )

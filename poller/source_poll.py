@@ -1,6 +1,7 @@
-"""Poll one claimed source (its feed and/or its sitemaps) and apply what was found:
-submit entries to the frontier, move a redirected feed URL, disable a gone feed. The new
-`feed_state` and the `fetch_log` rows are returned for the caller to write in a batch."""
+"""Poll one claimed source (through its kind and/or its sitemaps) and apply what was
+found: submit entries to the frontier, move a redirected feed URL, disable a gone source.
+The new `PollState` and the `fetch_log` rows are returned for the caller to write in a
+batch."""
 
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from frontier.source_kinds import KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin
 from frontier.urls import InvalidURL
-from poller.entries import FeedEntry
-from poller.feed_state import FeedState, FeedStateRepository
+from poller.entries import Entry
 from poller.policy import PollPolicy
-from poller.poll import FeedOutcome, poll_feed
-from poller.poll_summary import PollSummary
+from poller.poll import KindOutcome, poll_kind
+from poller.poll_state import PollState, PollStateRepository
+from poller.poll_summary import PartOutcome, PollSummary
 from poller.sitemaps import SitemapOutcome, poll_sitemaps
 
 
@@ -32,23 +33,26 @@ class Polled:
     """What polling one source produced."""
 
     source: Source
-    state: FeedState
-    feed: FeedOutcome | None = None
+    state: PollState
+    kind: KindOutcome | None = None  # the part polled through the source's kind
     sitemap: SitemapOutcome | None = None
     logs: list[LogEntry] = field(default_factory=list)
     crash: str | None = None  # an unexpected error; the lease is released, not written
 
     @property
-    def ok(self) -> bool:
-        parts = [p for p in (self.feed, self.sitemap) if p is not None]
-        return self.crash is None and not any(p.failed for p in parts)
+    def parts(self) -> list[PartOutcome]:
+        return [p for p in (self.kind, self.sitemap) if p is not None]
 
     @property
-    def entries(self) -> list[FeedEntry]:
-        return self.feed.entries if self.feed else []
+    def ok(self) -> bool:
+        return self.crash is None and not any(p.failed for p in self.parts)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.kind.entries if self.kind else []
 
     def summary(self) -> PollSummary:
-        parts = [p for p in (self.feed, self.sitemap) if p is not None]
+        parts = self.parts
         errors = [p.error for p in parts if p.error]
         if self.crash:
             errors.append(self.crash)
@@ -67,22 +71,22 @@ class Polled:
 
 async def poll_source(
     db_queue: QueueRepository,
-    states: FeedStateRepository,
+    states: PollStateRepository,
     client: SafeClient,
     policy: PollPolicy,
     source: Source,
-    state: FeedState,
+    state: PollState,
     *,
     now: datetime,
-    feed: bool,
+    kind: bool,
     sitemap: bool,
     kinds: KindRegistry,
     parser: ParsePool,
     dry_run: bool = False,
 ) -> Polled:
     polled = Polled(source, state)
-    if feed:
-        polled.feed = await poll_feed(
+    if kind:
+        polled.kind = await poll_kind(
             client,
             source,
             polled.state,
@@ -92,7 +96,7 @@ async def poll_source(
             parser=parser,
             conditional=not dry_run,
         )
-        polled.state = polled.feed.state
+        polled.state = polled.kind.state
     if sitemap:
         polled.sitemap = await poll_sitemaps(
             client,
@@ -106,14 +110,18 @@ async def poll_source(
         polled.state = polled.sitemap.state
     if dry_run:
         return polled
-    if polled.feed is not None:
-        await _apply_feed(db_queue, states, polled.feed, now)
-        polled.state = replace(polled.state, **_feed_fields(polled.feed))
+    if polled.kind is not None:
+        await _apply_kind(db_queue, states, polled.kind, now)
+        polled.state = replace(polled.state, **_kind_fields(polled.kind))
     if polled.sitemap is not None:
         await _apply_sitemap(db_queue, polled.sitemap, now)
     polled.logs = [
-        _log(kind, part)
-        for kind, part in ((FetchKind.FEED, polled.feed), (FetchKind.SITEMAP, polled.sitemap))
+        _log(fetch_kind, part)
+        # the kind's part keeps the fetch_log kind `feed` (a stored value) whatever its kind
+        for fetch_kind, part in (
+            (FetchKind.FEED, polled.kind),
+            (FetchKind.SITEMAP, polled.sitemap),
+        )
         if part is not None and part.outcome is not None and part.url
     ]
     return polled
@@ -121,7 +129,7 @@ async def poll_source(
 
 def _kind_target(kinds: KindRegistry, source: Source) -> str | None:
     """The URL the source's kind polls (None: a kind not installed or misconfigured,
-    which `poll_feed` reports)."""
+    which `poll_kind` reports)."""
     kind = kinds.get(source.kind)
     if kind is None:
         return None
@@ -132,15 +140,15 @@ def _kind_target(kinds: KindRegistry, source: Source) -> str | None:
     return target
 
 
-def _feed_fields(outcome: FeedOutcome) -> dict[str, Any]:
+def _kind_fields(outcome: KindOutcome) -> dict[str, Any]:
     values: dict[str, Any] = {"last_outcome": str(outcome.outcome) if outcome.outcome else None}
     if outcome.new_feed_url:
         values["feed_url"] = outcome.new_feed_url
     return values
 
 
-async def _apply_feed(
-    queue: QueueRepository, states: FeedStateRepository, outcome: FeedOutcome, now: datetime
+async def _apply_kind(
+    queue: QueueRepository, states: PollStateRepository, outcome: KindOutcome, now: datetime
 ) -> None:
     source = outcome.source
     if outcome.new_feed_url and outcome.new_feed_url != source.feed_url:
@@ -187,7 +195,7 @@ async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: d
         outcome.outcome = LogOutcome.OK_NO_NEW
 
 
-def _log(kind: FetchKind, part: FeedOutcome | SitemapOutcome) -> LogEntry:
+def _log(kind: FetchKind, part: PartOutcome) -> LogEntry:
     assert part.outcome is not None and part.url is not None
     return LogEntry(
         kind,

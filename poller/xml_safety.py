@@ -19,17 +19,17 @@ from typing import IO, Any
 from lxml import etree
 
 from frontier.xml_entities import entity_problem
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 
 
 def refuse_entity_declarations(
     body: bytes, what: str = "document", http_charset: str | None = None
 ) -> None:
-    """Raise `FeedRefused` if `body` declares XML entities in any encoding a parser could
+    """Raise `DocumentRefused` if `body` declares XML entities in any encoding a parser could
     read it in (sniffed, declared, or `http_charset`), or declares one we cannot check."""
     problem = entity_problem(body, http_charset)
     if problem is not None:
-        raise FeedRefused(f"{what} {problem}")
+        raise DocumentRefused(f"{what} {problem}")
 
 
 def safe_iterparse(

@@ -16,7 +16,7 @@ from aiohttp import web
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
 from poller.entries import html_to_text
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 from poller.feed_parse import ParsedFeed, parse_feed
 from tests.corpus_path import CORPUS
 from tests.local_site import LocalSite
@@ -77,7 +77,7 @@ async def test_every_corpus_feed_parses_or_is_refused_clearly(
         relative = str(path.relative_to(FEEDS))
         try:
             feed = await fetch_and_parse(client, corpus_site, relative)
-        except FeedRefused as exc:
+        except DocumentRefused as exc:
             refused += 1
             assert str(exc), relative
             continue

@@ -32,6 +32,7 @@ from poller.fire import fire_source
 from poller.kinds import Retry
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
+from poller.sitemap_walk import MAX_DEPTH
 from tests.local_site import LocalSite
 from tests.processes import clean_env, frontier_output
 from tests.watched_pool import watching
@@ -298,6 +299,67 @@ async def test_a_sitemap_source_that_also_sets_sitemap_url_requests_it_once_a_po
     assert await log_rows(db, source) == [("feed", "ok", 200)]
     state = await feed_state(db, source)
     assert state["sitemap_next_poll_at"] is not None and state["sitemap_next_poll_at"] > T0
+
+
+def index_of(site: LocalSite, *paths: str) -> str:
+    locs = "".join(f"<sitemap><loc>{site.url(p)}</loc></sitemap>" for p in paths)
+    return (
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"{locs}</sitemapindex>"
+    )
+
+
+async def test_a_sitemap_source_follows_indexes_no_deeper_than_the_sitemaps_walk(
+    db: Database, client: SafeClient, local_site: LocalSite, policy: PollPolicy
+) -> None:
+    """Issue 34 item 6: the kind reads its tree with the walk of a source's own sitemaps,
+    so an index nested deeper than `MAX_DEPTH` is not followed (the kind had no depth
+    limit), and what was skipped is named in the poll's error."""
+    for level in range(MAX_DEPTH + 1):  # /i0.xml (the top) -> ... -> /i3.xml -> /leaf.xml
+        child = f"/i{level + 1}.xml" if level < MAX_DEPTH else "/leaf.xml"
+        extra = ("/pages.xml",) if level == 1 else ()
+        body = index_of(local_site, child, *extra)
+        local_site.serve(f"/i{level}.xml", body, content_type="application/xml")
+    page = '<?xml version="1.0"?><urlset><url><loc>{}</loc></url></urlset>'
+    local_site.serve("/pages.xml", page.format(local_site.url("/n/1")), content_type="text/xml")
+    local_site.serve("/leaf.xml", page.format(local_site.url("/n/deep")), content_type="text/xml")
+    source = await create(
+        db, {"name": "deep", "kind": "sitemap", "config": {"url": local_site.url("/i0.xml")}}
+    )
+
+    [summary] = await Poller(db, client, policy).run_once(now=T0)
+
+    assert (summary.ok, summary.items_new) == (True, 1)
+    assert list(await frontier_rows(db)) == [local_site.url("/n/1")]
+    assert local_site.hits("/leaf.xml") == []
+    assert all(len(local_site.hits(f"/i{level}.xml")) == 1 for level in range(MAX_DEPTH + 1))
+    error = f"index nested deeper than {MAX_DEPTH} ({local_site.url(f'/i{MAX_DEPTH}.xml')})"
+    assert summary.error == error
+    assert (await feed_state(db, source))["last_error"] == error
+    assert await log_rows(db, source) == [("feed", "ok", 200)]
+
+
+async def test_a_sitemap_source_requests_no_more_than_max_files_when_children_fail(
+    db: Database, client: SafeClient, local_site: LocalSite, policy: PollPolicy
+) -> None:
+    """Issue 34 item 6: a child that fails counts as a document read, as in the sitemaps
+    walk: an index naming 30 missing sitemaps costs `max_files` requests, not 31."""
+    missing = [f"/gone/{n}.xml" for n in range(30)]
+    local_site.serve("/index.xml", index_of(local_site, *missing), content_type="text/xml")
+    await create(
+        db,
+        {
+            "name": "gone",
+            "kind": "sitemap",
+            "config": {"url": local_site.url("/index.xml"), "max_files": 5},
+        },
+    )
+
+    [summary] = await Poller(db, client, policy).run_once(now=T0)
+
+    assert summary.ok and summary.items_seen == 0
+    assert [seen.path for seen in local_site.requests] == ["/index.xml", *missing[:4]]
+    assert summary.error == "; ".join(f"HTTP 404 ({local_site.url(p)})" for p in missing[:4])
 
 
 # -- a third-party kind through the entry-point group -----------------------------------

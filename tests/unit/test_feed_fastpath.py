@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.poll import feed_body
-from poller.errors import FeedRefused
+from poller.errors import DocumentRefused
 from poller.feed_parse import (
     ParsedFeed,
     parse_feed,
@@ -49,7 +49,7 @@ def both(body: bytes, headers: dict[str, str]) -> tuple[ParsedFeed | None, Parse
     fast_parsed = parse_with_fast_path(body, lowered, URL)
     try:
         slow = parse_with_feedparser(body, lowered, URL)
-    except FeedRefused:
+    except DocumentRefused:
         slow = None
     return fast_parsed, slow
 

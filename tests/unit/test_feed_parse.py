@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from frontier.xml_entities import entity_problem
-from poller.entries import ContentQuality, FeedEntry, html_to_text
-from poller.errors import FeedRefused
+from poller.entries import ContentQuality, Entry, html_to_text
+from poller.errors import DocumentRefused
 from poller.feed_parse import parse_feed
 from poller.filters import EntryFilter
 
@@ -32,7 +32,7 @@ XXE = b"""<?xml version="1.0"?>
 
 @pytest.mark.parametrize("body", [BILLION_LAUGHS, XXE, XXE.decode().encode("utf-16")])
 def test_hostile_xml_is_refused_without_expansion(body: bytes) -> None:
-    with pytest.raises(FeedRefused, match="declares XML entities"):
+    with pytest.raises(DocumentRefused, match="declares XML entities"):
         parse_feed(body, {"Content-Type": "application/rss+xml"}, URL)
 
 
@@ -72,7 +72,7 @@ def test_entities_hidden_by_an_ascii_incompatible_encoding_are_refused(
 ) -> None:
     # Issue 19, item 11: a 760-byte UTF-7 feed gave a 1,000,000-character title.
     assert len(body) < 1100
-    with pytest.raises(FeedRefused, match="declares XML entities"):
+    with pytest.raises(DocumentRefused, match="declares XML entities"):
         parse_feed(body, headers, URL)
 
 
@@ -145,7 +145,7 @@ def test_json_feed() -> None:
     feed = parse_feed(body, {"Content-Type": "application/feed+json"}, URL)
     assert feed.kind == "json" and feed.items_seen == 2
     assert feed.entries == [
-        FeedEntry(
+        Entry(
             url="https://example.com/p/1",
             title="One",
             summary="Hi",
@@ -159,12 +159,12 @@ def test_json_feed() -> None:
 
 @pytest.mark.parametrize("body", [b"", b"<html><body>hi</body></html>", b"{not json", b"[1]"])
 def test_non_feeds_are_refused_clearly(body: bytes) -> None:
-    with pytest.raises(FeedRefused):
+    with pytest.raises(DocumentRefused):
         parse_feed(body, {}, URL)
 
 
-def entry(url: str, title: str = "", published: datetime | None = None) -> FeedEntry:
-    return FeedEntry(url=url, title=title, published_at=published)
+def entry(url: str, title: str = "", published: datetime | None = None) -> Entry:
+    return Entry(url=url, title=title, published_at=published)
 
 
 def test_filters() -> None:
@@ -181,9 +181,9 @@ def test_filters() -> None:
     assert [e.url[-1] for e in keywords.apply(entries)] == ["3", "4"]  # undated kept
     newest = EntryFilter.from_source({"most_recent": 2})
     assert [e.url[-1] for e in newest.apply(entries)] == ["3", "4"]
-    with pytest.raises(FeedRefused, match="bad regex"):
+    with pytest.raises(DocumentRefused, match="bad regex"):
         EntryFilter.from_source({"include": ["("]})
-    with pytest.raises(FeedRefused, match="unknown keys"):
+    with pytest.raises(DocumentRefused, match="unknown keys"):
         EntryFilter.from_source({"inclde": []})
 
 

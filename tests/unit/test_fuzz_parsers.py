@@ -21,7 +21,7 @@ from frontier.imports import MAX_LINE_BYTES, ImportFormat, Line, UnusableInput, 
 from frontier.robots import ROBOTS_MAX_BYTES, RobotsRules, decode_robots, interpret, parse
 from frontier.states import RobotsStatus
 from frontier.urls import MAX_URL_LENGTH, InvalidURL, normalize_url
-from poller.errors import FeedRefused, SitemapRefused
+from poller.errors import DocumentRefused, SitemapRefused
 from poller.feed_fastpath import parse_fast
 from poller.feed_parse import parse_feed
 from poller.sitemap_parse import MAX_URLS, parse_sitemap, sitemaps_in_robots
@@ -112,7 +112,7 @@ def test_feed_parse_raises_only_feed_refused(body: bytes, content_type: str) -> 
     headers = {"Content-Type": content_type} if content_type else {}
     try:
         parsed = parse_feed(body, headers, FEED_URL)
-    except FeedRefused:
+    except DocumentRefused:
         return
     assert len(parsed.entries) + len(parsed.skipped) <= max(parsed.items_seen, 0)
     assert len({e.url for e in parsed.entries}) == len(parsed.entries)
@@ -132,7 +132,7 @@ def test_feeds_declaring_entities_are_refused(declaration: bytes, prefix: bytes)
     for encoded in (body, body.decode("utf-8-sig").encode("utf-16")):
         try:
             parse_feed(encoded, {}, FEED_URL)
-        except FeedRefused as exc:
+        except DocumentRefused as exc:
             assert "entit" in str(exc)
         else:
             raise AssertionError("a feed declaring entities was parsed")
@@ -357,7 +357,7 @@ def test_feeds_declaring_entities_in_any_encoding_are_refused(
     headers = {"Content-Type": f"application/rss+xml; charset={encoding}"} if where != "xml" else {}
     try:
         parse_feed(_encoded(text, encoding), headers, FEED_URL)
-    except FeedRefused as exc:
+    except DocumentRefused as exc:
         assert "entit" in str(exc) or "cannot be checked" in str(exc)
     else:
         raise AssertionError(f"a {encoding} feed declaring entities was parsed")
@@ -374,7 +374,7 @@ def test_feeds_in_odd_encodings_raise_only_feed_refused(body: bytes, encoding: s
     for headers in ({}, {"Content-Type": f"application/rss+xml; charset={encoding}"}):
         try:
             parsed = parse_feed(recoded, headers, FEED_URL)
-        except FeedRefused:
+        except DocumentRefused:
             continue
         assert len(parsed.entries) + len(parsed.skipped) <= max(parsed.items_seen, 0)
         assert parsed.title is None or len(parsed.title) <= len(recoded) * 4

@@ -80,7 +80,7 @@ def test_adaptive_interval_follows_entry_frequency_within_bounds() -> None:
 
 
 def test_feed_floor_from_ttl_and_max_age() -> None:
-    assert intervals.feed_floor_s("60", {}) == 3600
-    assert intervals.feed_floor_s(None, {"Cache-Control": "public, max-age=600"}) == 600
-    assert intervals.feed_floor_s("5", {"Cache-Control": "max-age=900"}) == 900
-    assert intervals.feed_floor_s("junk", {}) is None
+    assert intervals.interval_floor_s("60", {}) == 3600
+    assert intervals.interval_floor_s(None, {"Cache-Control": "public, max-age=600"}) == 600
+    assert intervals.interval_floor_s("5", {"Cache-Control": "max-age=900"}) == 900
+    assert intervals.interval_floor_s("junk", {}) is None

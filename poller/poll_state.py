@@ -1,5 +1,7 @@
-"""The `feed_state` repository: claim due sources with a poll lease, write poll outcomes
-in batches, take a source for a manual fire. SQL is in `frontier/sql/feeds.sql`."""
+"""`PollState`, what the poller remembers about a source between polls, whatever its kind
+(the kind's document and the source's sitemaps), and its repository: claim due sources
+with a poll lease, write poll outcomes in batches, take a source for a manual fire. The
+table keeps its first name, `feed_state`; SQL is in `frontier/sql/feeds.sql`."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ SQL = load("feeds")
 
 
 @dataclass(frozen=True, slots=True)
-class FeedState:
+class PollState:
     """One `feed_state` row: what the poller remembers about a source between polls."""
 
     source_id: UUID
@@ -53,7 +55,7 @@ class FeedState:
     disabled_at: datetime | None = None
 
     @classmethod
-    def from_record(cls, record: asyncpg.Record) -> FeedState:
+    def from_record(cls, record: asyncpg.Record) -> PollState:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in dict(record).items() if k in names})
 
@@ -92,7 +94,7 @@ class FireTicket:
     now: datetime
 
 
-class FeedStateRepository:
+class PollStateRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
@@ -105,7 +107,7 @@ class FeedStateRepository:
         per_key: int,
         proxy_hosts: Sequence[str] = (),
         now: datetime | None = None,
-    ) -> list[tuple[Source, FeedState]]:
+    ) -> list[tuple[Source, PollState]]:
         """Lease up to `limit` due sources (at most `per_key` per host at once)."""
 
         async def work(tx: Database) -> list[asyncpg.Record]:
@@ -119,18 +121,18 @@ class FeedStateRepository:
         records = await self._db.run_transaction(work)
         if not records:
             return []
-        states = {r["source_id"]: FeedState.from_record(r) for r in records}
+        states = {r["source_id"]: PollState.from_record(r) for r in records}
         by_id = {s.id: s for s in await SourceRepository(self._db).get_many(list(states))}
         return [(by_id[i], state) for i, state in states.items() if i in by_id]
 
-    async def get(self, source_id: UUID) -> tuple[Source, FeedState] | None:
+    async def get(self, source_id: UUID) -> tuple[Source, PollState] | None:
         sources = await SourceRepository(self._db).get_many([source_id])
         state = await self._db.fetchrow(SQL["state_by_source"], source_id)
         if not sources or state is None:
             return None
-        return sources[0], FeedState.from_record(state)
+        return sources[0], PollState.from_record(state)
 
-    async def complete(self, owner: str, states: Sequence[FeedState]) -> set[UUID]:
+    async def complete(self, owner: str, states: Sequence[PollState]) -> set[UUID]:
         """Write new states and free the leases still held by `owner`; returns the ids
         written (a lease lost to expiry is not overwritten)."""
         if not states:
