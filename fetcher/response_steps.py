@@ -39,7 +39,7 @@ from frontier.errors import DatabaseUnavailable
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for
-from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
+from frontier.sinks import DocumentRejected, RawDocument, Sink, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
 from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
 from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
@@ -61,7 +61,7 @@ class ResponseSteps:
     def __init__(
         self,
         *,
-        sink: ContentSink,
+        sink: Sink,
         config: FetcherConfig,
         duplicates: DuplicateContent,
         queue: QueueRepository,
