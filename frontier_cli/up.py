@@ -166,10 +166,10 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
         stream or sys.stderr, settings.up_progress_s, as_log=settings.log_format == "json"
     )
     if options.demo:
-        if settings.database_url or settings.elasticsearch_url:
+        if settings.database_url or settings.elasticsearch_url or settings.sink:
             console.event(
-                "demo: FRONTIER_DATABASE_URL and FRONTIER_ELASTICSEARCH_URL are "
-                "ignored; the demo uses its own embedded database"
+                "demo: FRONTIER_DATABASE_URL, FRONTIER_ELASTICSEARCH_URL and FRONTIER_SINK "
+                "are ignored; the demo uses its own embedded database"
             )
         settings = demo_settings(settings)
         reset_home(settings.home)

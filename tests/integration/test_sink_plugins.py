@@ -182,3 +182,13 @@ async def test_frontier_fetch_writes_to_a_plugin_sink_installed_from_a_package(
     state, error = states[refused_site.url("/news/9")]
     assert state == "failed", state
     assert "sink refused the document: jsonl refused: host refused by this sink" in (error or "")
+
+
+def test_the_demo_writes_to_its_own_database_whatever_frontier_sink_names(
+    tmp_path: Path,
+) -> None:
+    from frontier_cli.demo.profile import demo_settings
+
+    chosen = settings(tmp_path, sink="jsonl", sink_options={"path": str(tmp_path / "d.jsonl")})
+    demo = demo_settings(chosen)
+    assert sink_name(demo) == "postgres" and demo.sink_options is None
