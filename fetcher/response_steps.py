@@ -387,14 +387,14 @@ class ResponseSteps:
         except DatabaseUnavailable:
             raise  # the PostgreSQL sink's database is down: the worker holds the pages
         except DocumentRejected as exc:
-            refused = set(exc.url_hashes)
             for page in pages:
-                if page.document is not None and page.document.url_hash in refused:
+                if page.document is not None and page.document.url_hash in exc.reasons:
                     assert page.outcome is not None
+                    reason = exc.reasons[page.document.url_hash]
                     page.outcome = replace(
                         page.outcome,
                         kind=OutcomeKind.FAILED,
-                        error=f"sink refused the document: {exc}",
+                        error=f"sink {self.sink.name} refused the document: {reason}",
                     )
         except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
             # (a permission refused, a sink bug): no attempt is counted (the page is fine)
