@@ -4,14 +4,14 @@ FRONTIER_ELASTICSEARCH_URL is set, else `postgres`, as before sinks were plugins
 
 from __future__ import annotations
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from frontier.db import Database
 from frontier.documents import DocumentReader
 from frontier.plugins import validation_reasons
 from frontier.settings import Settings, SettingsError
 from frontier.sinks import Sink
-from frontier.sinks.installed import SinkRegistry, load_sinks
+from frontier.sinks.installed import SinkKind, SinkRegistry, load_sinks
 
 # The built-ins' names: the defaults of FRONTIER_SINK, and the sink whose documents the
 # Elasticsearch reader reads back (any other is read from the PostgreSQL table).
@@ -25,21 +25,29 @@ def sink_name(settings: Settings) -> str:
     return ELASTICSEARCH if settings.elasticsearch_url else POSTGRES
 
 
-async def open_sink(settings: Settings, db: Database, sinks: SinkRegistry | None = None) -> Sink:
-    """The sink the settings name, from `sinks` (default: those installed now), opened.
-    A name that is not installed, or options its model refuses: SettingsError."""
+def chosen_sink(
+    settings: Settings, sinks: SinkRegistry | None = None
+) -> tuple[SinkKind, BaseModel]:
+    """The kind of the sink the settings name, from `sinks` (default: those installed
+    now), and its validated options. A name that is not installed, or options its model
+    refuses: SettingsError (`frontier up` asks this before it starts anything)."""
     installed = sinks if sinks is not None else load_sinks()
     name = sink_name(settings)
     kind = installed.sinks.get(name)
     if kind is None:
         raise SettingsError(f"invalid configuration: FRONTIER_SINK: {installed.missing(name)}")
     try:
-        options = kind.options_model.model_validate(settings.sink_options or {})
+        return kind, kind.options_model.model_validate(settings.sink_options or {})
     except ValidationError as exc:
         reasons = validation_reasons(exc, "options")
         raise SettingsError(
             f"invalid configuration: FRONTIER_SINK_OPTIONS of sink {name!r}: {reasons}"
         ) from None
+
+
+async def open_sink(settings: Settings, db: Database, sinks: SinkRegistry | None = None) -> Sink:
+    """The sink the settings name (`chosen_sink`), opened."""
+    kind, options = chosen_sink(settings, sinks)
     return await kind.open(settings, db, options)
 
 

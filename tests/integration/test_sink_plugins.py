@@ -23,7 +23,7 @@ from frontier.urls import url_hash
 from tests.es_standin import SERVER_VERSION, ElasticsearchStandIn
 from tests.fetch_harness import article, submit
 from tests.local_site import LocalSite
-from tests.processes import frontier_env, frontier_output
+from tests.processes import free_port, frontier_env, frontier_output
 
 PLUGIN = Path(__file__).resolve().parents[1] / "plugin_sink"
 
@@ -131,6 +131,16 @@ async def test_an_unknown_frontier_sink_stops_frontier_fetch_with_one_line(
     assert len(err.strip().splitlines()) == 1, err
     assert "FRONTIER_SINK: sink 'nope' is not installed (installed: " in err
     assert "postgres" in err and "elasticsearch" in err
+
+
+async def test_frontier_up_refuses_an_unknown_sink_before_it_starts_anything(
+    fresh_dsn: str, tmp_path: Path
+) -> None:
+    env = frontier_env(fresh_dsn, FRONTIER_SINK="nope", FRONTIER_HOME=str(tmp_path))
+    code, out, err = await frontier_output("up", "--port", str(free_port()), env=env)
+    assert (code, out) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "FRONTIER_SINK: sink 'nope' is not installed (installed: " in err
 
 
 async def test_frontier_fetch_writes_to_a_plugin_sink_installed_from_a_package(
