@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from frontier.db import Database
 from frontier.settings import Settings, SettingsError
-from frontier.sinks import SinkUnavailable
+from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.configured import open_reader, open_sink, sink_name
 from frontier.sinks.elasticsearch import ElasticsearchDocuments, ElasticsearchSink
 from frontier.sinks.installed import SinkRegistry, load_sinks
@@ -93,6 +94,51 @@ async def test_frontier_sink_opens_the_built_in_it_names_and_its_reader_follows(
     postgres = settings(tmp_path, elasticsearch_url=standin.url, sink="postgres")
     assert isinstance(await open_sink(postgres, db), PostgresSink)
     assert isinstance(open_reader(postgres, db), PostgresDocuments)
+
+
+async def test_a_plugin_sink_keeps_the_interface_in_process(
+    db: Database, tmp_path: Path, plugin: SinkRegistry
+) -> None:
+    """Opened from FRONTIER_SINK and FRONTIER_SINK_OPTIONS: health, a batch with a refused
+    document (its reason by url_hash, the others stored), a deletion."""
+    out = tmp_path / "d.jsonl"
+    chosen = settings(
+        tmp_path, sink="jsonl", sink_options={"path": str(out), "refuse_hosts": ["b.test"]}
+    )
+    sink = await open_sink(chosen, db, plugin)
+    assert await sink.health() == f"JSON lines in {out}"
+    kept, refused = document(1, "a.test"), document(2, "b.test")
+    with pytest.raises(DocumentRejected) as rejected:
+        await sink.write([kept, refused])
+    assert rejected.value.reasons == {refused.url_hash: "host refused by this sink"}
+    await sink.delete([kept.url_hash])
+    await sink.close()
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines == [kept.as_json(), {"deleted": kept.url_hash}]
+
+
+def document(n: int, host: str) -> RawDocument:
+    return RawDocument(
+        url_hash=f"{n:064x}",
+        url=f"http://{host}/{n}",
+        final_url=None,
+        source_id=None,
+        source_name="manual",
+        host=host,
+        origin="manual",
+        title=f"T{n}",
+        body="words " * n,
+        summary=None,
+        author=None,
+        published_at=None,
+        image_url=None,
+        language="en",
+        content_hash=f"{n:064x}",
+        word_count=n,
+        extractor="generic",
+        http_status=200,
+        fetched_at=datetime(2030, 1, 2, tzinfo=UTC),
+    )
 
 
 @pytest.mark.parametrize(
