@@ -49,7 +49,7 @@ from frontier.safe_http.errors import (
     TooManyRedirects,
 )
 from frontier.safe_http.responses import REDIRECT_STATUSES, Response
-from frontier.sinks import ContentSink
+from frontier.sinks import Sink
 from frontier.sinks.duplicates import DuplicateContent
 from frontier.sinks.near_duplicates import NearDuplicates
 from frontier.urls import InvalidURL, request_spelling, same_identity
@@ -67,7 +67,7 @@ class BatchPipeline(ResponseSteps):
         self,
         *,
         client: SafeClient,
-        sink: ContentSink,
+        sink: Sink,
         config: FetcherConfig,
         hosts: HostRepository,
         sources: SourceCache,

@@ -39,7 +39,7 @@ from frontier.errors import DatabaseUnavailable
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for
-from frontier.sinks import ContentSink, DocumentRejected, RawDocument, SinkUnavailable
+from frontier.sinks import DocumentRejected, RawDocument, Sink, SinkUnavailable
 from frontier.sinks.duplicates import DuplicateContent, KeyKind, Reservation, TakenOver
 from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
 from frontier.states import CANONICAL_DUPLICATE, CONTENT_DUPLICATE
@@ -61,7 +61,7 @@ class ResponseSteps:
     def __init__(
         self,
         *,
-        sink: ContentSink,
+        sink: Sink,
         config: FetcherConfig,
         duplicates: DuplicateContent,
         queue: QueueRepository,
@@ -387,14 +387,14 @@ class ResponseSteps:
         except DatabaseUnavailable:
             raise  # the PostgreSQL sink's database is down: the worker holds the pages
         except DocumentRejected as exc:
-            refused = set(exc.url_hashes)
             for page in pages:
-                if page.document is not None and page.document.url_hash in refused:
+                if page.document is not None and page.document.url_hash in exc.reasons:
                     assert page.outcome is not None
+                    reason = exc.reasons[page.document.url_hash]
                     page.outcome = replace(
                         page.outcome,
                         kind=OutcomeKind.FAILED,
-                        error=f"sink refused the document: {exc}",
+                        error=f"sink {self.sink.name} refused the document: {reason}",
                     )
         except Exception as exc:  # SinkUnavailable, or a failure nobody planned for
             # (a permission refused, a sink bug): no attempt is counted (the page is fine)

@@ -47,7 +47,7 @@ from frontier.politeness_key import KeyRepository
 from frontier.queue import QueueRepository
 from frontier.queue_values import Claim, Outcome, OutcomeKind, QueuePolicy
 from frontier.safe_http.client import SafeClient
-from frontier.sinks import ContentSink
+from frontier.sinks import Sink
 from frontier.sinks.duplicates import DuplicateContent
 from frontier.sinks.near_duplicates import NearDuplicates
 from frontier.sources import SourceRepository
@@ -66,7 +66,7 @@ class Fetcher:
         self,
         db: Database,
         client: SafeClient,
-        sink: ContentSink,
+        sink: Sink,
         config: FetcherConfig,
         policy: QueuePolicy | None = None,
         extraction: ExtractionPool | InProcessExtraction | None = None,

@@ -42,7 +42,8 @@ short delays and ticks, no default sources, its own embedded database under
 def _type(annotation: Any) -> str:
     name = getattr(annotation, "__name__", None) or str(annotation)
     text = str(annotation) if "|" in str(annotation) else name
-    return text.replace("pathlib.", "").replace("NoneType", "None").replace(" | None", "")
+    text = text.replace("pathlib.", "").replace("typing.", "").replace("NoneType", "None")
+    return text.replace(" | None", "").replace("dict[str, Any]", "JSON object")
 
 
 def _default(value: Any) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from pydantic import Field, ValidationError, field_validator
@@ -54,6 +54,18 @@ class Settings(BaseSettings):
     elasticsearch_url: str | None = Field(
         default=None,
         description="Elasticsearch endpoint. Unset: the PostgreSQL raw_content table.",
+    )
+    sink: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_]{0,49}$",
+        description="The content sink, by its name in the frontier.sinks entry-point group "
+        "(postgres, elasticsearch, or a plugin's). Unset: elasticsearch when "
+        "FRONTIER_ELASTICSEARCH_URL is set, else postgres.",
+    )
+    sink_options: dict[str, Any] | None = Field(
+        default=None,
+        description="The options of a plugin sink, a JSON object its options model checks "
+        "(the built-ins take none: they read their own settings). Unset: none.",
     )
     api_token: str | None = Field(
         default=None,

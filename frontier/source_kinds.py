@@ -14,21 +14,18 @@ why, so the source that names it is told.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from frontier.plugins import load_group, validation_reasons, why_missing
 from frontier.states import ShippedKind
 
 ENTRY_POINT_GROUP = "frontier.source_kinds"
 DEFAULT_KIND = str(ShippedKind.FEED)
 KIND_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,49}$"  # the CHECK on sources.kind
-
-log = logging.getLogger(__name__)
 
 
 class PollOptions(BaseModel):
@@ -76,28 +73,12 @@ class KindRegistry:
 
     def missing(self, name: str) -> str:
         """Why `name` cannot be used (the message a source naming it is given)."""
-        if name in self.broken:
-            return f"source kind {name!r} failed to load: {self.broken[name]}"
-        installed = ", ".join(sorted(self.kinds)) or "none"
-        return f"source kind {name!r} is not installed (installed: {installed})"
+        return why_missing("source kind", name, self.kinds, self.broken)
 
 
 def load_kinds(group: str = ENTRY_POINT_GROUP) -> KindRegistry:
     """The kinds registered in `group` now (each entry point loaded and instantiated)."""
-    points = {ep.name: ep for ep in entry_points(group=group)}
-    kinds: dict[str, Any] = {}
-    broken: dict[str, str] = {}
-    for name, point in sorted(points.items()):
-        try:
-            loaded = point.load()
-            kind = loaded() if isinstance(loaded, type) else loaded
-            if getattr(kind, "name", None) != name or not hasattr(kind, "config_model"):
-                raise TypeError(f"{point.value} is not a source kind named {name!r}")
-        except Exception as exc:  # a broken plugin is that plugin's problem only
-            log.warning("source kind %s (%s) not loaded: %s", name, point.value, exc)
-            broken[name] = f"{type(exc).__name__}: {exc}"
-            continue
-        kinds[name] = kind
+    kinds, broken = load_group(group, "source kind", lambda kind: hasattr(kind, "config_model"))
     return KindRegistry(kinds, broken)
 
 
@@ -107,10 +88,7 @@ def check_config(kind: KindSpec, config: Mapping[str, Any]) -> dict[str, Any]:
     try:
         model = kind.config_model.model_validate(dict(config))
     except ValidationError as exc:
-        reasons = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ValueError(reasons) from None
+        raise ValueError(validation_reasons(exc, "config")) from None
     return model.model_dump(mode="json", exclude_unset=True)
 
 

@@ -19,7 +19,7 @@ from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy, SourceRef
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
-from frontier.sinks import ContentSink
+from frontier.sinks import Sink
 from frontier.sinks.postgres import PostgresSink
 from frontier.states import Origin
 from frontier.urls import normalize_url, url_hash
@@ -33,7 +33,7 @@ async def fetcher_for(
     db: Database,
     *,
     delay_ms: int = 0,
-    sink: ContentSink | None = None,
+    sink: Sink | None = None,
     max_retries: int = 2,
     timeout_s: float = 10.0,
     extraction: ExtractionPool | InProcessExtraction | None = None,

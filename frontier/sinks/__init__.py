@@ -1,13 +1,32 @@
-"""Content sinks: where fetched documents go. One protocol, two implementations:
+"""Content sinks: where fetched documents go. A sink is a plugin: an object registered in
+the entry-point group `frontier.sinks` (`frontier.sinks.installed`) that opens a `Sink`,
+the interface below. frontier's own are registered the same way (pyproject.toml):
 
-- `frontier.sinks.postgres.PostgresSink`: the `raw_content` table (the default);
-- `frontier.sinks.elasticsearch.ElasticsearchSink`: the index `raw_content`, created with
-  the settings and mappings of `frontier/sinks/raw_content.json` (package data) when absent.
+- `postgres`: `frontier.sinks.postgres.PostgresSink`, the `raw_content` table (the default);
+- `elasticsearch`: `frontier.sinks.elasticsearch.ElasticsearchSink`, the index
+  `raw_content`, created with the settings and mappings of `frontier/sinks/raw_content.json`
+  (package data) when absent (the default when FRONTIER_ELASTICSEARCH_URL is set).
 
-`frontier.sinks.configured.open_sink(settings, db)` opens the one the settings name. Both
-are idempotent: the document id is the URL's `url_hash`, and writing a URL again
-replaces its document. `write()` returns only once the documents are stored, `delete()`
-once they are gone (a duplicate's document, when another URL holds the article).
+`FRONTIER_SINK` names the one the fetcher writes to, `FRONTIER_SINK_OPTIONS` (a JSON object)
+configures a plugin's; `frontier.sinks.configured.open_sink(settings, db)` opens it.
+docs/sinks.md describes the interface and how to write one.
+
+The contract of a `Sink` (every built-in keeps it, tests/integration/test_sinks.py):
+
+- idempotent: the document id is the URL's `url_hash`, and writing a URL again replaces its
+  document;
+- `write()` returns once every document of the batch is stored; when the sink refused some
+  for good it raises `DocumentRejected` naming them (`url_hashes`, and `reasons` by
+  url_hash), and every other document of the batch is stored; when it cannot take documents
+  now it raises `SinkUnavailable`, and none of the batch counts as stored (the fetcher
+  puts the URLs back to pending with backoff, and writes them again later);
+- `delete()` returns once the documents are gone (a duplicate's document, when another URL
+  holds the article); absent ones are no error;
+- `get()` returns the stored document of a URL (None: none, or a sink that cannot read
+  back: the fetcher then treats a changed text as new);
+- `health()` says what the sink is writing to when it can take documents, and raises
+  `SinkUnavailable` saying why when it cannot;
+- `close()` releases what the sink opened (not what it was given, such as the database).
 
 Errors:
 
@@ -15,12 +34,12 @@ Errors:
     ├── SinkUnavailable   retryable: the sink cannot be reached or is overloaded; the
     │                     fetcher puts the URLs back to pending with backoff
     └── DocumentRejected  permanent: the sink refused these documents (mapping conflict...);
-                          `url_hashes` says which
+                          `url_hashes` says which, `reasons` why
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -80,9 +99,13 @@ class SinkUnavailable(SinkError):
 class DocumentRejected(SinkError):
     """Permanent: the sink refused some documents."""
 
-    def __init__(self, message: str, url_hashes: Sequence[str]) -> None:
+    def __init__(
+        self, message: str, url_hashes: Sequence[str], reasons: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.url_hashes = tuple(url_hashes)
+        # why each was refused (url_hash -> reason); the message when the sink says no more
+        self.reasons = {h: (reasons or {}).get(h, message) for h in self.url_hashes}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,19 +163,28 @@ class RawDocument:
         return values
 
 
-class ContentSink(Protocol):
-    """Where documents go. `write` is idempotent by url_hash and durable on return."""
+class Sink(Protocol):
+    """Where documents go: the interface a sink plugin implements (the contract above)."""
 
-    name: str
+    name: str  # the sink's name in the entry-point group, used in logs
 
-    async def write(self, documents: Sequence[RawDocument]) -> None: ...
+    async def write(self, documents: Sequence[RawDocument]) -> None:
+        """Store these documents (idempotent by url_hash); durable on return. Raises
+        DocumentRejected naming those refused for good (the others are stored), or
+        SinkUnavailable when none can be stored now."""
+        ...
 
     async def delete(self, url_hashes: Sequence[str]) -> None:
         """Remove these documents (absent ones are no error); durable on return."""
         ...
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
-        """The document stored for this URL (None: none)."""
+        """The document stored for this URL (None: none, or the sink does not read back)."""
+        ...
+
+    async def health(self) -> str:
+        """What the sink writes to, when it can take documents now; SinkUnavailable, saying
+        why, when it cannot."""
         ...
 
     async def close(self) -> None: ...

@@ -101,7 +101,8 @@ class ElasticsearchSink:
         client_warnings_at_debug()
         self.index = index
         # Where errors say the documents were going (no credentials: describe_url).
-        self._where = f"Elasticsearch at {describe_url(url)} (FRONTIER_ELASTICSEARCH_URL)"
+        self._server = describe_url(url)
+        self._where = f"Elasticsearch at {self._server} (FRONTIER_ELASTICSEARCH_URL)"
         self._client = client or AsyncElasticsearch(url, request_timeout=30)
         self._flush_docs = flush_docs
         self._interval = flush_interval_s
@@ -173,7 +174,9 @@ class ElasticsearchSink:
             mine = [doc.url_hash for doc in docs if doc.url_hash in failed]
             if mine:
                 reasons = "; ".join(sorted({failed[h] for h in mine}))[:500]
-                done.set_exception(DocumentRejected(f"Elasticsearch refused: {reasons}", mine))
+                done.set_exception(
+                    DocumentRejected(f"Elasticsearch refused: {reasons}", mine, failed)
+                )
             else:
                 done.set_result(None)
 
@@ -243,6 +246,15 @@ class ElasticsearchSink:
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         return await get_document(self._client, self.index, url_hash)
 
+    async def health(self) -> str:
+        """The server's version and the index, or SinkUnavailable."""
+        try:
+            info = await self._client.info()
+        except (TransportError, es_errors.ApiError) as exc:
+            raise SinkUnavailable(f"{self._where}: {exc}") from None
+        version = info.get("version", {}).get("number", "?")
+        return f"Elasticsearch {version} at {self._server}, index {self.index}"
+
     async def close(self) -> None:
         if self._waiting:
             self._start_flush()
@@ -307,7 +319,8 @@ class ElasticsearchDocuments:
         client_warnings_at_debug()
         self.index = index
         # Where errors say the documents were going (no credentials: describe_url).
-        self._where = f"Elasticsearch at {describe_url(url)} (FRONTIER_ELASTICSEARCH_URL)"
+        self._server = describe_url(url)
+        self._where = f"Elasticsearch at {self._server} (FRONTIER_ELASTICSEARCH_URL)"
         self._client = client or AsyncElasticsearch(url, request_timeout=30)
 
     async def page(

@@ -19,6 +19,7 @@ from frontier.documents import (
     json_ready,
     page_of,
 )
+from frontier.errors import DatabaseUnavailable
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
@@ -59,6 +60,13 @@ class PostgresSink:
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return dict(record) if record else None
+
+    async def health(self) -> str:
+        try:
+            await self._db.fetchval(SQL["health"])
+        except (DatabaseUnavailable, OSError, asyncpg.InterfaceError) as exc:
+            raise SinkUnavailable(f"raw_content: {exc}") from None
+        return "PostgreSQL table raw_content"
 
     async def close(self) -> None:
         """The database belongs to the caller."""

@@ -70,6 +70,10 @@ DELETE FROM raw_content WHERE url_hash = ANY ($1::char(64)[]);
 -- name: by_hash
 SELECT * FROM raw_content WHERE url_hash = $1;
 
+-- name: health
+-- The sink's health: the table is there and this role may read it (one row at most).
+SELECT count(*) FROM (SELECT 1 FROM raw_content LIMIT 1) AS one;
+
 -- Reading documents back, newest first, keyset-paged: $1/$2 the (fetched_at, url_hash) of
 -- the last document of the previous page ('infinity' and 'g' for the first page: above
 -- every row, so no OR); $3 the oldest fetched_at wanted ('-infinity': all); $4 rows; the

@@ -27,6 +27,8 @@ DEMO_DIR = "demo"
 DEMO_VALUES: dict[str, Any] = {
     "database_url": None,
     "elasticsearch_url": None,
+    "sink": None,  # the demo's documents go to its own database's raw_content
+    "sink_options": None,
     "allow_private_networks": True,  # the demo sites live on loopback addresses
     "seed_default_sources": False,
     "default_delay_ms": 200,

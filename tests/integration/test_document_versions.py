@@ -20,7 +20,7 @@ from frontier.db import Database
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy
 from frontier.settings import Settings
-from frontier.sinks import ContentSink
+from frontier.sinks import Sink
 from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
@@ -54,7 +54,7 @@ def edition(number: int) -> str:
 
 
 async def revisited(
-    db: Database, site: LocalSite, archive: Path, editions: int, sink: ContentSink | None = None
+    db: Database, site: LocalSite, archive: Path, editions: int, sink: Sink | None = None
 ) -> str:
     """The page fetched `editions` times, an hour apart, its text changed each time."""
     source = await SourceRepository(db).create(
