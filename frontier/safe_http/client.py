@@ -18,6 +18,7 @@ from typing import IO, Any, Protocol
 import aiohttp
 from multidict import CIMultiDictProxy
 
+from frontier.allowed_networks import AllowedNetworks
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.safe_http.aiohttp_support import check_aiohttp
@@ -31,7 +32,7 @@ from frontier.safe_http.errors import (
 )
 from frontier.safe_http.limits import HttpLimits
 from frontier.safe_http.responses import REDIRECT_STATUSES, Exchange, Response, exchange_of
-from frontier.safe_http.ssrf import parse_networks, refuse_literal_address
+from frontier.safe_http.ssrf import refuse_literal_address
 from frontier.urls import InvalidURL, request_spelling
 
 
@@ -75,7 +76,7 @@ class SafeClient:
         self.limits = limits
         self.slots = slots
         self._connector_factory = connector_factory
-        self._allowed = parse_networks(limits.allowed_networks)
+        self._allowed = AllowedNetworks.parse(limits.allowed_networks)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
