@@ -27,6 +27,7 @@ from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
 from frontier.safe_http.responses import Response
+from frontier.source_credentials import credentials_for
 from frontier.source_kinds import DEFAULT_KIND
 from frontier.sources import Source
 from frontier.states import LogOutcome
@@ -153,6 +154,7 @@ async def _locations(
             fetchprotection=source.fetchprotection,
             politeness_key=source.politeness_key,
             max_body_bytes=512 * 1024,
+            credentials=credentials_for(source),
         )
         if robots.status == 200:
             text = robots.body.decode("utf-8", "replace")
@@ -170,6 +172,7 @@ async def _locations(
                 candidate,
                 fetchprotection=source.fetchprotection,
                 politeness_key=source.politeness_key,
+                credentials=credentials_for(source),
             )
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
@@ -331,4 +334,5 @@ async def _get(
         etag=state.sitemap_etag if conditional else None,
         last_modified=state.sitemap_last_modified if conditional else None,
         max_body_bytes=policy.max_sitemap_bytes,
+        credentials=credentials_for(source),
     )

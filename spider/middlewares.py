@@ -30,11 +30,13 @@ from twisted.internet.defer import Deferred
 from frontier.allowed_networks import AllowedNetworks
 from frontier.safe_http.errors import BlockedAddress
 from frontier.safe_http.ssrf import NOTHING_ALLOWED, PRIVATE_NETWORKS_HINT, address_is_public
+from frontier.source_credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
 ALLOW_PRIVATE = "FRONTIER_ALLOW_PRIVATE_NETWORKS"  # our keys in the Scrapy settings
 ALLOWED_NETWORKS = "FRONTIER_ALLOWED_NETWORKS"  # the entries, a list
+SOURCE_CREDENTIALS = "FRONTIER_SOURCE_CREDENTIALS"  # the crawled source's, resolved
 
 
 def allowed_networks(settings: Any) -> AllowedNetworks:
@@ -125,3 +127,24 @@ def refused_by_resolver(host: str) -> bool:
 
     resolver = getattr(reactor, "resolver", None)
     return host in getattr(resolver, "blocked_names", ())
+
+
+class SourceAccessMiddleware:
+    """The source's credentials, headers and cookies (frontier.source_credentials) on each
+    request to one of its origins, and off every other: Scrapy's redirect middleware
+    copies a request's headers into the hop's request, which passes here again."""
+
+    def __init__(self, credentials: Credentials | None) -> None:
+        self.credentials = credentials
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SourceAccessMiddleware:
+        return cls(crawler.settings.get(SOURCE_CREDENTIALS))
+
+    def process_request(self, request: Request) -> None:
+        if self.credentials is None:
+            return
+        for name in self.credentials.names():
+            request.headers.pop(name, None)
+        for name, value in self.credentials.headers_for(request.url).items():
+            request.headers[name] = value

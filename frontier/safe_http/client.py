@@ -33,6 +33,7 @@ from frontier.safe_http.errors import (
 from frontier.safe_http.limits import HttpLimits
 from frontier.safe_http.responses import REDIRECT_STATUSES, Exchange, Response, exchange_of
 from frontier.safe_http.ssrf import refuse_literal_address
+from frontier.source_credentials import Credentials
 from frontier.urls import InvalidURL, request_spelling
 
 
@@ -135,6 +136,7 @@ class SafeClient:
         pace: Pace | None = None,
         exchanges: list[Exchange] | None = None,
         politeness_key: str | None = None,
+        credentials: Credentials | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -147,7 +149,9 @@ class SafeClient:
         its delay after the previous answer. `exchanges`: each request made and its answer
         are appended to it (the archive's record of the call, redirect hops included).
         `politeness_key`: the key mode of the source the request is for (host, domain, ip;
-        None: the slots' own), for the client's slots (frontier.politeness_key)."""
+        None: the slots' own), for the client's slots (frontier.politeness_key).
+        `credentials`: the source's (frontier.source_credentials), asked again at each
+        hop: a hop to another origin carries none of them."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -160,8 +164,10 @@ class SafeClient:
             if last_modified:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
-            cookie = jar.header(url)
-            if cookie is not None:
+            own = credentials.headers_for(url) if credentials is not None else {}
+            cookie = "; ".join(filter(None, (own.pop("Cookie", None), jar.header(url))))
+            request_headers.update(own)
+            if cookie:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
                 url, request_headers, cap, truncate, timeout_s, pace, exchanges, politeness_key
