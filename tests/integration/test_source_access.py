@@ -24,7 +24,9 @@ from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sinks.postgres import PostgresSink
+from frontier.source_export import to_yaml
 from frontier.source_schema import InvalidSource, parse_config
+from frontier.source_specs import parse_yaml
 from frontier.sources import SourceRepository
 from frontier.states import Origin
 from poller.policy import PollPolicy
@@ -239,3 +241,23 @@ def test_the_cli_refuses_a_clear_secret_and_shows_references_only(
     for result in (added, shown, listed):
         assert PASSWORD not in result.stdout + result.stderr
         assert SESSION not in result.stdout + result.stderr
+
+
+def test_a_yaml_spec_with_a_clear_secret_is_refused_and_the_export_keeps_references() -> None:
+    spec = f"""
+sources:
+  - name: clear
+    feed_url: https://wiki.example/feed.xml
+    access: {{username: alice, password: {PASSWORD}}}
+  - name: referenced
+    feed_url: https://wiki.example/feed.xml
+    access: {{username: alice, password_file: /run/secrets/wiki}}
+"""
+    parsed = parse_yaml(spec.encode())
+
+    assert [(e.entry, e.name) for e in parsed.errors] == [(1, "clear")]
+    assert "password: a secret is never stored in clear" in parsed.errors[0].reason
+    assert PASSWORD not in parsed.errors[0].reason
+    ((_, config),) = parsed.specs
+    exported = to_yaml([config.values()])
+    assert "password_file: /run/secrets/wiki" in exported and PASSWORD not in exported
