@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import IO, Any, Protocol
 
 import aiohttp
@@ -49,6 +50,8 @@ class Pace(Protocol):
 
     def turn(self) -> AbstractAsyncContextManager[None]: ...
 
+
+MASK = "[masked]"  # an archived request header the source's credentials set
 
 # Browser-like request headers for fetchprotection level 2.
 BROWSER_HEADERS = {
@@ -165,13 +168,15 @@ class SafeClient:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
             own = credentials.headers_for(url) if credentials is not None else {}
-            cookie = "; ".join(filter(None, (own.pop("Cookie", None), jar.header(url))))
             request_headers.update(own)
+            cookie = "; ".join(filter(None, (own.get("Cookie"), jar.header(url))))
             if cookie:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
                 url, request_headers, cap, truncate, timeout_s, pace, exchanges, politeness_key
             )
+            if own and exchanges:  # the archive keeps that they were sent, not the secrets
+                exchanges[-1] = masked(exchanges[-1], credentials)
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
                 jar.update(url, set_cookie)
@@ -288,6 +293,15 @@ class SafeClient:
     def _check_literal_address(self, url: str) -> None:
         if not self.limits.allow_private_networks:
             refuse_literal_address(url, self._allowed)
+
+
+def masked(exchange: Exchange, credentials: Credentials | None) -> Exchange:
+    """`exchange` with the values of the headers `credentials` set masked."""
+    names = credentials.names() if credentials is not None else frozenset()
+    headers = tuple(
+        (name, MASK if name.lower() in names else value) for name, value in exchange.request_headers
+    )
+    return replace(exchange, request_headers=headers)
 
 
 def redirect_chain(urls: list[str], last: str) -> str:

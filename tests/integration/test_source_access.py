@@ -20,10 +20,12 @@ from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy
-from frontier.safe_http.client import SafeClient
+from frontier.safe_http.client import MASK, SafeClient
 from frontier.safe_http.limits import HttpLimits
+from frontier.safe_http.responses import Exchange
 from frontier.settings import Settings
 from frontier.sinks.postgres import PostgresSink
+from frontier.source_credentials import credentials_of
 from frontier.source_export import to_yaml
 from frontier.source_schema import InvalidSource, parse_config
 from frontier.source_specs import parse_yaml
@@ -261,3 +263,18 @@ sources:
     ((_, config),) = parsed.specs
     exported = to_yaml([config.values()])
     assert "password_file: /run/secrets/wiki" in exported and PASSWORD not in exported
+
+
+async def test_the_archive_keeps_that_they_were_sent_not_the_secrets(
+    secrets: dict[str, Any], local_site: LocalSite
+) -> None:
+    local_site.serve("/page", "members only")
+    credentials = credentials_of(secrets, [local_site.url("/")])
+    exchanges: list[Exchange] = []
+    async with SafeClient(CLIENT) as client:
+        await client.get(local_site.url("/page"), credentials=credentials, exchanges=exchanges)
+
+    assert carried(local_site.hits("/page")[0].headers) == OWN
+    archived = dict(exchanges[0].request_headers)
+    assert archived["Authorization"] == archived["Cookie"] == archived["X-Tenant"] == MASK
+    assert PASSWORD not in repr(exchanges) and SESSION not in repr(exchanges)
