@@ -136,6 +136,8 @@ class BatchPipeline(ResponseSteps):
                     page.end(
                         OutcomeKind.BLOCKED_BY_POLICY, error="the source's fetchprotection is 0"
                     )
+                elif page.source.credentials_error:  # retried: the secret may appear
+                    page.end(OutcomeKind.RETRY, error=page.source.credentials_error)
             await self._take_keys([p for p in pages if p.outcome is None], context, holds, now)
             waiting = [p for p in pages if p.outcome is None]
             await self.robots.check(waiting, context, holds, now=now)
@@ -281,6 +283,7 @@ class BatchPipeline(ResponseSteps):
                 cookies=jar,
                 pace=pace,
                 exchanges=page.exchanges if self.archive else None,
+                credentials=page.source.credentials,
             )
             hops += len(response.history)
             chain += [u for _, u in response.history] + [response.url]

@@ -1,6 +1,6 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule, the sites it publishes from, the languages it keeps), cached per process for
-five minutes so a source edit reaches every fetcher within that time."""
+schedule, the sites it publishes from, the languages it keeps, its credentials), cached
+per process for five minutes so a source edit reaches every fetcher within that time."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from uuid import UUID
 
 from fetcher.canonical import site_of
 from frontier.politeness_key import KeyMode
+from frontier.source_credentials import Credentials, CredentialsUnavailable, credentials_for
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, normalize_url, url_host
 
@@ -28,6 +29,9 @@ class SourceInfo:
     sites: frozenset[str] = frozenset()  # registrable domains of its feed, sitemap, base URL
     politeness_key: KeyMode | None = None  # its own key mode; None: the fetcher's setting
     languages: frozenset[str] | None = None  # the languages it keeps; None: any
+    # its access, resolved (frontier.source_credentials); or why its secrets are unreadable
+    credentials: Credentials | None = None
+    credentials_error: str | None = None
 
 
 UNKNOWN = SourceInfo(None)
@@ -68,8 +72,21 @@ class SourceCache:
         sites = _sites(source.base_url, source.feed_url, source.sitemap_url)
         mode = KeyMode(source.politeness_key) if source.politeness_key else None
         languages = frozenset(source.languages) if source.languages else None
+        credentials, error = None, None
+        try:
+            credentials = credentials_for(source)
+        except CredentialsUnavailable as exc:
+            error = f"access: {exc}"
         return SourceInfo(
-            source.name, source.fetchprotection, selectors, revisit, sites, mode, languages
+            source.name,
+            source.fetchprotection,
+            selectors,
+            revisit,
+            sites,
+            mode,
+            languages,
+            credentials,
+            error,
         )
 
 

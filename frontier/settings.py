@@ -15,6 +15,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from frontier.allowed_networks import AllowedNetworks, split_entries
 from frontier.dsn import check_dsn
 from frontier.errors import FrontierError
 
@@ -74,6 +75,14 @@ class Settings(BaseSettings):
     )
     allow_private_networks: bool = Field(
         default=False, description="Let outbound requests reach private or loopback addresses."
+    )
+    allowed_networks: str = Field(
+        default="",
+        description="Comma-separated CIDRs, addresses and host names that outbound requests "
+        "may reach although they are private (an intranet, your own servers); every other "
+        "private, loopback, link-local and metadata address stays refused. A host name "
+        "allows what it resolves to, for requests to that very name only; a cloud-metadata "
+        "address only when listed by exact address.",
     )
     user_agent: str = Field(
         default="frontier-crawler/0.1 (+https://github.com/frontier-crawler/frontier)",
@@ -447,6 +456,14 @@ class Settings(BaseSettings):
             "auto, system or the absolute path of an allocator's shared library "
             f"(no such file: {value!r})"
         )
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def _allowed_networks_parse(cls, value: str) -> str:
+        """A malformed entry stops every command at start-up, named (not a refusal at the
+        first request to it)."""
+        AllowedNetworks.parse(split_entries(value))
+        return value
 
     @field_validator("database_url")
     @classmethod

@@ -87,6 +87,7 @@ class Source:
         None  # host, domain, ip (frontier.politeness_key); None: the setting
     )
     languages: list[str] | None = None  # articles detected in others are not stored
+    access: Any = None  # credentials, headers, cookies by reference (frontier.source_access)
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:

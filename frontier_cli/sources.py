@@ -174,8 +174,20 @@ SOURCE_FLAGS: list[tuple[str, str, Any, Any]] = [
             "--language de; default any).",
         ),
     ),
+    (
+        "access",
+        "access",
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            None,
+            "--access",
+            help="Credentials, headers and cookies for the source's own origins, as JSON, "
+            'secrets by reference: \'{"username": "u", "password_env": "WIKI_PASSWORD"}\' '
+            "(docs/sources.md).",
+        ),
+    ),
 ]
-JSON_FIELDS = frozenset({"url_filters", "selectors", "config"})
+JSON_FIELDS = frozenset({"url_filters", "selectors", "config", "access"})
 
 
 def with_source_flags(command: Callable[..., None]) -> Callable[..., None]:

@@ -13,6 +13,7 @@ from selectolax.lexbor import LexborHTMLParser
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
+from frontier.source_credentials import Credentials
 from poller.entries import absolute
 from poller.errors import DocumentRefused
 from poller.feed_parse import parse_feed
@@ -53,13 +54,21 @@ def alternate_links(page: bytes, base: str) -> list[str]:
 
 
 async def discover_feed(
-    client: SafeClient, parser: ParsePool, base_url: str, fetchprotection: int = 2
+    client: SafeClient,
+    parser: ParsePool,
+    base_url: str,
+    fetchprotection: int = 2,
+    credentials: Credentials | None = None,
 ) -> str | None:
-    """The first working feed URL for the site at `base_url`, or None."""
+    """The first working feed URL for the site at `base_url`, or None. `credentials`:
+    the source's (each request carries them to the source's own origins only)."""
     candidates: list[str] = []
     try:
         page = await client.get(
-            base_url, fetchprotection=fetchprotection, max_body_bytes=MAX_PAGE_BYTES
+            base_url,
+            fetchprotection=fetchprotection,
+            max_body_bytes=MAX_PAGE_BYTES,
+            credentials=credentials,
         )
         if page.status == 200:
             candidates.extend(await parser.run(alternate_links, page.body, page.url))
@@ -71,7 +80,9 @@ async def discover_feed(
     candidates.extend(urljoin(root, path) for path in COMMON_PATHS)
     for candidate in dict.fromkeys(candidates):
         try:
-            response = await client.get(candidate, fetchprotection=fetchprotection)
+            response = await client.get(
+                candidate, fetchprotection=fetchprotection, credentials=credentials
+            )
             if response.status != 200:
                 continue
             await parser.run(parse_feed, response.body, dict(response.headers), response.url)

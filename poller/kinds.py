@@ -31,6 +31,7 @@ from frontier.parse_pool import ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import FetchFailed
 from frontier.safe_http.responses import Response
+from frontier.source_credentials import credentials_for
 from frontier.source_kinds import PollOptions
 from frontier.sources import Source
 from frontier.states import Origin
@@ -103,6 +104,7 @@ class KindRequest:
                     headers=sent,
                     max_body_bytes=max_body_bytes or self.max_body_bytes,
                     timeout_s=self.options.timeout_s,
+                    credentials=credentials_for(self.source),
                 )
             except FetchFailed:
                 if attempt >= self.retry.attempts:

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from frontier.parse_pool import ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
+from frontier.source_credentials import CredentialsUnavailable, credentials_for
 from frontier.source_kinds import DEFAULT_KIND, KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import LogOutcome, Origin
@@ -91,6 +92,10 @@ async def poll_kind(
             f"config.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
         )
         return _misconfigured(source, state, now, interval, reasons)
+    try:
+        credentials_for(source)  # its secrets are readable (each request reads them again)
+    except CredentialsUnavailable as exc:
+        return _misconfigured(source, state, now, interval, f"access: {exc}")
     url = kind.target(source, options)
     new_feed_url = None
     if not url:
@@ -103,7 +108,13 @@ async def poll_kind(
         found = (
             None
             if recent
-            else await discover_feed(client, parser, source.base_url, source.fetchprotection)
+            else await discover_feed(
+                client,
+                parser,
+                source.base_url,
+                source.fetchprotection,
+                credentials_for(source),
+            )
         )
         if found is None:
             if not recent:

@@ -24,6 +24,7 @@ from frontier.parse_pool import ParseLimitExceeded, ParsePool
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from frontier.safe_http.responses import Response
+from frontier.source_credentials import credentials_for
 from frontier.source_kinds import DEFAULT_KIND
 from frontier.sources import Source
 from frontier.states import LogOutcome
@@ -131,6 +132,7 @@ async def _locations(
             fetchprotection=source.fetchprotection,
             politeness_key=source.politeness_key,
             max_body_bytes=512 * 1024,
+            credentials=credentials_for(source),
         )
         if robots.status == 200:
             text = robots.body.decode("utf-8", "replace")
@@ -148,6 +150,7 @@ async def _locations(
                 candidate,
                 fetchprotection=source.fetchprotection,
                 politeness_key=source.politeness_key,
+                credentials=credentials_for(source),
             )
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
@@ -176,6 +179,7 @@ async def _read(
         etag=state.sitemap_etag if conditional else None,
         last_modified=state.sitemap_last_modified if conditional else None,
         max_body_bytes=policy.max_sitemap_bytes,
+        credentials=credentials_for(source),
     )
     outcome.http_status = top.status
     decision = decide(top.status, top.headers, now)
@@ -196,6 +200,7 @@ async def _read(
                 fetchprotection=source.fetchprotection,
                 politeness_key=source.politeness_key,
                 max_body_bytes=policy.max_sitemap_bytes,
+                credentials=credentials_for(source),
             )
 
         walked = await walk_sitemaps(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from frontier.allowed_networks import split_entries
 from frontier.parse_pool import ParseLimits
 from frontier.safe_http.client import BROWSER_HEADERS
 from frontier.settings import Settings
@@ -40,6 +41,8 @@ def scrapy_settings(
         "TWISTED_REACTOR": ASYNCIO_REACTOR,
         "TWISTED_DNS_RESOLVER": "spider.middlewares.GuardedResolver",
         middlewares.ALLOW_PRIVATE: settings.allow_private_networks,
+        middlewares.ALLOWED_NETWORKS: list(split_entries(settings.allowed_networks)),
+        middlewares.SOURCE_CREDENTIALS: plan.credentials,
         "USER_AGENT": settings.user_agent,
         "DEFAULT_REQUEST_HEADERS": headers,
         "ROBOTSTXT_OBEY": True,
@@ -72,6 +75,8 @@ def scrapy_settings(
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
         "DOWNLOADER_MIDDLEWARES": {
             "spider.middlewares.SsrfGuardMiddleware": 50,
+            # the source's credentials to its own origins only, every hop asked again
+            "spider.middlewares.SourceAccessMiddleware": 60,
             # the fetchers' robots.txt verdict, parsed off the reactor (spider.robots)
             "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
             "spider.robots.FrontierRobotsMiddleware": 100,

@@ -40,7 +40,7 @@ from frontier.politeness_key import KeyFinder, KeyMode
 from frontier.safe_http.connector import requests_resolver
 from frontier.safe_http.limits import HttpLimits
 from frontier.urls import InvalidURL
-from spider.middlewares import ALLOW_PRIVATE
+from spider.middlewares import ALLOW_PRIVATE, ALLOWED_NETWORKS
 from spider.pipeline import DSN
 
 NEW_HOST_DELAY_MS = "FRONTIER_NEW_HOST_DELAY_MS"
@@ -66,7 +66,11 @@ class HostSlotDownloadHandler(HTTP11DownloadHandler):
         self._key_mode = KeyMode(crawler.settings.get(POLITENESS_KEY) or KeyMode.HOST)
         # A key by address: looked up as the spider's requests' are (its guard is the
         # resolver's, spider.middlewares), cached for the crawl.
-        limits = HttpLimits("", allow_private_networks=crawler.settings.getbool(ALLOW_PRIVATE))
+        limits = HttpLimits(
+            "",
+            allow_private_networks=crawler.settings.getbool(ALLOW_PRIVATE),
+            allowed_networks=tuple(crawler.settings.getlist(ALLOWED_NETWORKS)),
+        )
         self._key_finder = KeyFinder(partial(requests_resolver, limits))
         self._stats = crawler.stats
         self._db: Database | None = None

@@ -8,7 +8,9 @@
   address and non-http(s) URLs before any connection. Redirects come back through the
   downloader middlewares as new requests, so every hop is checked, robots.txt included.
 
-Both let everything through when `FRONTIER_ALLOW_PRIVATE_NETWORKS` is set (tests, demos).
+Both let through what `FRONTIER_ALLOWED_NETWORKS` lists (frontier.allowed_networks: a
+network, or a host name for requests to that name), and everything when
+`FRONTIER_ALLOW_PRIVATE_NETWORKS` is set (tests, demos).
 The body cap is Scrapy's own `DOWNLOAD_MAXSIZE`, which also bounds decompressed bodies.
 """
 
@@ -25,12 +27,21 @@ from scrapy.resolver import CachingThreadedResolver
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from frontier.allowed_networks import AllowedNetworks
 from frontier.safe_http.errors import BlockedAddress
-from frontier.safe_http.ssrf import PRIVATE_NETWORKS_HINT, address_is_public
+from frontier.safe_http.ssrf import NOTHING_ALLOWED, PRIVATE_NETWORKS_HINT, address_is_public
+from frontier.source_credentials import Credentials
 
 logger = logging.getLogger(__name__)
 
-ALLOW_PRIVATE = "FRONTIER_ALLOW_PRIVATE_NETWORKS"  # our key in the Scrapy settings
+ALLOW_PRIVATE = "FRONTIER_ALLOW_PRIVATE_NETWORKS"  # our keys in the Scrapy settings
+ALLOWED_NETWORKS = "FRONTIER_ALLOWED_NETWORKS"  # the entries, a list
+SOURCE_CREDENTIALS = "FRONTIER_SOURCE_CREDENTIALS"  # the crawled source's, resolved
+
+
+def allowed_networks(settings: Any) -> AllowedNetworks:
+    """The allowed networks in a crawl's Scrapy settings (checked at start-up already)."""
+    return AllowedNetworks.parse(settings.getlist(ALLOWED_NETWORKS))
 
 
 class BlockedRequest(IgnoreRequest):
@@ -40,9 +51,17 @@ class BlockedRequest(IgnoreRequest):
 class GuardedResolver(CachingThreadedResolver):
     """Scrapy's caching threaded resolver, refusing non-public answers."""
 
-    def __init__(self, reactor: Any, cache_size: int, timeout: float, allow_private: bool):
+    def __init__(
+        self,
+        reactor: Any,
+        cache_size: int,
+        timeout: float,
+        allow_private: bool,
+        allowed: AllowedNetworks = NOTHING_ALLOWED,
+    ):
         super().__init__(reactor, cache_size, timeout)
         self.allow_private = allow_private
+        self.allowed = allowed
         # Names refused so far. Twisted turns the refusal into a plain "DNS lookup failed",
         # so the spider's errback asks here whether a failed lookup was a refusal.
         self.blocked_names: set[str] = set()
@@ -52,7 +71,11 @@ class GuardedResolver(CachingThreadedResolver):
         settings = crawler.settings
         cache_size = settings.getint("DNSCACHE_SIZE") if settings.getbool("DNSCACHE_ENABLED") else 0
         return cls(
-            reactor, cache_size, settings.getfloat("DNS_TIMEOUT"), settings.getbool(ALLOW_PRIVATE)
+            reactor,
+            cache_size,
+            settings.getfloat("DNS_TIMEOUT"),
+            settings.getbool(ALLOW_PRIVATE),
+            allowed_networks(settings),
         )
 
     def getHostByName(self, name: str, timeout: Sequence[int] = ()) -> Deferred[str]:
@@ -60,7 +83,7 @@ class GuardedResolver(CachingThreadedResolver):
         return resolved.addCallback(self._check, name)
 
     def _check(self, address: str, name: str) -> str:
-        if self.allow_private or address_is_public(address):
+        if self.allow_private or address_is_public(address, self.allowed, name):
             return address
         self.blocked_names.add(name)
         logger.warning("SSRF guard: %s resolves to the non-public address %s", name, address)
@@ -72,12 +95,14 @@ class GuardedResolver(CachingThreadedResolver):
 class SsrfGuardMiddleware:
     """Refuses non-http(s) URLs and non-public IP literals before any connection."""
 
-    def __init__(self, allow_private: bool) -> None:
+    def __init__(self, allow_private: bool, allowed: AllowedNetworks = NOTHING_ALLOWED) -> None:
         self.allow_private = allow_private
+        self.allowed = allowed
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> SsrfGuardMiddleware:
-        return cls(crawler.settings.getbool(ALLOW_PRIVATE))
+        settings = crawler.settings
+        return cls(settings.getbool(ALLOW_PRIVATE), allowed_networks(settings))
 
     def process_request(self, request: Request) -> None:
         parts = urlparse_cached(request)
@@ -90,7 +115,7 @@ class SsrfGuardMiddleware:
             ipaddress.ip_address(host)
         except ValueError:
             return  # a name: GuardedResolver checks what it resolves to
-        if not address_is_public(host):
+        if not address_is_public(host, self.allowed):
             raise BlockedRequest(
                 f"{host} is not a public address ({request.url}): {PRIVATE_NETWORKS_HINT}"
             )
@@ -102,3 +127,24 @@ def refused_by_resolver(host: str) -> bool:
 
     resolver = getattr(reactor, "resolver", None)
     return host in getattr(resolver, "blocked_names", ())
+
+
+class SourceAccessMiddleware:
+    """The source's credentials, headers and cookies (frontier.source_credentials) on each
+    request to one of its origins, and off every other: Scrapy's redirect middleware
+    copies a request's headers into the hop's request, which passes here again."""
+
+    def __init__(self, credentials: Credentials | None) -> None:
+        self.credentials = credentials
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> SourceAccessMiddleware:
+        return cls(crawler.settings.get(SOURCE_CREDENTIALS))
+
+    def process_request(self, request: Request) -> None:
+        if self.credentials is None:
+            return
+        for name in self.credentials.names():
+            request.headers.pop(name, None)
+        for name, value in self.credentials.headers_for(request.url).items():
+            request.headers[name] = value

@@ -13,6 +13,7 @@ from uuid import UUID
 from frontier.db import Database
 from frontier.queue_values import SourceRef
 from frontier.settings import Settings
+from frontier.source_credentials import Credentials, CredentialsUnavailable, credentials_for
 from frontier.sources import MANUAL, Source, SourceRepository
 from frontier.urls import InvalidURL, normalize_url, url_host
 from spider.errors import SpiderConfigError
@@ -43,6 +44,8 @@ class CrawlPlan:
     discovered: SourceRef | None = None  # set when the source allows external links
     pages: Mapping[str, PageState] = field(default_factory=dict)
     started_at: datetime | None = None
+    # the source's access, resolved in the crawl process (spider.middlewares)
+    credentials: Credentials | None = field(default=None, repr=False)
 
     @property
     def uses_heuristic(self) -> bool:
@@ -113,6 +116,10 @@ async def load_plan(
     repository = SpiderRepository(db)
     options = await repository.options(source.id)
     start_urls = _start_urls(source, options)
+    try:
+        credentials = credentials_for(source, *options.listing_urls)
+    except CredentialsUnavailable as exc:
+        raise SpiderConfigError(f"source {source.name!r}: access: {exc}") from None
     domain = site_key(url_host(start_urls[0]))
     classifier = LinkClassifier(
         domain=domain,
@@ -144,4 +151,5 @@ async def load_plan(
         discovered=discovered,
         pages=await repository.pages(source.id),
         started_at=started_at,
+        credentials=credentials,
     )

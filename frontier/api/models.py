@@ -64,6 +64,11 @@ class SourceOut(BaseModel):
     languages: list[str] | None = Field(
         default=None, description="The languages its articles are kept in; null: any."
     )
+    access: dict[str, Any] | None = Field(
+        default=None,
+        description="Its credentials, headers and cookies as stored: references to where"
+        " the secrets are read (*_env, *_file, {env}, {file}), never their values.",
+    )
     created_at: datetime
     updated_at: datetime
     last_error: str | None = Field(

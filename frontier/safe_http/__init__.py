@@ -13,7 +13,8 @@ built on aiohttp. Every request it makes is bounded and guarded:
   sends browser-like headers plus Origin and Referer;
 - an SSRF guard: private, loopback, link-local, reserved and cloud-metadata addresses are
   refused after DNS resolution (in the connector's resolver, so the checked address is the
-  one connected to) and for IP literals in every URL, redirects included, unless
+  one connected to) and for IP literals in every URL, redirects included, unless the
+  operator's `allowed_networks` let them through (frontier.allowed_networks) or
   `allow_private_networks` is set;
 - an archive's view (`exchanges=`, a list the caller passes): each request of the call
   and its answer, as sent and received (`Exchange`), for the WARC archive

@@ -13,11 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import IO, Any, Protocol
 
 import aiohttp
 from multidict import CIMultiDictProxy
 
+from frontier.allowed_networks import AllowedNetworks
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
 from frontier.safe_http.aiohttp_support import check_aiohttp
@@ -31,7 +33,8 @@ from frontier.safe_http.errors import (
 )
 from frontier.safe_http.limits import HttpLimits
 from frontier.safe_http.responses import REDIRECT_STATUSES, Exchange, Response, exchange_of
-from frontier.safe_http.ssrf import parse_networks, refuse_literal_address
+from frontier.safe_http.ssrf import refuse_literal_address
+from frontier.source_credentials import Credentials
 from frontier.urls import InvalidURL, request_spelling
 
 
@@ -47,6 +50,8 @@ class Pace(Protocol):
 
     def turn(self) -> AbstractAsyncContextManager[None]: ...
 
+
+MASK = "[masked]"  # an archived request header the source's credentials set
 
 # Browser-like request headers for fetchprotection level 2.
 BROWSER_HEADERS = {
@@ -75,7 +80,7 @@ class SafeClient:
         self.limits = limits
         self.slots = slots
         self._connector_factory = connector_factory
-        self._allowed = parse_networks(limits.allowed_networks)
+        self._allowed = AllowedNetworks.parse(limits.allowed_networks)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -134,6 +139,7 @@ class SafeClient:
         pace: Pace | None = None,
         exchanges: list[Exchange] | None = None,
         politeness_key: str | None = None,
+        credentials: Credentials | None = None,
     ) -> Response:
         """GET `url` with conditional headers. Redirects are followed (each hop checked)
         up to the cap (`max_redirects`, else the limits') when `follow_redirects`, and only
@@ -146,7 +152,9 @@ class SafeClient:
         its delay after the previous answer. `exchanges`: each request made and its answer
         are appended to it (the archive's record of the call, redirect hops included).
         `politeness_key`: the key mode of the source the request is for (host, domain, ip;
-        None: the slots' own), for the client's slots (frontier.politeness_key)."""
+        None: the slots' own), for the client's slots (frontier.politeness_key).
+        `credentials`: the source's (frontier.source_credentials), asked again at each
+        hop: a hop to another origin carries none of them."""
         cap = max_body_bytes or self.limits.max_body_bytes
         hops = self.limits.max_redirects if max_redirects is None else max_redirects
         jar = ChainCookies() if cookies is None else cookies
@@ -159,12 +167,16 @@ class SafeClient:
             if last_modified:
                 request_headers["If-Modified-Since"] = last_modified
             request_headers.update(headers or {})
-            cookie = jar.header(url)
-            if cookie is not None:
+            own = credentials.headers_for(url) if credentials is not None else {}
+            request_headers.update(own)
+            cookie = "; ".join(filter(None, (own.get("Cookie"), jar.header(url))))
+            if cookie:
                 request_headers["Cookie"] = cookie
             status, response_headers, body = await self._polite(
                 url, request_headers, cap, truncate, timeout_s, pace, exchanges, politeness_key
             )
+            if own and exchanges:  # the archive keeps that they were sent, not the secrets
+                exchanges[-1] = masked(exchanges[-1], credentials)
             set_cookie = response_headers.getall("Set-Cookie", ())
             if set_cookie:
                 jar.update(url, set_cookie)
@@ -281,6 +293,15 @@ class SafeClient:
     def _check_literal_address(self, url: str) -> None:
         if not self.limits.allow_private_networks:
             refuse_literal_address(url, self._allowed)
+
+
+def masked(exchange: Exchange, credentials: Credentials | None) -> Exchange:
+    """`exchange` with the values of the headers `credentials` set masked."""
+    names = credentials.names() if credentials is not None else frozenset()
+    headers = tuple(
+        (name, MASK if name.lower() in names else value) for name, value in exchange.request_headers
+    )
+    return replace(exchange, request_headers=headers)
 
 
 def redirect_chain(urls: list[str], last: str) -> str:

@@ -17,8 +17,9 @@ from collections.abc import Callable
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from frontier.allowed_networks import AllowedNetworks
 from frontier.safe_http.limits import HttpLimits
-from frontier.safe_http.ssrf import GuardedResolver, parse_networks
+from frontier.safe_http.ssrf import GuardedResolver
 
 ConnectorFactory = Callable[[HttpLimits], aiohttp.BaseConnector]
 
@@ -30,7 +31,7 @@ def guarded_resolver(limits: HttpLimits) -> GuardedResolver | None:
     allowed (aiohttp's own then)."""
     if limits.allow_private_networks:
         return None
-    return GuardedResolver(parse_networks(limits.allowed_networks))
+    return GuardedResolver(AllowedNetworks.parse(limits.allowed_networks))
 
 
 def requests_resolver(limits: HttpLimits) -> AbstractResolver:

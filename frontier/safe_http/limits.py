@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass
 from typing import Any
 
+from frontier.allowed_networks import split_entries
 from frontier.settings import Settings
 
 
@@ -26,7 +27,8 @@ class HttpLimits:
     # aiohttp's default of 15 s the soak held ~950 sockets per fetcher over 996 hosts. A
     # host is revisited once per politeness delay (1 s by default), so 5 s keeps the reuse.
     keepalive_s: float = 5.0
-    # Networks reachable even though they are not public (an operator's own hosts).
+    # Networks and host names reachable even though they are not public (an operator's own
+    # hosts: FRONTIER_ALLOWED_NETWORKS, the entries of frontier.allowed_networks).
     allowed_networks: tuple[str, ...] = ()
 
     @classmethod
@@ -34,6 +36,7 @@ class HttpLimits:
         values: dict[str, Any] = {
             "user_agent": settings.user_agent,
             "allow_private_networks": settings.allow_private_networks,
+            "allowed_networks": split_entries(settings.allowed_networks),
         }
         values.update(overrides)
         return cls(**values)

@@ -1,7 +1,9 @@
 """The SSRF address rules: which addresses a request may reach.
 
 Private, loopback, link-local, multicast, reserved and cloud-metadata addresses are refused
-(`BlockedAddress`), unless they lie in one of the operator's allowed networks or private
+(`BlockedAddress`), unless the operator's allowed networks let them through
+(FRONTIER_ALLOWED_NETWORKS, frontier.allowed_networks: a network, or a host name matched
+against the name requested; metadata addresses only when listed exactly) or private
 networks are allowed altogether (FRONTIER_ALLOW_PRIVATE_NETWORKS). The rule is applied
 twice: to an IP literal in a URL before the request (`refuse_literal_address`; aiohttp
 connects to a literal without asking the resolver), and to a name after DNS resolution
@@ -14,35 +16,29 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterable
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from frontier.allowed_networks import METADATA_ADDRESSES, AllowedNetworks
 from frontier.safe_http.errors import BlockedAddress
 
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+NOTHING_ALLOWED = AllowedNetworks()
 
-# Cloud metadata endpoints, refused even though some are not "private" by the stdlib.
-METADATA_ADDRESSES = frozenset(
-    ipaddress.ip_address(a) for a in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200")
-)
-
-# Every refusal of the SSRF guard ends with this: the setting that lifts it.
+# Every refusal of the SSRF guard ends with this: the settings that lift it.
 PRIVATE_NETWORKS_HINT = (
-    "refused by the SSRF guard; set FRONTIER_ALLOW_PRIVATE_NETWORKS=true to fetch private "
-    "and loopback addresses (your own hosts, tests)"
+    "refused by the SSRF guard; list the network or host name in FRONTIER_ALLOWED_NETWORKS "
+    "(metadata addresses only by exact address), or set FRONTIER_ALLOW_PRIVATE_NETWORKS=true "
+    "to fetch every private and loopback address (tests, demos)"
 )
 
 
-def parse_networks(names: Iterable[str]) -> tuple[IPNetwork, ...]:
-    """The allowed networks of `HttpLimits.allowed_networks`, parsed."""
-    return tuple(ipaddress.ip_network(name) for name in names)
-
-
-def address_is_public(address: str, allowed: tuple[IPNetwork, ...] = ()) -> bool:
+def address_is_public(
+    address: str, allowed: AllowedNetworks = NOTHING_ALLOWED, name: str | None = None
+) -> bool:
     """False for private, loopback, link-local, multicast, reserved and metadata addresses,
-    unless the address is inside one of the `allowed` networks."""
+    unless `allowed` lets the address through (reached for the host name `name`; None
+    for an IP literal)."""
     try:
         ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
             address.split("%", 1)[0]
@@ -55,7 +51,7 @@ def address_is_public(address: str, allowed: tuple[IPNetwork, ...] = ()) -> bool
         inner = embedded_ipv4(ip)
         if inner is not None:
             ip = inner  # a gateway (NAT64, 6to4, Teredo, SIIT) delivers it there
-    if any(ip in network for network in allowed):
+    if allowed.allows(ip, name):
         return True
     return ip.is_global and not ip.is_multicast and ip not in METADATA_ADDRESSES
 
@@ -86,7 +82,7 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
-def refuse_literal_address(url: str, allowed: tuple[IPNetwork, ...] = ()) -> None:
+def refuse_literal_address(url: str, allowed: AllowedNetworks = NOTHING_ALLOWED) -> None:
     """Raise `BlockedAddress` when `url`'s host is an IP literal that is not public. A name
     passes: the resolver judges what it resolves to."""
     host = url.split("/", 3)[2].rsplit("@", 1)[-1]
@@ -102,7 +98,7 @@ def refuse_literal_address(url: str, allowed: tuple[IPNetwork, ...] = ()) -> Non
 class GuardedResolver(AbstractResolver):
     """Resolves with aiohttp's threaded resolver, then drops every non-public address."""
 
-    def __init__(self, allowed: tuple[IPNetwork, ...] = ()) -> None:
+    def __init__(self, allowed: AllowedNetworks = NOTHING_ALLOWED) -> None:
         self._inner = aiohttp.ThreadedResolver()
         self._allowed = allowed
 
@@ -110,7 +106,7 @@ class GuardedResolver(AbstractResolver):
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         results = await self._inner.resolve(host, port, family)
-        public = [r for r in results if address_is_public(r["host"], self._allowed)]
+        public = [r for r in results if address_is_public(r["host"], self._allowed, host)]
         if not public:
             addresses = ", ".join(sorted({r["host"] for r in results}))
             raise BlockedAddress(

@@ -17,11 +17,12 @@ source AS (
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
                          keep_trailing_slash, enabled, kind, config, revisit, politeness_key,
-                         languages)
+                         languages, access)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
-           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages
+           coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages,
+           access
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -68,6 +69,7 @@ source AS (
         politeness_key = CASE WHEN $2 ? 'politeness_key' THEN c.politeness_key
                          ELSE s.politeness_key END,
         languages = CASE WHEN $2 ? 'languages' THEN c.languages ELSE s.languages END,
+        access = CASE WHEN $2 ? 'access' THEN c.access ELSE s.access END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

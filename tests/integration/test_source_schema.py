@@ -61,6 +61,12 @@ SOURCE: dict[str, Any] = {
     "config": {"per_page": 50, "timeout_s": 5.0, "host_header": "www.harbour.example"},
     "revisit": ["1h", "6h", "1d"],
     "languages": ["en", "de"],
+    "access": {
+        "username": "harbour",
+        "password_file": "/run/secrets/harbour",
+        "headers": {"X-Edition": "north"},
+        "cookies": {"consent": {"env": "HARBOUR_CONSENT"}},
+    },
 }
 
 # field -> `frontier sources add` flag
@@ -84,7 +90,12 @@ REPEATED = {
     "revisit": "--revisit",
     "languages": "--language",
 }
-AS_JSON = {"selectors": "--selectors", "url_filters": "--url-filters", "config": "--config"}
+AS_JSON = {
+    "selectors": "--selectors",
+    "url_filters": "--url-filters",
+    "config": "--config",
+    "access": "--access",
+}
 SWITCHES = {
     "keep_trailing_slash": ("--keep-trailing-slash", "--drop-trailing-slash"),
     "enabled": ("--enabled", "--disabled"),
@@ -108,6 +119,7 @@ BAD = [
     ("revisit", ["soon"]),  # not a duration
     ("revisit", ["10s"]),  # under a minute: polling a page, not revisiting it
     ("languages", ["english"]),  # not a language code
+    ("access", {"token": "clear-secret-token"}),  # a secret only by reference
 ]
 
 ROW = """

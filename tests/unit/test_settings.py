@@ -17,9 +17,11 @@ def test_defaults_match_the_design() -> None:
 def test_values_come_from_frontier_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FRONTIER_LEASE_SECONDS", "60")
     monkeypatch.setenv("FRONTIER_ALLOW_PRIVATE_NETWORKS", "true")
+    monkeypatch.setenv("FRONTIER_ALLOWED_NETWORKS", "10.1.0.0/16,wiki.intranet.example")
     settings = Settings.load(_env_file=None)
     assert settings.lease_seconds == 60
     assert settings.allow_private_networks is True
+    assert settings.allowed_networks == "10.1.0.0/16,wiki.intranet.example"
 
 
 @pytest.mark.parametrize(
@@ -28,6 +30,7 @@ def test_values_come_from_frontier_variables(monkeypatch: pytest.MonkeyPatch) ->
         ("FRONTIER_LEASE_SECONDS", "-1"),
         ("FRONTIER_DEFAULT_DELAY_MS", "fast"),
         ("FRONTIER_ALLOW_PRIVATE_NETWORKS", "maybe"),
+        ("FRONTIER_ALLOWED_NETWORKS", "10.0.0.0/8,intranet wiki"),
     ],
 )
 def test_bad_values_name_the_variable(
