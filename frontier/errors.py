@@ -27,7 +27,9 @@ under this root (one module each, named in brackets):
     │   │   ├── BlockedAddress   the SSRF guard: a non-public address
     │   │   ├── PolicyBlocked    the source's fetchprotection forbids it
     │   │   ├── BodyTooLarge     over the body or decompression cap
-    │   │   └── TooManyRedirects
+    │   │   ├── TooManyRedirects
+    │   │   └── CredentialsUnavailable (frontier.source_credentials) a source's secret
+    │   │                        cannot be read (an unset variable, a missing file)
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
     │       └── HostBackingOff   (frontier.host_slots) a host that backs off for longer
     │                            than its requester waits: not requested
