@@ -92,6 +92,7 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_robots_fetch.py tests/integration/test_host_delay.py \
 	tests/integration/test_api.py tests/integration/test_url_story.py \
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
+	tests/integration/test_citus_upgrade_path.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
 # In one process: with two xdist workers each making its template on the shared cluster at
 # once, the coordinator's citus_add_node failed ("failure on connection marked as

@@ -87,6 +87,13 @@ def create_distributed(coordinator: str, workers: Sequence[str], database: str) 
     """`database` on the coordinator and every worker, with the citus extension and the
     workers registered; returns its DSN on the coordinator."""
     create([coordinator, *workers], database)
+    return add_citus(coordinator, workers, database)
+
+
+def add_citus(coordinator: str, workers: Sequence[str], database: str) -> str:
+    """The citus extension in `database` (which exists on every node) on each node, and
+    the workers registered with the coordinator, as deploy/README.md says for a database
+    that becomes distributed; returns its DSN on the coordinator."""
     for admin in [coordinator, *workers]:
         with psycopg.connect(with_database(admin, database), autocommit=True) as conn:
             conn.execute("CREATE EXTENSION citus")

@@ -12,11 +12,8 @@ import asyncio
 import random
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
-
-import asyncpg
 
 from frontier.backoff import retry_delay
 from frontier.buckets import BucketRotation, by_bucket
@@ -182,44 +179,19 @@ class QueueRepository:
             )
         claims: list[Claim] = []
         for bucket in self._rotation.order():
-            claim_bucket = partial(
-                self._claim_bucket,
-                worker_id=worker_id,
-                limit=limit - len(claims),
-                bucket=bucket,
-                lease=lease,
-                now=now,
+            records = await self._db.fetch(
+                SQL["claim"],
+                bucket,
+                worker_id,
+                limit - len(claims),
+                now,
+                self.policy.host_concurrency,
+                lease,
             )
-            records = await self._db.run_transaction(claim_bucket)
             claims.extend(Claim.from_record(record) for record in records)
             if len(claims) >= limit:
                 break
         return claims
-
-    async def _claim_bucket(
-        self,
-        tx: Database,
-        *,
-        worker_id: str,
-        limit: int,
-        bucket: int,
-        lease: float,
-        now: datetime | None,
-    ) -> list[asyncpg.Record]:
-        """Lock the ready hosts, then claim from them in a second statement (queue.sql
-        `claim_hosts` says why two)."""
-        hosts = await tx.fetch(SQL["claim_hosts"], limit, now, bucket, self.policy.host_concurrency)
-        if not hosts:
-            return []
-        return await tx.fetch(
-            SQL["claim"],
-            worker_id,
-            [host["host"] for host in hosts],
-            now,
-            lease,
-            bucket,
-            [host["delay_ms"] for host in hosts],
-        )
 
     async def take(
         self,

@@ -126,109 +126,14 @@ SELECT count(*) FILTER (WHERE pending_priority IS NOT NULL) AS hosts,
             THEN pg_notify('frontier_submitted', '') END AS notified
 FROM hosts;
 
--- name: claim_hosts
--- The first statement of a claim (QueueRepository.claim, one transaction): lock up to $1
--- ready hosts of bucket $3 (SKIP LOCKED), best priority first. A host with a delay is ready
--- when its delay has passed and nobody holds it; one without while it has fewer than $4
--- URLs in flight. $2: now (NULL: the database clock). Apart from `claim` so that `claim`'s
--- snapshot is taken after these locks: it recomputes each host's pending summary from its
--- URLs, and a complete that requeued one of them (and changed the host's row) committed
--- either before that snapshot (seen) or waits for this transaction's locks (and then
--- folds its URL into the summary written here). In one statement, a complete committing
--- between the statement's snapshot and its lock had its requeued URL summarised away: a
--- pending URL on a host that never came ready again.
-WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now)
-SELECT host, delay_ms
-FROM host_state
-WHERE bucket = $3::int AND ready_at <= (SELECT now FROM clock)
-  AND (delay_ms > 0 OR in_flight < $4::int)
-ORDER BY pending_priority DESC, ready_at
-LIMIT $1
-FOR UPDATE SKIP LOCKED;
-
 -- name: claim
--- The second statement of a claim for worker $1, in the transaction that locked hosts $2
--- (their delays $6, parallel) with `claim_hosts`: take each one's best due URL and lease
--- it for $4 seconds. A host with a delay is held by the claim for as long (its lease: not
--- claimable, nor requested by anyone else, until the claim's answer gives it back,
--- hosts.sql `release_slots`); the hold's owner is the claim, `$1/url_hash`
--- (frontier.queue_values.claim_hold), so that a worker's other claims never end it. Then
--- recompute each locked host's pending summary. $3: now; all in bucket $5.
-WITH clock AS (SELECT coalesce($3::timestamptz, now()) AS now),
-ready AS (
-    SELECT * FROM unnest($2::text[], $6::int[]) AS r(host, delay_ms)
-),
-picked AS (
-    SELECT r.host, p.url_hash
-    FROM ready r
-    CROSS JOIN LATERAL (
-        SELECT u.url_hash
-        FROM url_frontier u
-        WHERE u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
-          AND u.next_fetch_at <= (SELECT now FROM clock)
-        ORDER BY u.priority DESC, u.next_fetch_at
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED
-    ) p
-),
-claimed AS (
-    UPDATE url_frontier u
-    SET status = 'fetching',
-        claimed_by = $1,
-        lease_until = frontier_after(c.now, $4::float8),
-        fetch_count = u.fetch_count + 1,
-        updated_at = c.now
-    FROM picked p, clock c
-    WHERE u.bucket = $5::int AND u.url_hash = p.url_hash
-    RETURNING u.url_hash, u.url, u.host, u.source_id, u.origin, u.parent_url, u.depth,
-              u.priority, u.etag, u.last_modified, u.discovery_meta,
-              u.retry_count, u.fetch_count, u.lease_until,
-              coalesce(u.fetch_url, u.url) AS fetch_url, u.content_hash, u.revisit_step
-),
-summary AS (
-    SELECT r.host, r.delay_ms, p.url_hash IS NOT NULL AS got, p.url_hash,
-           coalesce(due.priority, later.priority) AS priority,
-           coalesce(due.next_fetch_at, later.next_fetch_at) AS due_at
-    FROM ready r
-    LEFT JOIN picked p USING (host)
-    LEFT JOIN LATERAL (
-        SELECT u.priority, u.next_fetch_at
-        FROM url_frontier u
-        WHERE u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
-          AND u.next_fetch_at <= (SELECT now FROM clock)
-          AND u.url_hash IS DISTINCT FROM p.url_hash
-        ORDER BY u.priority DESC, u.next_fetch_at
-        LIMIT 1
-    ) due ON true
-    -- Only when nothing else is due: when does the host's next pending URL fall due?
-    LEFT JOIN LATERAL (
-        SELECT max(u.priority) AS priority, min(u.next_fetch_at) AS next_fetch_at
-        FROM url_frontier u
-        WHERE due.next_fetch_at IS NULL
-          AND u.bucket = $5::int AND u.host = r.host AND u.status = 'pending'
-          AND u.url_hash IS DISTINCT FROM p.url_hash
-    ) later ON true
-),
-hosts AS (
-    UPDATE host_state h
-    SET lease_owner = CASE WHEN s.got AND s.delay_ms > 0 THEN $1 || '/' || s.url_hash
-                           ELSE h.lease_owner END,
-        -- A host without a delay goes to the back of its priority's queue (ready_at now),
-        -- so that claims go round the hosts.
-        next_allowed_at = CASE WHEN s.got AND s.delay_ms = 0
-                               THEN greatest(h.next_allowed_at, c.now)
-                               ELSE h.next_allowed_at END,
-        lease_until = CASE WHEN s.got AND s.delay_ms > 0 THEN frontier_after(c.now, $4::float8)
-                           ELSE h.lease_until END,
-        in_flight = h.in_flight + s.got::int,
-        pending_count = greatest(h.pending_count - s.got::int, 0),
-        pending_priority = s.priority,
-        pending_due_at = s.due_at,
-        updated_at = c.now
-    FROM summary s, clock c
-    WHERE h.bucket = $5::int AND h.host = s.host
-)
-SELECT * FROM claimed;
+-- A claim from bucket $1 for worker $2: up to $3 URLs, at most one per host, each leased
+-- for $6 seconds; $4: now (NULL: the database clock); $5: how many URLs a host without a
+-- delay may have in flight. Its two statements (lock the ready hosts, then lease their
+-- best URLs) are the function `frontier_claim` of migration 0040, which says why two and
+-- why a function: on Citus the coordinator sends the call whole to the worker holding the
+-- bucket.
+SELECT * FROM frontier_claim($1, $2, $3, $4, $5, $6);
 
 -- name: complete
 -- Apply a batch of outcomes for worker $1, guarded: a row changes only while it is still

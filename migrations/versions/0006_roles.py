@@ -38,6 +38,13 @@ PUBLIC -- and a warning is raised when it does not. The downgrade does not give 
 
 Tables added by later migrations must be granted to these roles in that migration.
 
+On a database with the `citus` extension, the roles must exist on every worker too: the
+grants on the schema and on the distributed tables are run there. A role this migration
+creates is sent on by Citus; one that already existed on the coordinator (made by another
+database's migration while it was a plain server, or by an administrator) is not, so each
+is created first on the workers where it is missing (`run_command_on_workers`, which
+commits on each worker at once: a failed upgrade leaves them there, unused).
+
 The downgrade revokes every privilege of the four roles in this database and drops each
 role that no other database still uses and that has no members (dropping a group role
 would silently remove its login users from it).
@@ -48,6 +55,7 @@ Create Date: 2026-11-23
 """
 
 from alembic import op
+from sqlalchemy import text
 
 revision = "0006"
 down_revision = "0005"
@@ -168,7 +176,34 @@ END $$;
 """
 
 
-UPGRADE = CREATE_ROLES + REVOKE_PUBLIC_CREATE + "".join(_grant_block(role) for role in ROLES)
+# Citus only, before CREATE_ROLES: each role the coordinator already has, created on every
+# worker that lacks it. (Not those CREATE_ROLES makes: Citus sends those on in this
+# transaction, and a worker's own CREATE ROLE would wait for it to commit.)
+ROLES_ON_WORKERS = f"""
+DO $$
+DECLARE
+    role text;
+    failed text;
+BEGIN
+    FOREACH role IN ARRAY {_ROLE_ARRAY} LOOP
+        CONTINUE WHEN to_regrole(role) IS NULL;
+        -- Not sent on by the worker (with Citus's metadata it would send it to every
+        -- node, the coordinator included, which waits for this statement).
+        SELECT string_agg(format('%s:%s: %s', nodename, nodeport, result), '; ') INTO failed
+        FROM run_command_on_workers(format(
+            'DO $do$ BEGIN IF to_regrole(%L) IS NULL THEN '
+            'SET LOCAL citus.enable_create_role_propagation = off; '
+            'CREATE ROLE %I NOLOGIN; END IF; END $do$',
+            role, role))
+        WHERE NOT success;
+        IF failed IS NOT NULL THEN
+            RAISE EXCEPTION 'cannot create the role % on the Citus workers: %', role, failed;
+        END IF;
+    END LOOP;
+END $$;
+"""
+
+GRANT_ALL = REVOKE_PUBLIC_CREATE + "".join(_grant_block(role) for role in ROLES)
 
 DOWNGRADE = f"""
 DO $$
@@ -197,8 +232,17 @@ END $$;
 """
 
 
+def has_citus() -> bool:
+    found = op.get_bind().execute(
+        text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')")
+    )
+    return bool(found.scalar())
+
+
 def upgrade() -> None:
-    op.execute(UPGRADE)
+    if has_citus():
+        op.execute(ROLES_ON_WORKERS)
+    op.execute(CREATE_ROLES + GRANT_ALL)
 
 
 def downgrade() -> None:

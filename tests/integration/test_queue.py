@@ -480,6 +480,22 @@ async def test_renewed_leases_survive_the_reaper(queue: QueueRepository, manual:
     assert (await queue.reap(now=at(111))).returned == 1
 
 
+async def test_a_renew_writes_no_count(
+    queue: QueueRepository, manual: SourceRef, db: Database
+) -> None:
+    """Migration 0040: an update that moves no URL between counts (a renew moves a lease)
+    writes nothing to frontier_counts, so its insert trigger never fires."""
+    if await db.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"):
+        pytest.skip("on Citus the triggers run on the workers, out of this session's statistics")
+    await queue.submit(manual_urls(manual, "http://a.example/x"), now=T0)
+    claim = await claim_one(queue, at(0))
+    async with db.transaction() as tx:
+        await tx.execute("SET LOCAL track_functions = 'pl'")
+        assert await QueueRepository(tx, POLICY).renew("w1", [claim], now=at(50))
+        calls = dict(await tx.fetch("SELECT funcname, calls FROM pg_stat_xact_user_functions"))
+    assert calls == {"url_frontier_count_updated": 1}
+
+
 async def test_stats_follow_the_queue(
     queue: QueueRepository, manual: SourceRef, db: Database
 ) -> None:
