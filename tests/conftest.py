@@ -11,7 +11,8 @@ test's copy is copied from the template on every node at once.
 Under pytest-xdist (`make test`) each worker is a process of its own, with its own embedded
 server (`pg_server` is per session, and a session is per worker); on a shared server the
 template's name is the worker's own, and the tests' databases carry the process id, so the
-workers never touch one another's databases.
+workers never touch one another's databases. On a Citus cluster the workers make their
+templates one at a time (devtools/citus.py says why).
 """
 
 from __future__ import annotations
@@ -103,10 +104,7 @@ def template_dsn(pg_server: PostgresServer) -> str:
         dsn = pg_server.create(TEMPLATE)
         migrate.upgrade(dsn)
         return dsn
-    dsn = citus.create_distributed(pg_server.admin_dsn, pg_server.workers, TEMPLATE)
-    migrate.upgrade(dsn)
-    citus.close_to_connections([pg_server.admin_dsn, *pg_server.workers], TEMPLATE)
-    return dsn
+    return citus.create_template(pg_server.admin_dsn, pg_server.workers, TEMPLATE)
 
 
 @pytest.fixture
