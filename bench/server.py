@@ -232,9 +232,7 @@ class BenchServer:
         into a template that each new database copies)."""
         if not self._template_ready:
             if self.citus_workers:
-                template = citus.create_distributed(self.admin_dsn, self.citus_workers, TEMPLATE)
-                migrate.upgrade(template)
-                citus.close_to_connections(self._nodes, TEMPLATE)
+                citus.create_template(self.admin_dsn, self.citus_workers, TEMPLATE)
             else:
                 migrate.upgrade(self.create_database(TEMPLATE))
             self._template_ready = True

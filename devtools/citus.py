@@ -6,6 +6,10 @@ the template of others, copied on every node at once (the copies are consistent:
 node's shards and metadata are copied with it), once it is closed to connections (Citus
 keeps a maintenance daemon connected to every database with the extension).
 
+Templates are made one at a time on a cluster: two made at once (pytest-xdist's workers,
+each making its own) failed now and then in the coordinator's `citus_add_node` ("failure
+on connection marked as essential"), in about one run in four.
+
 Every DSN here is an admin (superuser) DSN in URL form; nodes reach each other on
 127.0.0.1 at the port each one reports.
 """
@@ -13,15 +17,20 @@ Every DSN here is an admin (superuser) DSN in URL form; nodes reach each other o
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
+from frontier import migrate
+
 # A maintenance daemon leaves at the end of its task (a 2PC recovery round may wait on other
 # nodes); 30 s ran out once in CI, on a clean clone under load.
 TEMPLATE_BUSY_WAIT_S = 60.0
+# The advisory lock (on the coordinator's admin database) held while a template is made.
+TEMPLATE_LOCK = 0x6672_6F6E_7469_6572  # "frontier"
 
 
 def with_database(admin_dsn: str, database: str) -> str:
@@ -102,6 +111,26 @@ def add_citus(coordinator: str, workers: Sequence[str], database: str) -> str:
         conn.execute("SELECT citus_set_coordinator_host('127.0.0.1', %s)", [_port(coordinator)])
         for worker in workers:
             conn.execute("SELECT citus_add_node('127.0.0.1', %s)", [_port(worker)])
+    return dsn
+
+
+@contextmanager
+def one_template_at_a_time(coordinator: str) -> Iterator[None]:
+    """Hold the cluster's template lock: an advisory lock in a session of its own on the
+    coordinator, released when the block ends (or the session does, if the process dies)."""
+    with psycopg.connect(coordinator, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [TEMPLATE_LOCK])
+        yield
+
+
+def create_template(coordinator: str, workers: Sequence[str], database: str) -> str:
+    """`database` distributed over the cluster (create_distributed), migrated to the newest
+    schema and closed to connections, ready to be copied; made while no other process makes
+    one on this cluster. Returns its DSN on the coordinator."""
+    with one_template_at_a_time(coordinator):
+        dsn = create_distributed(coordinator, workers, database)
+        migrate.upgrade(dsn)
+        close_to_connections([coordinator, *workers], database)
     return dsn
 
 

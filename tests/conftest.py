@@ -11,7 +11,8 @@ test's copy is copied from the template on every node at once.
 Under pytest-xdist (`make test`) each worker is a process of its own, with its own embedded
 server (`pg_server` is per session, and a session is per worker); on a shared server the
 template's name is the worker's own, and the tests' databases carry the process id, so the
-workers never touch one another's databases.
+workers never touch one another's databases. On a Citus cluster the workers make their
+templates one at a time (devtools/citus.py says why).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from devtools import citus
@@ -36,6 +39,20 @@ from tests.local_site import LocalSite, running_site
 # "frontier_template", or "frontier_template_gw0" in xdist's worker gw0.
 TEMPLATE = "_".join(filter(None, ["frontier_template", os.environ.get("PYTEST_XDIST_WORKER")]))
 _database_numbers = itertools.count()
+# The group roles (migration 0006) belong to the server, not to a database. A test that
+# takes one away for a moment (test_roles.py) holds this advisory lock alone; every test
+# database and template is made and used holding it shared, so on a server the xdist
+# workers share (PostgreSQL 15 in CI) no other test sees the role missing.
+GROUP_ROLES_LOCK = 0x66726F6E_726F6C65  # "fronrole"
+
+
+@contextmanager
+def group_roles_held(admin_dsn: str, *, alone: bool = False) -> Iterator[None]:
+    """Hold GROUP_ROLES_LOCK (shared, or `alone`) on the server until the block ends."""
+    lock = "pg_advisory_lock" if alone else "pg_advisory_lock_shared"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f"SELECT {lock}(%s)", [GROUP_ROLES_LOCK])
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -99,14 +116,12 @@ def pg_server() -> Iterator[PostgresServer]:
 @pytest.fixture(scope="session")
 def template_dsn(pg_server: PostgresServer) -> str:
     """A database migrated to head, copied for each test."""
-    if not pg_server.workers:
-        dsn = pg_server.create(TEMPLATE)
-        migrate.upgrade(dsn)
-        return dsn
-    dsn = citus.create_distributed(pg_server.admin_dsn, pg_server.workers, TEMPLATE)
-    migrate.upgrade(dsn)
-    citus.close_to_connections([pg_server.admin_dsn, *pg_server.workers], TEMPLATE)
-    return dsn
+    with group_roles_held(pg_server.admin_dsn):
+        if not pg_server.workers:
+            dsn = pg_server.create(TEMPLATE)
+            migrate.upgrade(dsn)
+            return dsn
+        return citus.create_template(pg_server.admin_dsn, pg_server.workers, TEMPLATE)
 
 
 @pytest.fixture
@@ -123,22 +138,24 @@ def second_dsn(pg_server: PostgresServer, template_dsn: str) -> Iterator[str]:
 
 def new_database(pg_server: PostgresServer) -> Iterator[str]:
     name = f"frontier_test_{os.getpid()}_{next(_database_numbers)}"
-    dsn = pg_server.create(name, template=TEMPLATE)
-    try:
-        yield dsn
-    finally:
-        pg_server.drop(name)
+    with group_roles_held(pg_server.admin_dsn):
+        dsn = pg_server.create(name, template=TEMPLATE)
+        try:
+            yield dsn
+        finally:
+            pg_server.drop(name)
 
 
 @pytest.fixture
 def empty_dsn(pg_server: PostgresServer) -> Iterator[str]:
     """A DSN of a new database with no schema at all."""
     name = f"frontier_empty_{os.getpid()}_{next(_database_numbers)}"
-    dsn = pg_server.create(name)
-    try:
-        yield dsn
-    finally:
-        pg_server.drop(name)
+    with group_roles_held(pg_server.admin_dsn):
+        dsn = pg_server.create(name)
+        try:
+            yield dsn
+        finally:
+            pg_server.drop(name)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
 from spider.service import configure, crawl_in_child, due_sources, job_for
-from tests.conftest import PostgresServer
+from tests.conftest import PostgresServer, group_roles_held
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
 from tests.integration.test_warc_input import cc_news_warc
 from tests.local_site import LocalSite
@@ -638,22 +638,26 @@ def test_an_owner_without_createrole_is_told_which_roles_to_create(
 ) -> None:
     hidden = unique_name("hidden")
     rename = "ALTER ROLE {} RENAME TO {}"
-    with psycopg.connect(pg_server.admin_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL(rename).format(sql.Identifier("frontier_api"), sql.Identifier(hidden)))
-    try:
-        with pytest.raises(migrate.MigrationFailed, match="CREATE ROLE frontier_api NOLOGIN"):
-            migrate.upgrade(unprivileged_owner)
-        assert revision(unprivileged_owner) == "0005"  # 0006 rolled back whole
-        with psycopg.connect(unprivileged_owner) as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_class "
-                "WHERE relnamespace = current_schema()::regnamespace AND relacl IS NOT NULL"
-            ).fetchone()
-        assert row is not None and row[0] == 0  # no grants were made
-    finally:
+    # The role is the server's: no other test (another xdist worker's) may run meanwhile.
+    with group_roles_held(pg_server.admin_dsn, alone=True):
         with psycopg.connect(pg_server.admin_dsn, autocommit=True) as conn:
             conn.execute(
-                sql.SQL(rename).format(sql.Identifier(hidden), sql.Identifier("frontier_api"))
+                sql.SQL(rename).format(sql.Identifier("frontier_api"), sql.Identifier(hidden))
             )
+        try:
+            with pytest.raises(migrate.MigrationFailed, match="CREATE ROLE frontier_api NOLOGIN"):
+                migrate.upgrade(unprivileged_owner)
+            assert revision(unprivileged_owner) == "0005"  # 0006 rolled back whole
+            with psycopg.connect(unprivileged_owner) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_class "
+                    "WHERE relnamespace = current_schema()::regnamespace AND relacl IS NOT NULL"
+                ).fetchone()
+            assert row is not None and row[0] == 0  # no grants were made
+        finally:
+            with psycopg.connect(pg_server.admin_dsn, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL(rename).format(sql.Identifier(hidden), sql.Identifier("frontier_api"))
+                )
     migrate.upgrade(unprivileged_owner)  # once the role exists, simply run it again
     assert revision(unprivileged_owner) == migrate.head()
