@@ -90,14 +90,16 @@ class SourceAccess(BaseModel):
                     "{key}: " + CLEAR_SECRET,
                     {"key": key, "how": f"{key}_env: VARIABLE or {key}_file: /path"},
                 )
-        for name, cookie in (value.get("cookies") or {}).items():
+        # Not a mapping (a list, a string): the field's own validation says so below.
+        cookies, headers = value.get("cookies"), value.get("headers")
+        for name, cookie in cookies.items() if isinstance(cookies, dict) else ():
             if isinstance(cookie, str):
                 raise PydanticCustomError(
                     "clear_secret",
                     "cookies.{name}: " + CLEAR_SECRET,
                     {"name": name, "how": "{env: VARIABLE} or {file: /path}"},
                 )
-        for name, header in (value.get("headers") or {}).items():
+        for name, header in headers.items() if isinstance(headers, dict) else ():
             if isinstance(header, str) and SECRET_HEADER.search(str(name)):
                 raise PydanticCustomError(
                     "clear_secret",

@@ -190,6 +190,9 @@ async def test_the_spider_sends_them_to_the_sources_origin_only(
         ({"username": "a", "password_env": "P", "token_env": "T"}, "not both"),
         ({"cookies": {"s": {"env": "A", "file": "/b"}}}, "exactly one of env or file"),
         ({"password_file": "relative/path", "username": "a"}, "password_file"),
+        # not mappings: refused by validation, not a crash (a 500 through the API)
+        ({"cookies": [None, None]}, "cookies"),
+        ({"headers": "X-A: b"}, "headers"),
     ],
 )
 def test_a_clear_secret_or_an_inconsistent_access_is_refused(
