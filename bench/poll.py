@@ -3,7 +3,9 @@
 Run ``python -m bench.poll [--quick]``. 10,000 feeds (1,000 with ``--quick``) spread over
 50 loopback hosts (127.0.0.1 .. 127.0.0.50; 20 with ``--quick``) on one aiohttp server in
 a thread: half the sources hold an ETag the server answers with 304, the other half get a
-20-item RSS feed with HTML bodies and links unique to the feed.
+20-item RSS feed with HTML bodies and links unique to the feed. The politeness delay is 0, as
+in bench.fetch: a poll takes its host's slot like any request, and with the default delay of
+1 s the 50 feeds of a host would take 50 s whatever the poller's speed.
 
 1. ``python -m frontier poll --once --json`` runs as a child process on a fresh database
    (sources inserted beforehand); its wall time (interpreter start-up included) gives
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
                 "FRONTIER_DATABASE_URL": dsn,
                 "FRONTIER_ALLOW_PRIVATE_NETWORKS": "true",
                 "FRONTIER_POLL_CONCURRENCY": str(args.concurrency),
+                "FRONTIER_DEFAULT_DELAY_MS": "0",
                 "FRONTIER_SEED_DEFAULT_SOURCES": "false",
             }
             log(f"frontier poll --once over {feeds} feeds on {hosts} hosts")
