@@ -58,8 +58,13 @@ async def demo_state(client: httpx.AsyncClient, names: set[str]) -> Any:
 
 
 async def settled(client: httpx.AsyncClient) -> bool:
-    """Every discovered URL is done (fetched or dead): the demo's traps have all been met."""
-    by_status = (await client.get("/api/v1/stats")).json()["by_status"]
+    """Every discovered URL is done (fetched or dead): the demo's traps have all been met.
+    A stats answer that is not a 200 (a 503 while the database is busy, on a loaded
+    machine) is "not yet", as in `demo_state`."""
+    answer = await client.get("/api/v1/stats")
+    if answer.status_code != 200:
+        return False
+    by_status = answer.json()["by_status"]
     return by_status["pending"] == by_status["fetching"] == by_status["failed"] == 0
 
 
