@@ -35,8 +35,9 @@ demo: $(STAMP)
 TEST_WORKERS ?= auto
 XDIST = -n $(TEST_WORKERS) --dist worksteal
 
+# The slowest 25 tests are listed at the end: where the CI's 20 minutes go.
 test: $(STAMP) chromium tcmalloc pywb
-	$(PY) -m pytest $(XDIST)
+	$(PY) -m pytest $(XDIST) --durations=25
 
 # The tests that depend on the dependencies' versions, on the lowest versions pyproject.toml
 # allows: every runtime dependency pinned to its floor (.ci/floors.py), in a venv of its own.
