@@ -30,6 +30,8 @@ class HttpLimits:
     # Networks and host names reachable even though they are not public (an operator's own
     # hosts: FRONTIER_ALLOWED_NETWORKS, the entries of frontier.allowed_networks).
     allowed_networks: tuple[str, ...] = ()
+    # The operator's outbound proxy (FRONTIER_PROXY_URL, frontier.proxies); None: direct.
+    proxy_url: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> HttpLimits:
@@ -37,6 +39,7 @@ class HttpLimits:
             "user_agent": settings.user_agent,
             "allow_private_networks": settings.allow_private_networks,
             "allowed_networks": split_entries(settings.allowed_networks),
+            "proxy_url": settings.proxy_url,
         }
         values.update(overrides)
         return cls(**values)
