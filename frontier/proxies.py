@@ -39,6 +39,9 @@ from frontier.source_credentials import SourceLike, read_secret
 
 DEFAULT_PROXY_PORTS = {"http": 80, "https": 443, "socks5": 1080, "socks5h": 1080}
 SOCKS_SCHEMES = frozenset({"socks5", "socks5h"})
+# A request the proxy failed: its URL (its poll) is tried again this much later, nothing
+# counted against it or its host.
+PROXY_RETRY_S = 60.0
 
 
 class InvalidProxy(ValueError):
