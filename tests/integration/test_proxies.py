@@ -29,6 +29,9 @@ from frontier.sources import SourceRepository
 from frontier.states import IngestionMode
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
+from spider.errors import SpiderConfigError
+from spider.plan import load_plan
+from spider.service import crawl_in_child, job_for
 from tests.fetch_harness import UA, after, article, frontier_row, host_row, submit
 from tests.forward_proxy import ForwardProxy, running_proxy
 from tests.integration.test_poll import rss
@@ -176,7 +179,64 @@ async def test_a_poll_goes_through_its_sources_proxy(
     assert len(partner_site.hits("/feed.xml")) == 1
 
 
-def test_settings_read_the_proxy_url() -> None:
-    settings = Settings.load(proxy_url="socks5://u:p@proxy.internal:1080", _env_file=None)
-    assert HttpLimits.from_settings(settings).proxy_url == "socks5://u:p@proxy.internal:1080"
-    assert IngestionMode.SPIDER  # (the spider's test is below)
+async def test_the_spider_crawls_through_the_proxy(
+    db: Database, settings: Settings, fresh_dsn: str, local_site: LocalSite, partner_site: LocalSite
+) -> None:
+    sources = SourceRepository(db)
+    for name, site, base in (
+        ("crawled", partner_site, partner_site.url("/")),
+        ("internal", local_site, f"http://localhost:{local_site.port}/"),  # 127.0.0.1, ::1
+    ):
+        site.serve("/robots.txt", "", status=404)
+        site.serve("/", f'<html><body><a href="/2024/01/01/{name}">story</a></body></html>')
+        site.serve(f"/2024/01/01/{name}", article(name))
+        await sources.add(
+            name,
+            base_url=base,
+            mode=IngestionMode.SPIDER,
+            rate_limit_ms=0,
+            article_patterns=[r"/\d{4}/\d{2}/\d{2}/"],
+        )
+    async with running_proxy(LOGIN) as proxy:
+        guarded = settings.model_copy(
+            update={
+                "allow_private_networks": False,
+                "allowed_networks": ",".join(ALLOWED),
+                "proxy_url": with_login(proxy),
+            }
+        )
+        crawled = await crawl_in_child(job_for(guarded, fresh_dsn, "crawled"))
+        refused = await crawl_in_child(job_for(guarded, fresh_dsn, "internal"))
+
+    assert crawled.exit_code == 0, crawled.summary
+    assert crawled.summary.pages_crawled == 1 and crawled.summary.articles_found == 1
+    assert [a.target for a in proxy.asked] == [
+        partner_site.url("/robots.txt"),
+        partner_site.url("/"),
+    ]
+    assert [seen.path for seen in partner_site.requests] == ["/robots.txt", "/"]
+    assert all("Proxy-Authorization" not in seen.headers for seen in partner_site.requests)
+    # The private target: refused before the proxy is asked, robots.txt included.
+    assert refused.summary.blocked >= 1 and refused.summary.pages_crawled == 0
+    assert local_site.requests == []
+
+
+async def test_the_spider_refuses_a_socks_proxy(db: Database, settings: Settings) -> None:
+    await SourceRepository(db).create(
+        parse_config(
+            {
+                "name": "socks",
+                "base_url": "http://news.example/",
+                "ingestion_mode": "spider",
+                "proxy": {"url": "socks5://127.0.0.1:1080"},
+            }
+        )
+    )
+    with pytest.raises(SpiderConfigError, match="is a SOCKS proxy, which the spider"):
+        await load_plan(db, settings, "socks")
+    with pytest.raises(SpiderConfigError, match="FRONTIER_PROXY_URL: socks5h://"):
+        await SourceRepository(db).update(
+            (await SourceRepository(db).get("socks")).id, parse_patch({"proxy": None})
+        )
+        socks = settings.model_copy(update={"proxy_url": "socks5h://127.0.0.1:1080"})
+        await load_plan(db, socks, "socks")
