@@ -4,6 +4,7 @@ http://host:port/path`) are forwarded to the origin server as origin-form reques
 before anything else is done; `credentials` makes it ask for Proxy-Authorization (407
 without it); `answer` makes it answer every request itself with that status, as a proxy
 that cannot serve (a 502 with an RFC 9209 Proxy-Status naming its own error).
+`Socks5Proxy`: the same for SOCKS5.
 
 Written here (asyncio streams) rather than taken from a package: the tests need to see
 exactly what the proxy was asked, and to make it fail on demand.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -156,6 +158,81 @@ async def _pipe_both(
             dst.close()
 
     await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+
+@dataclass
+class Socks5Proxy:
+    """A SOCKS5 proxy (RFC 1928, CONNECT only), with the user name and password method of
+    RFC 1929 when `credentials` is set; `asked` records each destination as host:port (a
+    name for socks5h, an address for socks5)."""
+
+    credentials: tuple[str, str] | None = None
+    asked: list[str] = field(default_factory=list)
+    port: int = 0
+    _server: asyncio.Server | None = None
+
+    async def start(self) -> Socks5Proxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            _version, count = await reader.readexactly(2)
+            methods = await reader.readexactly(count)
+            wanted = 2 if self.credentials else 0
+            if wanted not in methods:
+                writer.write(b"\x05\xff")
+                return
+            writer.write(bytes([5, wanted]))
+            if self.credentials:
+                _, size = await reader.readexactly(2)
+                user = (await reader.readexactly(size)).decode()
+                (size,) = await reader.readexactly(1)
+                password = (await reader.readexactly(size)).decode()
+                ok = (user, password) == self.credentials
+                writer.write(b"\x01\x00" if ok else b"\x01\x01")
+                if not ok:
+                    return
+            _, _command, _, kind = await reader.readexactly(4)  # CONNECT only
+            if kind == 1:
+                host = socket.inet_ntop(socket.AF_INET, await reader.readexactly(4))
+            elif kind == 4:
+                host = socket.inet_ntop(socket.AF_INET6, await reader.readexactly(16))
+            else:
+                (size,) = await reader.readexactly(1)
+                host = (await reader.readexactly(size)).decode()
+            port = int.from_bytes(await reader.readexactly(2), "big")
+            self.asked.append(f"{host}:{port}")
+            try:
+                up_reader, up_writer = await asyncio.open_connection(host, port)
+            except OSError:
+                writer.write(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
+                return
+            writer.write(b"\x05\x00\x00\x01" + bytes(6))
+            await writer.drain()
+            await _pipe_both(reader, writer, up_reader, up_writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            with contextlib.suppress(ConnectionError):
+                writer.close()
+
+
+@asynccontextmanager
+async def running_socks5(
+    credentials: tuple[str, str] | None = None,
+) -> AsyncIterator[Socks5Proxy]:
+    proxy = await Socks5Proxy(credentials=credentials).start()
+    try:
+        yield proxy
+    finally:
+        await proxy.stop()
 
 
 @asynccontextmanager

@@ -21,6 +21,7 @@ from frontier.db import Database
 from frontier.proxies import PROXY_RETRY_S
 from frontier.queue_values import QueuePolicy
 from frontier.safe_http.client import SafeClient
+from frontier.safe_http.errors import BlockedAddress, ProxyError
 from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sinks.postgres import PostgresSink
@@ -33,7 +34,7 @@ from spider.errors import SpiderConfigError
 from spider.plan import load_plan
 from spider.service import crawl_in_child, job_for
 from tests.fetch_harness import UA, after, article, frontier_row, host_row, submit
-from tests.forward_proxy import ForwardProxy, running_proxy
+from tests.forward_proxy import ForwardProxy, running_proxy, running_socks5
 from tests.integration.test_poll import rss
 from tests.local_site import LocalSite
 
@@ -132,6 +133,26 @@ async def test_a_failing_proxy_defers_the_url_and_leaves_its_host_alone(
             await fetcher.run_once(now=after(PROXY_RETRY_S + 5))
     assert (await frontier_row(db, partner_site.url("/second")))["status"] == "fetched"
     assert len(partner_site.hits("/second")) == 1
+
+
+@pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
+async def test_a_socks_proxy_carries_requests_and_judges_the_target_first(
+    partner_site: LocalSite, local_site: LocalSite, scheme: str
+) -> None:
+    partner_site.serve("/page", "through socks")
+    async with running_socks5(LOGIN) as socks:
+        url = f"{scheme}://crawler:pass%20word@127.0.0.1:{socks.port}"
+        async with SafeClient(HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=url)) as client:
+            answer = await client.get(partner_site.url("/page"))
+            with pytest.raises(BlockedAddress, match="localhost resolves to non-public"):
+                await client.get(f"http://localhost:{local_site.port}/page")
+        wrong = f"{scheme}://crawler:wrong@127.0.0.1:{socks.port}"  # its login refused
+        async with SafeClient(HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=wrong)) as client:
+            with pytest.raises(ProxyError, match="proxy error: "):
+                await client.get(partner_site.url("/page"))
+    assert answer.status == 200 and answer.body == b"through socks"
+    assert socks.asked == [f"127.0.0.2:{partner_site.port}"]  # the refused login: not asked
+    assert local_site.requests == []
 
 
 async def test_a_poll_goes_through_its_sources_proxy(
