@@ -19,6 +19,7 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from typing import Self
 from urllib.parse import urlsplit
 
 
@@ -30,23 +31,13 @@ class Asked:
 
 
 @dataclass
-class ForwardProxy:
-    credentials: tuple[str, str] | None = None
-    answer: int | None = None  # answer everything with this status (a failing proxy)
-    asked: list[Asked] = field(default_factory=list)
+class _Listener:
+    """A server on 127.0.0.1 serving each connection with `_serve`."""
+
     port: int = 0
     _server: asyncio.Server | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def url_with_credentials(self) -> str:
-        assert self.credentials is not None
-        user, password = self.credentials
-        return f"http://{user}:{password}@127.0.0.1:{self.port}"
-
-    async def start(self) -> ForwardProxy:
+    async def start(self) -> Self:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
@@ -55,6 +46,20 @@ class ForwardProxy:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class ForwardProxy(_Listener):
+    credentials: tuple[str, str] | None = None
+    answer: int | None = None  # answer everything with this status (a failing proxy)
+    asked: list[Asked] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -161,25 +166,13 @@ async def _pipe_both(
 
 
 @dataclass
-class Socks5Proxy:
+class Socks5Proxy(_Listener):
     """A SOCKS5 proxy (RFC 1928, CONNECT only), with the user name and password method of
     RFC 1929 when `credentials` is set; `asked` records each destination as host:port (a
     name for socks5h, an address for socks5)."""
 
     credentials: tuple[str, str] | None = None
     asked: list[str] = field(default_factory=list)
-    port: int = 0
-    _server: asyncio.Server | None = None
-
-    async def start(self) -> Socks5Proxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

@@ -347,14 +347,7 @@ class SafeClient:
         except HttpError:
             raise
         except Exception as exc:
-            failure = proxy_failure(exc, via, url)
-            if failure is not None:
-                raise failure from None
-            if not isinstance(exc, (TimeoutError, aiohttp.ClientError, OSError, ValueError)):
-                raise
-            cause = _describe(exc)
-            raise FetchFailed(f"{cause} ({url})") from None  # the cause first: a truncated
-            # column or log line still shows it
+            raise request_failure(exc, via, url) from None
 
     async def download(self, url: str, into: IO[bytes], *, max_bytes: int) -> int:
         """Stream `url`'s body into the file `into` (a WARC file to import, too large for
@@ -391,12 +384,7 @@ class SafeClient:
             except InvalidURL as exc:
                 raise TooManyRedirects(f"unusable redirect from {url}: {exc.reason}") from None
             except Exception as exc:
-                failure = proxy_failure(exc, via, url)
-                if failure is not None:
-                    raise failure from None
-                if not isinstance(exc, (TimeoutError, aiohttp.ClientError, OSError, ValueError)):
-                    raise
-                raise FetchFailed(f"{_describe(exc)} ({url})") from None
+                raise request_failure(exc, via, url) from None
         raise TooManyRedirects(f"more than {self.limits.max_redirects} redirects ({url})")
 
     def _check_literal_address(self, url: str) -> None:
@@ -445,6 +433,18 @@ def _proxy_status_error(value: str) -> str | None:
         if key.strip().lower() == "error":
             return found.strip().strip('"').lower()[:100] or None
     return None
+
+
+def request_failure(exc: Exception, proxy: Proxy | None, url: str) -> HttpError:
+    """The error a request that raised `exc` ends with: the proxy's `ProxyError`, else a
+    `FetchFailed` for a transport failure (the cause first: a truncated column or log line
+    still shows it); anything else is raised again as it is (a bug, not the network)."""
+    failure = proxy_failure(exc, proxy, url)
+    if failure is not None:
+        return failure
+    if isinstance(exc, (TimeoutError, aiohttp.ClientError, OSError, ValueError)):
+        return FetchFailed(f"{_describe(exc)} ({url})")
+    raise exc
 
 
 def proxy_failure(exc: BaseException, proxy: Proxy | None, url: str) -> ProxyError | None:
