@@ -2,6 +2,9 @@
 (frontier.source_access.SourceProxy), resolved for the requests that go through them.
 
     FRONTIER_PROXY_URL=http://crawler:secret@proxy.internal:3128   # every request
+    # or the password in a file (a Docker or Kubernetes secret):
+    FRONTIER_PROXY_URL=http://crawler@proxy.internal:3128
+    FRONTIER_PROXY_PASSWORD_FILE=/run/secrets/proxy-password
     # a source's own, for the hosts of its URLs (its password by reference):
     proxy: {url: "socks5://proxy.eu.internal:1080", username: crawler,
             password_env: EU_PROXY_PASSWORD}
@@ -29,6 +32,7 @@ import ipaddress
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -123,6 +127,14 @@ class ProxyRoute:
         """The proxy for a request to `url`: the source's for one of its hosts, else None
         (the operator's FRONTIER_PROXY_URL, if any, then applies)."""
         return self.proxy if host_of(url) in self.hosts else None
+
+
+def password_from(path: Path | None) -> str | None:
+    """The password `FRONTIER_PROXY_PASSWORD_FILE` holds (one trailing newline dropped);
+    None without one. Raises CredentialsUnavailable naming the file, never its content."""
+    if path is None:
+        return None
+    return read_secret({"file": str(path)}, "FRONTIER_PROXY_PASSWORD_FILE", {})
 
 
 def route_of(

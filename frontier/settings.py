@@ -93,6 +93,12 @@ class Settings(BaseSettings):
         "asks for them (percent-encoded). The SSRF guard still judges each target. Scrapy "
         "has no SOCKS: the spider refuses a socks5 proxy. Unset: requests go direct.",
     )
+    proxy_password_file: Path | None = Field(
+        default=None,
+        description="A file holding the password of FRONTIER_PROXY_URL's user (a Docker or "
+        "Kubernetes secret; one trailing newline dropped), read when a process starts, "
+        "instead of a password in the URL (then scheme://user@host:port). Unset: the URL's.",
+    )
     user_agent: str = Field(
         default="frontier-crawler/0.1 (+https://github.com/frontier-crawler/frontier)",
         min_length=1,
@@ -472,6 +478,22 @@ class Settings(BaseSettings):
         """A malformed entry stops every command at start-up, named (not a refusal at the
         first request to it)."""
         AllowedNetworks.parse(split_entries(value))
+        return value
+
+    @field_validator("proxy_password_file")
+    @classmethod
+    def _proxy_password_file_has_a_user(cls, value: Path | None, info: Any) -> Path | None:
+        """The file stands for the password of FRONTIER_PROXY_URL's user: the URL names
+        the user and holds no password of its own."""
+        if value is None:
+            return None
+        url = info.data.get("proxy_url")
+        proxy = Proxy.parse(url) if url else None
+        if proxy is None or proxy.username is None or proxy.password is not None:
+            raise ValueError(
+                "the password of FRONTIER_PROXY_URL's user: give FRONTIER_PROXY_URL as "
+                "scheme://user@host:port, without a password"
+            )
         return value
 
     @field_validator("proxy_url")

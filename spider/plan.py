@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from uuid import UUID
 
 from frontier.db import Database
-from frontier.proxies import Proxy, ProxyRoute, route_for
+from frontier.proxies import Proxy, ProxyRoute, password_from, route_for
 from frontier.queue_values import SourceRef
 from frontier.settings import Settings
 from frontier.source_credentials import Credentials, CredentialsUnavailable, credentials_for
@@ -173,7 +173,11 @@ def _proxies(
         route = route_for(source, *listing_urls)
     except CredentialsUnavailable as exc:
         raise SpiderConfigError(f"source {source.name!r}: proxy: {exc}") from None
-    default = Proxy.parse(settings.proxy_url) if settings.proxy_url else None
+    try:
+        password = password_from(settings.proxy_password_file)
+    except CredentialsUnavailable as exc:
+        raise SpiderConfigError(str(exc)) from None
+    default = Proxy.parse(settings.proxy_url, password=password) if settings.proxy_url else None
     for where, proxy in (
         (f"source {source.name!r}: proxy", route.proxy if route else None),
         ("FRONTIER_PROXY_URL", default),

@@ -98,7 +98,11 @@ class SafeClient:
         self._allowed = AllowedNetworks.parse(limits.allowed_networks)
         self._session: aiohttp.ClientSession | None = None
         # FRONTIER_PROXY_URL: every request that its source's own proxy does not carry
-        self.default_proxy = Proxy.parse(limits.proxy_url) if limits.proxy_url else None
+        self.default_proxy = (
+            Proxy.parse(limits.proxy_url, password=limits.proxy_password)
+            if limits.proxy_url
+            else None
+        )
         # the sessions of proxied requests: one for http(s) proxies (named per request),
         # one per SOCKS proxy (its connector is the proxy)
         self._proxied: dict[Proxy | None, aiohttp.ClientSession] = {}

@@ -5,13 +5,16 @@ the proxy's."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import aiohttp
 import pytest
 from multidict import CIMultiDict
 
 from frontier.proxies import InvalidProxy, Proxy, route_of
-from frontier.safe_http.client import proxy_failure, refuse_proxy_answer
+from frontier.safe_http.client import SafeClient, proxy_failure, refuse_proxy_answer
 from frontier.safe_http.errors import ProxyError
+from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings, SettingsError
 from frontier.source_credentials import CredentialsUnavailable
 from frontier.source_schema import InvalidSource, parse_config
@@ -60,6 +63,26 @@ def test_the_setting_refuses_a_bad_proxy_url_without_echoing_it() -> None:
         Settings.load(proxy_url="ftp://u:s3cr3t@proxy.example", _env_file=None)
     assert "s3cr3t" not in str(caught.value)
     assert Settings.load(proxy_url="", _env_file=None).proxy_url is None
+
+
+def test_the_proxy_password_may_come_from_a_file(tmp_path: Path) -> None:
+    secret = tmp_path / "proxy-password"
+    secret.write_text("s3cr3t\n")
+    settings = Settings.load(
+        proxy_url="http://crawler@proxy.example:3128", proxy_password_file=secret, _env_file=None
+    )
+    limits = HttpLimits.from_settings(settings)
+    assert "s3cr3t" not in repr(limits)
+    proxy = SafeClient(limits).default_proxy
+    assert proxy is not None and (proxy.username, proxy.password) == ("crawler", "s3cr3t")
+    for url in ("http://proxy.example:3128", "http://crawler:other@proxy.example:3128", ""):
+        with pytest.raises(SettingsError, match="FRONTIER_PROXY_PASSWORD_FILE"):
+            Settings.load(proxy_url=url, proxy_password_file=secret, _env_file=None)
+    gone = Settings.load(
+        proxy_url="http://crawler@p.example", proxy_password_file=tmp_path / "gone", _env_file=None
+    )
+    with pytest.raises(CredentialsUnavailable, match="FRONTIER_PROXY_PASSWORD_FILE: cannot read"):
+        HttpLimits.from_settings(gone)
 
 
 @pytest.mark.parametrize(
