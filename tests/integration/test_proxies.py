@@ -21,7 +21,7 @@ from frontier.db import Database
 from frontier.proxies import PROXY_RETRY_S
 from frontier.queue_values import QueuePolicy
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import BlockedAddress, ProxyError
+from frontier.safe_http.errors import BlockedAddress, FetchFailed, ProxyError
 from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sinks.postgres import PostgresSink
@@ -133,6 +133,28 @@ async def test_a_failing_proxy_defers_the_url_and_leaves_its_host_alone(
             await fetcher.run_once(now=after(PROXY_RETRY_S + 5))
     assert (await frontier_row(db, partner_site.url("/second")))["status"] == "fetched"
     assert len(partner_site.hits("/second")) == 1
+
+
+async def test_an_https_target_goes_through_connect(partner_site: LocalSite) -> None:
+    target = f"https://127.0.0.2:{partner_site.port}/page"  # the site speaks no TLS
+    async with running_proxy(LOGIN) as proxy, running_proxy(answer=502) as refusing:
+        limits = HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=with_login(proxy))
+        async with SafeClient(limits) as client:
+            # The tunnel is made (with the proxy's credentials); the TLS handshake with
+            # the site then fails: the target's failure, not the proxy's.
+            with pytest.raises(FetchFailed) as caught:
+                await client.get(target)
+            assert not isinstance(caught.value, ProxyError)
+        limits = HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=refusing.url)
+        async with SafeClient(limits) as client:
+            with pytest.raises(ProxyError, match="refused the tunnel: 502"):
+                await client.get(target)
+    assert [(a.method, a.target) for a in proxy.asked] == [
+        ("CONNECT", f"127.0.0.2:{partner_site.port}")
+    ]
+    assert [(a.method, a.target) for a in refusing.asked] == [
+        ("CONNECT", f"127.0.0.2:{partner_site.port}")
+    ]
 
 
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])
