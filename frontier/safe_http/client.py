@@ -451,14 +451,20 @@ def request_failure(exc: Exception, proxy: Proxy | None, url: str) -> HttpError:
     raise exc
 
 
-def proxy_failure(exc: BaseException, proxy: Proxy | None, url: str) -> ProxyError | None:
+def proxy_failure(exc: BaseException, proxy: Proxy | None, url: str) -> HttpError | None:
     """The `ProxyError` that `exc` is, when a request through `proxy` failed at the proxy:
     it could not be reached (refused, timed out), or refused the CONNECT or the SOCKS
-    request (407, 403, 502, 503, a SOCKS error reply)."""
+    request (407, 403, 502, 503, a SOCKS error reply); except a CONNECT refused with an
+    RFC 9209 Proxy-Status naming the destination's error, the target's `FetchFailed`."""
     if proxy is None:
         return None
     where = f"proxy error: {proxy.label()}"
     if isinstance(exc, aiohttp.ClientHttpProxyError):
+        error = _proxy_status_error(exc.headers.get("Proxy-Status", "") if exc.headers else "")
+        if error and error.startswith(DESTINATION_ERRORS):  # the proxy says: the target's
+            return FetchFailed(
+                f"{proxy.label()} could not reach the target: {exc.status} ({error}) ({url})"
+            )
         return ProxyError(f"{where} refused the tunnel: {exc.status} {exc.message} ({url})")
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         return ProxyError(f"{where}: cannot connect: {_describe(exc.os_error)} ({url})")

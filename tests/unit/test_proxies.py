@@ -13,7 +13,7 @@ from multidict import CIMultiDict
 
 from frontier.proxies import InvalidProxy, Proxy, route_of
 from frontier.safe_http.client import SafeClient, proxy_failure, refuse_proxy_answer
-from frontier.safe_http.errors import ProxyError
+from frontier.safe_http.errors import FetchFailed, ProxyError
 from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings, SettingsError
 from frontier.source_credentials import CredentialsUnavailable
@@ -148,4 +148,13 @@ def test_a_refused_tunnel_is_a_proxy_error() -> None:
     failure = proxy_failure(refused, PROXY, "https://news.example/")
     assert isinstance(failure, ProxyError) and "refused the tunnel: 502" in str(failure)
     assert proxy_failure(refused, None, "https://news.example/") is None
+    unreachable = aiohttp.ClientHttpProxyError(
+        info,
+        (),
+        status=502,
+        message="Bad Gateway",
+        headers=CIMultiDict({"Proxy-Status": "squid; error=destination_unavailable"}),
+    )
+    failure = proxy_failure(unreachable, PROXY, "https://news.example/")
+    assert type(failure) is FetchFailed and "could not reach the target" in str(failure)
     assert proxy_failure(TimeoutError(), PROXY, "https://news.example/") is None
