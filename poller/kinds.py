@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 from frontier.parse_pool import ParsePool
 from frontier.proxies import route_for
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import FetchFailed
+from frontier.safe_http.errors import FetchFailed, ProxyError
 from frontier.safe_http.responses import Response
 from frontier.source_credentials import credentials_for
 from frontier.source_kinds import PollOptions
@@ -108,6 +108,8 @@ class KindRequest:
                     credentials=credentials_for(self.source),
                     proxy=route_for(self.source),
                 )
+            except ProxyError:
+                raise  # not retried here: the poll comes again in a minute (frontier.proxies)
             except FetchFailed:
                 if attempt >= self.retry.attempts:
                     raise

@@ -145,7 +145,8 @@ async def test_an_https_target_goes_through_connect(partner_site: LocalSite) -> 
             with pytest.raises(FetchFailed) as caught:
                 await client.get(target)
             assert not isinstance(caught.value, ProxyError)
-        limits = HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=refusing.url)
+        by_name = refusing.url.replace("127.0.0.1", "localhost")  # a private name: allowed
+        limits = HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=by_name)
         async with SafeClient(limits) as client:
             with pytest.raises(ProxyError, match="refused the tunnel: 502"):
                 await client.get(target)
@@ -245,7 +246,8 @@ async def test_the_spider_crawls_through_the_proxy(
             update={
                 "allow_private_networks": False,
                 "allowed_networks": ",".join(ALLOWED),
-                "proxy_url": with_login(proxy),
+                # by name: the resolver lets the proxy's name through, not as a target
+                "proxy_url": with_login(proxy).replace("127.0.0.1", "localhost"),
             }
         )
         crawled = await crawl_in_child(job_for(guarded, fresh_dsn, "crawled"))
