@@ -8,6 +8,8 @@
     # a source's own, for the hosts of its URLs (its password by reference):
     proxy: {url: "socks5://proxy.eu.internal:1080", username: crawler,
             password_env: EU_PROXY_PASSWORD}
+    # or none for them, whatever FRONTIER_PROXY_URL says (an intranet site):
+    proxy: {direct: true}
 
 Schemes: `http` (requests as absolute URIs, https targets through CONNECT), `https` (the
 same over TLS to the proxy), `socks5` (the target's name resolved here and its address
@@ -18,12 +20,12 @@ spider refuses a SOCKS proxy (spider.plan).
 Which proxy a request takes: its source's, when the URL's host is one of the hosts of the
 source's own URLs (`base_url`, `feed_url`, `sitemap_url`, the spider's listing pages: the
 hosts, any scheme or port, the way frontier.source_credentials matches origins, minus the
-scheme and port, which protect a secret sent to the target and a proxy sends none there);
-else `FRONTIER_PROXY_URL` when set; else none. The SSRF guard still judges the target
-(frontier.safe_http.client: the target's name is resolved first and refused when any of
-its addresses is not public), while the proxy's own address, which the operator chose, is
-not judged. A proxy that fails is a `ProxyError` (frontier.safe_http.errors), never
-counted against the target's host.
+scheme and port, which protect a secret sent to the target and a proxy sends none there),
+or none for them with `direct: true`; else `FRONTIER_PROXY_URL` when set; else none.
+The SSRF guard still judges the target (frontier.safe_http.client: the target's name is
+resolved first and refused when any of its addresses is not public), while the proxy's
+own address, which the operator chose, is not judged. A proxy that fails is a
+`ProxyError` (frontier.safe_http.errors), never counted against the target's host.
 """
 
 from __future__ import annotations
@@ -118,15 +120,20 @@ class Proxy:
 
 @dataclass(frozen=True, slots=True)
 class ProxyRoute:
-    """A source's proxy and the hosts it carries requests to."""
+    """A source's proxy (None: `direct: true`, no proxy) and the hosts it applies to."""
 
-    proxy: Proxy
+    proxy: Proxy | None
     hosts: frozenset[str]
 
-    def for_url(self, url: str) -> Proxy | None:
-        """The proxy for a request to `url`: the source's for one of its hosts, else None
-        (the operator's FRONTIER_PROXY_URL, if any, then applies)."""
-        return self.proxy if host_of(url) in self.hosts else None
+    def choose(self, url: str, default: Proxy | None) -> Proxy | None:
+        """The proxy of a request to `url` (None: direct): the source's own for one of its
+        hosts, else `default` (FRONTIER_PROXY_URL's)."""
+        return self.proxy if host_of(url) in self.hosts else default
+
+
+def proxy_of(route: ProxyRoute | None, url: str, default: Proxy | None) -> Proxy | None:
+    """The proxy of a request to `url` for a source with `route` (None: it has none)."""
+    return route.choose(url, default) if route is not None else default
 
 
 def password_from(path: Path | None) -> str | None:
@@ -150,7 +157,11 @@ def route_of(
     env = os.environ if environ is None else environ
     ref = {k: spec[f"password_{k}"] for k in ("env", "file") if spec.get(f"password_{k}")}
     password = read_secret(ref, "proxy.password", env) if ref else None
-    proxy = Proxy.parse(spec["url"], username=spec.get("username"), password=password)
+    proxy = (
+        Proxy.parse(spec["url"], username=spec.get("username"), password=password)
+        if spec.get("url")
+        else None  # direct: true
+    )
     hosts = frozenset(filter(None, (host_of(u) for u in urls if u)))
     return ProxyRoute(proxy, hosts)
 

@@ -136,6 +136,9 @@ class SourceAccess(BaseModel):
         return self
 
 
+ProxyUrl = Annotated[str, Field(strict=True, max_length=2048, pattern=r"^[^\r\n\x00]*$")]
+
+
 class SourceProxy(BaseModel):
     """The proxy a source's requests to its own hosts go through (frontier.proxies):
 
@@ -143,18 +146,28 @@ class SourceProxy(BaseModel):
           url: socks5://proxy.eu.internal:1080   # http, https, socks5, socks5h
           username: crawler                      # optional, with password_env/_file
           password_env: EU_PROXY_PASSWORD
+        # or: proxy: {direct: true}              # none, whatever FRONTIER_PROXY_URL says
 
     A password in the URL is refused like any secret in clear."""
 
     model_config = ConfigDict(extra="forbid")
 
-    url: Annotated[str, Field(strict=True, max_length=2048, pattern=r"^[^\r\n\x00]*$")]
+    url: ProxyUrl | None = None
+    direct: Annotated[bool, Field(strict=True)] = False  # no proxy, whatever the operator's
     username: Annotated[str, Field(strict=True, pattern=r"^[^:\r\n\x00]{1,200}$")] | None = None
     password_env: EnvName | None = None
     password_file: FilePath | None = None
 
     @model_validator(mode="after")
     def _usable(self) -> SourceProxy:
+        if self.direct:
+            if self.url or self.username or self.password_env or self.password_file:
+                raise PydanticCustomError(
+                    "proxy", "direct: true takes no url, username or password"
+                )
+            return self
+        if self.url is None:
+            raise PydanticCustomError("proxy", "give its url (or direct: true for no proxy at all)")
         try:
             proxy = Proxy.parse(self.url)
         except InvalidProxy as exc:

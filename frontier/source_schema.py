@@ -306,8 +306,8 @@ class SourceConfig(BaseModel):
     proxy: SourceProxy | None = Field(
         default=None,
         description="The proxy for requests to the source's own hosts (http, https, socks5,"
-        " socks5h; its password by reference: password_env, password_file); null: none"
-        " (FRONTIER_PROXY_URL, when set).",
+        " socks5h; its password by reference: password_env, password_file), or"
+        " {direct: true} for none; null: FRONTIER_PROXY_URL, when set.",
     )
 
     @field_validator("kind")

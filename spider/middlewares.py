@@ -36,7 +36,7 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from frontier.allowed_networks import AllowedNetworks
-from frontier.proxies import Proxy, ProxyRoute, host_of
+from frontier.proxies import Proxy, ProxyRoute, host_of, proxy_of
 from frontier.safe_http.errors import BlockedAddress
 from frontier.safe_http.ssrf import (
     NOTHING_ALLOWED,
@@ -214,7 +214,7 @@ class SourceProxyMiddleware:
         )
 
     async def process_request(self, request: Request) -> None:
-        proxy = (self.route.for_url(request.url) if self.route else None) or self.default
+        proxy = proxy_of(self.route, request.url, self.default)
         host = host_of(request.url) or ""
         if proxy is not None or host in self.proxy_hosts:
             await self._judge(host, request.url)

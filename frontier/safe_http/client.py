@@ -31,7 +31,7 @@ from multidict import CIMultiDictProxy
 from frontier.allowed_networks import AllowedNetworks
 from frontier.chain_cookies import ChainCookies
 from frontier.clock import utcnow
-from frontier.proxies import Proxy, ProxyRoute
+from frontier.proxies import Proxy, ProxyRoute, proxy_of
 from frontier.safe_http.aiohttp_support import check_aiohttp
 from frontier.safe_http.caps import read_capped, refuse_declared_length, stream_capped
 from frontier.safe_http.connector import ConnectorFactory, guarded_connector, proxy_connector
@@ -258,7 +258,7 @@ class SafeClient:
             cookie = "; ".join(filter(None, (own.get("Cookie"), jar.header(url))))
             if cookie:
                 request_headers["Cookie"] = cookie
-            via = (proxy.for_url(url) if proxy is not None else None) or self.default_proxy
+            via = proxy_of(proxy, url, self.default_proxy)
             status, response_headers, body = await self._polite(
                 url,
                 request_headers,

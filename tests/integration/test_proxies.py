@@ -18,7 +18,7 @@ import pytest
 from fetcher.config import FetcherConfig
 from fetcher.worker import Fetcher
 from frontier.db import Database
-from frontier.proxies import PROXY_RETRY_S
+from frontier.proxies import PROXY_RETRY_S, route_of
 from frontier.queue_values import QueuePolicy
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import BlockedAddress, FetchFailed, ProxyError
@@ -156,6 +156,18 @@ async def test_an_https_target_goes_through_connect(partner_site: LocalSite) -> 
     assert [(a.method, a.target) for a in refusing.asked] == [
         ("CONNECT", f"127.0.0.2:{partner_site.port}")
     ]
+
+
+async def test_a_direct_source_goes_around_the_operators_proxy(partner_site: LocalSite) -> None:
+    partner_site.serve("/page", "direct")
+    dead = f"http://127.0.0.1:{closed_port()}"
+    own = route_of({"direct": True}, [partner_site.url("/")])  # an intranet source
+    async with SafeClient(HttpLimits(UA, allowed_networks=ALLOWED, proxy_url=dead)) as client:
+        answer = await client.get(partner_site.url("/page"), proxy=own)
+        with pytest.raises(ProxyError, match="cannot connect"):
+            await client.get(partner_site.url("/page"))  # anyone else's: the dead proxy
+    assert answer.status == 200 and answer.body == b"direct"
+    assert len(partner_site.hits("/page")) == 1
 
 
 @pytest.mark.parametrize("scheme", ["socks5", "socks5h"])

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from multidict import CIMultiDict
 
-from frontier.proxies import InvalidProxy, Proxy, route_of
+from frontier.proxies import InvalidProxy, Proxy, proxy_of, route_of
 from frontier.safe_http.client import SafeClient, proxy_failure, refuse_proxy_answer
 from frontier.safe_http.errors import FetchFailed, ProxyError
 from frontier.safe_http.limits import HttpLimits
@@ -102,6 +102,9 @@ def test_the_proxy_password_may_come_from_a_file(tmp_path: Path) -> None:
             "not both",
         ),
         ({"url": "http://p.example", "password": "s3cr3t"}, "Extra inputs"),
+        ({"direct": True, "url": "http://p.example"}, "direct: true takes no url"),
+        ({"username": "u"}, "give its url"),
+        ({"direct": "yes"}, "valid boolean"),
     ],
 )
 def test_a_sources_proxy_takes_its_password_by_reference_only(
@@ -116,10 +119,15 @@ def test_a_sources_proxy_carries_the_requests_to_its_own_hosts() -> None:
     spec = {"url": "socks5://p.example", "username": "u", "password_env": "PW"}
     urls = ["https://News.Example/feed.xml", None, "http://cdn.example:8080/sitemap.xml"]
     route = route_of(spec, urls, environ={"PW": "s3cr3t"})
-    assert route is not None and route.proxy.password == "s3cr3t"
-    assert route.for_url("http://news.example/a") is route.proxy  # any scheme, any port
-    assert route.for_url("https://cdn.example/b") is route.proxy
-    assert route.for_url("https://www.news.example/c") is None  # not a subdomain
+    assert route is not None and route.proxy is not None and route.proxy.password == "s3cr3t"
+    own = route.proxy
+    assert proxy_of(route, "http://news.example/a", PROXY) is own  # any scheme, any port
+    assert proxy_of(route, "https://cdn.example/b", None) is own
+    assert proxy_of(route, "https://www.news.example/c", PROXY) is PROXY  # not a subdomain
+    assert proxy_of(None, "http://news.example/a", PROXY) is PROXY  # a source without one
+    direct = route_of({"direct": True}, urls)
+    assert proxy_of(direct, "http://news.example/a", PROXY) is None  # its hosts: direct
+    assert proxy_of(direct, "http://elsewhere.example/", PROXY) is PROXY
     with pytest.raises(CredentialsUnavailable, match=r"proxy\.password: the variable PW"):
         route_of(spec, urls, environ={})
     assert route_of(None, urls) is None
