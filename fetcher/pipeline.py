@@ -35,6 +35,7 @@ from frontier.chain_cookies import ChainCookies
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, KeyBusy
 from frontier.politeness_key import KeyFinder, KeyMode, KeyRepository, KeyTake
+from frontier.proxies import PROXY_RETRY_S
 from frontier.queue import QueueRepository
 from frontier.queue_values import Claim, OutcomeKind
 from frontier.safe_http.client import SafeClient, redirect_chain
@@ -45,6 +46,7 @@ from frontier.safe_http.errors import (
     FetchFailed,
     HttpError,
     PolicyBlocked,
+    ProxyError,
     Refused,
     TooManyRedirects,
 )
@@ -235,6 +237,11 @@ class BatchPipeline(ResponseSteps):
                 response, elsewhere = await self._follow(page, holds.paces[host])
             finally:
                 await asyncio.shield(holds.release(host))  # every answer is in
+        except ProxyError as exc:
+            # The proxy's failure, not the host's: deferred, nothing counted against the
+            # URL or its host (no attempt, no failure toward the host's backoff).
+            log.warning("%s", exc)
+            page.end(OutcomeKind.DEFERRED, retry_after_s=PROXY_RETRY_S, error=str(exc))
         except BodyTooLarge as exc:
             page.end(OutcomeKind.UNSUPPORTED_CONTENT, error=str(exc))
         except (BlockedAddress, PolicyBlocked) as exc:
@@ -284,6 +291,7 @@ class BatchPipeline(ResponseSteps):
                 pace=pace,
                 exchanges=page.exchanges if self.archive else None,
                 credentials=page.source.credentials,
+                proxy=page.source.proxy,
             )
             hops += len(response.history)
             chain += [u for _, u in response.history] + [response.url]

@@ -26,11 +26,12 @@ from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.host_slots import Pace
 from frontier.hosts import HostContext, HostRepository, RobotsRecord
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
+from frontier.proxies import PROXY_RETRY_S, ProxyRoute
 from frontier.queue_values import OutcomeKind
 from frontier.robots import ROBOTS_MAX_BYTES, ROBOTS_REDIRECTS, RobotsRules, interpret
 from frontier.robots_directives import product_token
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import BlockedAddress, HttpError, TooManyRedirects
+from frontier.safe_http.errors import BlockedAddress, HttpError, ProxyError, TooManyRedirects
 from frontier.safe_http.responses import Exchange
 from frontier.safe_http.ssrf import PRIVATE_NETWORKS_HINT
 from frontier.states import FetchKind, LogOutcome, RobotsStatus
@@ -47,6 +48,7 @@ class RobotsFetch(NamedTuple):
 
     record: RobotsRecord | None
     entry: LogEntry
+    proxy_error: str | None = None  # not asked: the proxy failed (retried, not stored)
 
 
 class RobotsStep:
@@ -131,11 +133,15 @@ class RobotsStep:
                     error="host not ready: robots.txt is being fetched by another worker",
                 )
         schemes = {p.claim.host: p.claim.url.split("://", 1)[0] for p in pages}
+        proxies = {p.claim.host: p.source.proxy for p in pages}  # the host's source's
         order = sorted(leased)
-        results = await asyncio.gather(*(self._fetch(schemes[h], h, holds.paces[h]) for h in order))
+        results = await asyncio.gather(
+            *(self._fetch(schemes[h], h, holds.paces[h], proxies[h]) for h in order)
+        )
         fetched = dict(zip(order, results, strict=True))
         records = [r.record for r in fetched.values() if r.record is not None]
-        blocked = {host for host, r in fetched.items() if r.record is None}
+        unproxied = {host: r.proxy_error for host, r in fetched.items() if r.proxy_error}
+        blocked = {h for h, r in fetched.items() if r.record is None and h not in unproxied}
         stored = await self.hosts.store_robots(
             records,
             ttl_hours=self.config.robots_ttl_hours,
@@ -159,6 +165,12 @@ class RobotsStep:
         for host in fetched:  # delay_ms: with its new Crawl-delay
             holds.robots_fetched(host, context[host].delay_ms)
         for page in pages:
+            if page.claim.host in unproxied and page.outcome is None:
+                page.end(
+                    OutcomeKind.DEFERRED,
+                    retry_after_s=PROXY_RETRY_S,
+                    error=f"robots.txt not fetched: {unproxied[page.claim.host]}",
+                )
             if page.claim.host in blocked and page.outcome is None:
                 page.end(
                     OutcomeKind.BLOCKED_BY_POLICY,
@@ -166,7 +178,9 @@ class RobotsStep:
                     f"{PRIVATE_NETWORKS_HINT}",
                 )
 
-    async def _fetch(self, scheme: str, host: str, pace: Pace) -> RobotsFetch:
+    async def _fetch(
+        self, scheme: str, host: str, pace: Pace, proxy: ProxyRoute | None = None
+    ) -> RobotsFetch:
         url = f"{scheme}://{host}/robots.txt"
         started = time.monotonic()
         status: int | None = None
@@ -183,6 +197,7 @@ class RobotsStep:
                 truncate=True,
                 pace=pace,
                 exchanges=exchanges if self.archive else None,
+                proxy=proxy,
             )
             status, body = response.status, response.body
         except BlockedAddress as exc:
@@ -195,6 +210,17 @@ class RobotsStep:
                 elapsed_ms=ms_since(started),
             )
             return RobotsFetch(None, entry)
+        except ProxyError as exc:
+            log.warning("%s", exc)
+            entry = LogEntry(
+                FetchKind.ROBOTS,
+                None,
+                url,
+                LogOutcome.FAILED,
+                error=str(exc),
+                elapsed_ms=ms_since(started),
+            )
+            return RobotsFetch(None, entry, str(exc))
         except TooManyRedirects as exc:
             status, error = 310, str(exc)  # RFC 9309: past 5 redirects, "unavailable"
         except HttpError as exc:

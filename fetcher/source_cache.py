@@ -1,5 +1,5 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule, the sites it publishes from, the languages it keeps, its credentials), cached
+schedule, the sites it publishes from, the languages it keeps, its credentials and proxy), cached
 per process for five minutes so a source edit reaches every fetcher within that time."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from uuid import UUID
 
 from fetcher.canonical import site_of
 from frontier.politeness_key import KeyMode
+from frontier.proxies import ProxyRoute, route_for
 from frontier.source_credentials import Credentials, CredentialsUnavailable, credentials_for
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, normalize_url, url_host
@@ -32,6 +33,7 @@ class SourceInfo:
     # its access, resolved (frontier.source_credentials); or why its secrets are unreadable
     credentials: Credentials | None = None
     credentials_error: str | None = None
+    proxy: ProxyRoute | None = None  # its own proxy, for its hosts (frontier.proxies)
 
 
 UNKNOWN = SourceInfo(None)
@@ -72,11 +74,15 @@ class SourceCache:
         sites = _sites(source.base_url, source.feed_url, source.sitemap_url)
         mode = KeyMode(source.politeness_key) if source.politeness_key else None
         languages = frozenset(source.languages) if source.languages else None
-        credentials, error = None, None
+        credentials, error, proxy = None, None, None
         try:
             credentials = credentials_for(source)
         except CredentialsUnavailable as exc:
             error = f"access: {exc}"
+        try:
+            proxy = route_for(source)
+        except CredentialsUnavailable as exc:
+            error = f"proxy: {exc}"
         return SourceInfo(
             source.name,
             source.fetchprotection,
@@ -87,6 +93,7 @@ class SourceCache:
             languages,
             credentials,
             error,
+            proxy,
         )
 
 

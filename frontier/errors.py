@@ -31,8 +31,10 @@ under this root (one module each, named in brackets):
     │   │   └── CredentialsUnavailable (frontier.source_credentials) a source's secret
     │   │                        cannot be read (an unset variable, a missing file)
     │   └── FetchFailed          transient: timeout, DNS, connection; retry later
-    │       └── HostBackingOff   (frontier.host_slots) a host that backs off for longer
-    │                            than its requester waits: not requested
+    │       ├── HostBackingOff   (frontier.host_slots) a host that backs off for longer
+    │       │                    than its requester waits: not requested
+    │       └── ProxyError       the outbound proxy failed, not the target (frontier.proxies):
+    │                            nothing counts against the target's host; retried
     ├── UnsupportedAiohttp       (frontier.safe_http.aiohttp_support; also a RuntimeError)
     │                            an aiohttp the safe client was not written and tested for
     ├── ExtractionCrashed        (fetcher.extract_job)  a page that killed the extraction

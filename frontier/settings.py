@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from frontier.allowed_networks import AllowedNetworks, split_entries
 from frontier.dsn import check_dsn
 from frontier.errors import FrontierError
+from frontier.proxies import Proxy
 
 ENV_PREFIX = "FRONTIER_"
 MIN_SECRET_CHARS = 32  # a token of 32 random characters resists any guessing
@@ -83,6 +84,20 @@ class Settings(BaseSettings):
         "private, loopback, link-local and metadata address stays refused. A host name "
         "allows what it resolves to, for requests to that very name only; a cloud-metadata "
         "address only when listed by exact address.",
+    )
+    proxy_url: str | None = Field(
+        default=None,
+        description="The outbound proxy of every request (fetches, polls, robots.txt, the "
+        "spider) that its source does not send through a proxy of its own: http://, https:// "
+        "or socks5:// (socks5h://: the proxy resolves names), with user:password@ when it "
+        "asks for them (percent-encoded). The SSRF guard still judges each target. Scrapy "
+        "has no SOCKS: the spider refuses a socks5 proxy. Unset: requests go direct.",
+    )
+    proxy_password_file: Path | None = Field(
+        default=None,
+        description="A file holding the password of FRONTIER_PROXY_URL's user (a Docker or "
+        "Kubernetes secret; one trailing newline dropped), read when a process starts, "
+        "instead of a password in the URL (then scheme://user@host:port). Unset: the URL's.",
     )
     user_agent: str = Field(
         default="frontier-crawler/0.1 (+https://github.com/frontier-crawler/frontier)",
@@ -463,6 +478,32 @@ class Settings(BaseSettings):
         """A malformed entry stops every command at start-up, named (not a refusal at the
         first request to it)."""
         AllowedNetworks.parse(split_entries(value))
+        return value
+
+    @field_validator("proxy_password_file")
+    @classmethod
+    def _proxy_password_file_has_a_user(cls, value: Path | None, info: Any) -> Path | None:
+        """The file stands for the password of FRONTIER_PROXY_URL's user: the URL names
+        the user and holds no password of its own."""
+        if value is None:
+            return None
+        url = info.data.get("proxy_url")
+        proxy = Proxy.parse(url) if url else None
+        if proxy is None or proxy.username is None or proxy.password is not None:
+            raise ValueError(
+                "the password of FRONTIER_PROXY_URL's user: give FRONTIER_PROXY_URL as "
+                "scheme://user@host:port, without a password"
+            )
+        return value
+
+    @field_validator("proxy_url")
+    @classmethod
+    def _proxy_url_is_a_proxy(cls, value: str | None) -> str | None:
+        """A proxy URL that cannot be used stops every command at start-up, in words that
+        echo no part of it (it may hold a password); empty is unset."""
+        if not value:
+            return None
+        Proxy.parse(value)
         return value
 
     @field_validator("database_url")

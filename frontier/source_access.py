@@ -28,6 +28,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
+from frontier.proxies import InvalidProxy, Proxy
+
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,199}$"
 ABSOLUTE_PATH = r"^/[^\x00]{0,4095}$"
 MAX_ENTRIES = 50
@@ -131,4 +133,56 @@ class SourceAccess(BaseModel):
                 problem = f"headers: {', '.join(reserved)} cannot be set (cookies go in cookies)"
         if problem:
             raise PydanticCustomError("access", "{problem}", {"problem": problem})
+        return self
+
+
+ProxyUrl = Annotated[str, Field(strict=True, max_length=2048, pattern=r"^[^\r\n\x00]*$")]
+
+
+class SourceProxy(BaseModel):
+    """The proxy a source's requests to its own hosts go through (frontier.proxies):
+
+        proxy:
+          url: socks5://proxy.eu.internal:1080   # http, https, socks5, socks5h
+          username: crawler                      # optional, with password_env/_file
+          password_env: EU_PROXY_PASSWORD
+        # or: proxy: {direct: true}              # none, whatever FRONTIER_PROXY_URL says
+
+    A password in the URL is refused like any secret in clear."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: ProxyUrl | None = None
+    direct: Annotated[bool, Field(strict=True)] = False  # no proxy, whatever the operator's
+    username: Annotated[str, Field(strict=True, pattern=r"^[^:\r\n\x00]{1,200}$")] | None = None
+    password_env: EnvName | None = None
+    password_file: FilePath | None = None
+
+    @model_validator(mode="after")
+    def _usable(self) -> SourceProxy:
+        if self.direct:
+            if self.url or self.username or self.password_env or self.password_file:
+                raise PydanticCustomError(
+                    "proxy", "direct: true takes no url, username or password"
+                )
+            return self
+        if self.url is None:
+            raise PydanticCustomError("proxy", "give its url (or direct: true for no proxy at all)")
+        try:
+            proxy = Proxy.parse(self.url)
+        except InvalidProxy as exc:
+            raise PydanticCustomError("proxy", "url: {problem}", {"problem": str(exc)}) from None
+        problem = None
+        if proxy.password is not None:
+            problem = "url: its password: " + CLEAR_SECRET.format(
+                how="username and password_env: VARIABLE or password_file: /path"
+            )
+        elif proxy.username is not None:
+            problem = "url: give the user name as username, not in the URL"
+        elif self.password_env is not None and self.password_file is not None:
+            problem = "give password_env or password_file, not both"
+        elif (self.password_env or self.password_file) and self.username is None:
+            problem = "a proxy password needs a username"
+        if problem:
+            raise PydanticCustomError("proxy", "{problem}", {"problem": problem})
         return self

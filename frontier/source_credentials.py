@@ -99,10 +99,10 @@ def credentials_of(
     elif token is not None:
         headers.append(("Authorization", f"Bearer {token}"))
     for name, value in (access.get("headers") or {}).items():
-        plain = value if isinstance(value, str) else _read(value, f"headers.{name}", env)
+        plain = value if isinstance(value, str) else read_secret(value, f"headers.{name}", env)
         headers.append((name, plain))
     cookies = [
-        f"{name}={_read(ref, f'cookies.{name}', env)}"
+        f"{name}={read_secret(ref, f'cookies.{name}', env)}"
         for name, ref in (access.get("cookies") or {}).items()
     ]
     origins = frozenset(filter(None, (origin_of(u) for u in urls if u)))
@@ -117,10 +117,10 @@ def _secret(access: Mapping[str, Any], key: str, env: Mapping[str, str]) -> str 
         for kind in ("env", "file")
         if access.get(f"{key}_{kind}") is not None
     }
-    return _read(ref, key, env) if ref else None
+    return read_secret(ref, key, env) if ref else None
 
 
-def _read(ref: Mapping[str, str], what: str, env: Mapping[str, str]) -> str:
+def read_secret(ref: Mapping[str, str], what: str, env: Mapping[str, str]) -> str:
     """The secret `ref` names; one trailing newline of a file dropped. Refused when it
     cannot be read or could break a header (a line break)."""
     if ref.get("env"):

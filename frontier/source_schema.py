@@ -42,7 +42,7 @@ from pydantic_core import PydanticCustomError
 from frontier.durations import EXAMPLES, seconds_of
 from frontier.errors import FrontierError
 from frontier.revisits import MAX_STEP_S, MAX_STEPS, MIN_STEP_S
-from frontier.source_access import SourceAccess
+from frontier.source_access import SourceAccess, SourceProxy
 from frontier.source_kinds import (
     DEFAULT_KIND,
     KIND_NAME_PATTERN,
@@ -303,6 +303,12 @@ class SourceConfig(BaseModel):
         description="HTTP basic or bearer credentials, extra headers and cookies for the"
         " source's own origins (secrets by reference: *_env, *_file); null: none.",
     )
+    proxy: SourceProxy | None = Field(
+        default=None,
+        description="The proxy for requests to the source's own hosts (http, https, socks5,"
+        " socks5h; its password by reference: password_env, password_file), or"
+        " {direct: true} for none; null: FRONTIER_PROXY_URL, when set.",
+    )
 
     @field_validator("kind")
     @classmethod
@@ -369,7 +375,7 @@ class PatchForm(BaseModel):
 def _values(form: BaseModel, names: set[str]) -> dict[str, Any]:
     # Nested mappings keep only the keys given, so what is stored is what was sent.
     out: dict[str, Any] = form.model_dump(mode="json", include=names)
-    for key in ("selectors", "url_filters", "access"):
+    for key in ("selectors", "url_filters", "access", "proxy"):
         nested = getattr(form, key, None)
         if key in out and nested is not None:
             out[key] = nested.model_dump(mode="json", exclude_unset=True, exclude_none=True)

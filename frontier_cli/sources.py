@@ -186,8 +186,20 @@ SOURCE_FLAGS: list[tuple[str, str, Any, Any]] = [
             "(docs/sources.md).",
         ),
     ),
+    (
+        "proxy",
+        "proxy",
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            None,
+            "--proxy",
+            help="The proxy for the source's own hosts, as JSON, its password by reference: "
+            '\'{"url": "socks5://proxy:1080", "username": "u", "password_env": "PROXY_PW"}\' '
+            "(docs/sources.md).",
+        ),
+    ),
 ]
-JSON_FIELDS = frozenset({"url_filters", "selectors", "config", "access"})
+JSON_FIELDS = frozenset({"url_filters", "selectors", "config", "access", "proxy"})
 
 
 def with_source_flags(command: Callable[..., None]) -> Callable[..., None]:

@@ -11,6 +11,7 @@ from urllib.parse import urljoin
 from selectolax.lexbor import LexborHTMLParser
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
+from frontier.proxies import ProxyRoute
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from frontier.source_credentials import Credentials
@@ -59,9 +60,11 @@ async def discover_feed(
     base_url: str,
     fetchprotection: int = 2,
     credentials: Credentials | None = None,
+    proxy: ProxyRoute | None = None,
 ) -> str | None:
     """The first working feed URL for the site at `base_url`, or None. `credentials`:
-    the source's (each request carries them to the source's own origins only)."""
+    the source's (each request carries them to the source's own origins only); `proxy`:
+    the source's own (frontier.proxies)."""
     candidates: list[str] = []
     try:
         page = await client.get(
@@ -69,6 +72,7 @@ async def discover_feed(
             fetchprotection=fetchprotection,
             max_body_bytes=MAX_PAGE_BYTES,
             credentials=credentials,
+            proxy=proxy,
         )
         if page.status == 200:
             candidates.extend(await parser.run(alternate_links, page.body, page.url))
@@ -81,7 +85,7 @@ async def discover_feed(
     for candidate in dict.fromkeys(candidates):
         try:
             response = await client.get(
-                candidate, fetchprotection=fetchprotection, credentials=credentials
+                candidate, fetchprotection=fetchprotection, credentials=credentials, proxy=proxy
             )
             if response.status != 200:
                 continue

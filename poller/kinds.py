@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from frontier.parse_pool import ParsePool
+from frontier.proxies import route_for
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import FetchFailed
+from frontier.safe_http.errors import FetchFailed, ProxyError
 from frontier.safe_http.responses import Response
 from frontier.source_credentials import credentials_for
 from frontier.source_kinds import PollOptions
@@ -105,7 +106,10 @@ class KindRequest:
                     max_body_bytes=max_body_bytes or self.max_body_bytes,
                     timeout_s=self.options.timeout_s,
                     credentials=credentials_for(self.source),
+                    proxy=route_for(self.source),
                 )
+            except ProxyError:
+                raise  # not retried here: the poll comes again in a minute (frontier.proxies)
             except FetchFailed:
                 if attempt >= self.retry.attempts:
                     raise

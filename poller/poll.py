@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from pydantic import ValidationError
 
 from frontier.parse_pool import ParsePool
+from frontier.proxies import PROXY_RETRY_S, route_for
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from frontier.source_credentials import CredentialsUnavailable, credentials_for
@@ -96,6 +97,10 @@ async def poll_kind(
         credentials_for(source)  # its secrets are readable (each request reads them again)
     except CredentialsUnavailable as exc:
         return _misconfigured(source, state, now, interval, f"access: {exc}")
+    try:
+        route_for(source)
+    except CredentialsUnavailable as exc:
+        return _misconfigured(source, state, now, interval, f"proxy: {exc}")
     url = kind.target(source, options)
     new_feed_url = None
     if not url:
@@ -114,6 +119,7 @@ async def poll_kind(
                 source.base_url,
                 source.fetchprotection,
                 credentials_for(source),
+                route_for(source),
             )
         )
         if found is None:
@@ -239,6 +245,14 @@ async def _fetch(
 
 def _failed(outcome: KindOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:
     state = outcome.state
+    if outcome.proxy_failed:  # the proxy's failure: not the source's, nor its feed's host's
+        outcome.state = replace(
+            state,
+            last_error=outcome.error,
+            last_outcome=str(outcome.outcome),
+            next_poll_at=now + timedelta(seconds=PROXY_RETRY_S),
+        )
+        return
     errors = state.consecutive_errors + 1
     if errors >= policy.error_log_threshold:  # each failure has its line (PollSummary.log)
         log.error(

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from frontier.parse_pool import ParseLimitExceeded
-from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked
+from frontier.safe_http.errors import BlockedAddress, HttpError, PolicyBlocked, ProxyError
 from frontier.sources import Source
 from frontier.states import LogOutcome
 from poller.errors import DocumentRefused
@@ -37,6 +37,7 @@ class PartOutcome:
     error: str | None = None
     elapsed_ms: int = 0
     retry_after_s: float | None = None  # 429/503 Retry-After
+    proxy_failed: bool = False  # ended by its proxy's failure (frontier.proxies)
 
     @property
     def failed(self) -> bool:
@@ -45,6 +46,7 @@ class PartOutcome:
     def ended_by(self, exc: PollFailure, what: str) -> None:
         """Record what ended this part: refused by the SSRF guard or policy, a request
         that failed, or `what` (the document polled) unusable."""
+        self.proxy_failed = isinstance(exc, ProxyError)
         if isinstance(exc, (BlockedAddress, PolicyBlocked)):
             self.outcome, self.error = LogOutcome.REFUSED, str(exc)
         elif isinstance(exc, HttpError):

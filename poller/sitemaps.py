@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from urllib.parse import urljoin
 
 from frontier.parse_pool import ParseLimitExceeded, ParsePool
+from frontier.proxies import PROXY_RETRY_S, route_for
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from frontier.safe_http.responses import Response
@@ -97,7 +98,13 @@ async def poll_sitemaps(
     except POLL_FAILURES as exc:
         outcome.ended_by(exc, "sitemap")
     outcome.elapsed_ms = int((time.monotonic() - started) * 1000)
-    if outcome.failed:
+    if outcome.failed and outcome.proxy_failed:  # the proxy's failure, not the source's
+        outcome.state = replace(
+            state,
+            sitemap_last_error=outcome.error,
+            sitemap_next_poll_at=now + timedelta(seconds=PROXY_RETRY_S),
+        )
+    elif outcome.failed:
         errors = state.sitemap_consecutive_errors + 1
         if errors >= policy.error_log_threshold:  # each failure has its line (PollSummary)
             log.error(
@@ -133,6 +140,7 @@ async def _locations(
             politeness_key=source.politeness_key,
             max_body_bytes=512 * 1024,
             credentials=credentials_for(source),
+            proxy=route_for(source),
         )
         if robots.status == 200:
             text = robots.body.decode("utf-8", "replace")
@@ -151,6 +159,7 @@ async def _locations(
                 fetchprotection=source.fetchprotection,
                 politeness_key=source.politeness_key,
                 credentials=credentials_for(source),
+                proxy=route_for(source),
             )
             if response.status == 200:
                 await parser.run(parse_sitemap, response.body)
@@ -180,6 +189,7 @@ async def _read(
         last_modified=state.sitemap_last_modified if conditional else None,
         max_body_bytes=policy.max_sitemap_bytes,
         credentials=credentials_for(source),
+        proxy=route_for(source),
     )
     outcome.http_status = top.status
     decision = decide(top.status, top.headers, now)
@@ -201,6 +211,7 @@ async def _read(
                 politeness_key=source.politeness_key,
                 max_body_bytes=policy.max_sitemap_bytes,
                 credentials=credentials_for(source),
+                proxy=route_for(source),
             )
 
         walked = await walk_sitemaps(

@@ -43,6 +43,8 @@ def scrapy_settings(
         middlewares.ALLOW_PRIVATE: settings.allow_private_networks,
         middlewares.ALLOWED_NETWORKS: list(split_entries(settings.allowed_networks)),
         middlewares.SOURCE_CREDENTIALS: plan.credentials,
+        middlewares.SOURCE_PROXY: plan.proxy,
+        middlewares.DEFAULT_PROXY: plan.default_proxy,
         "USER_AGENT": settings.user_agent,
         "DEFAULT_REQUEST_HEADERS": headers,
         "ROBOTSTXT_OBEY": True,
@@ -75,6 +77,9 @@ def scrapy_settings(
         "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
         "DOWNLOADER_MIDDLEWARES": {
             "spider.middlewares.SsrfGuardMiddleware": 50,
+            # the proxy of each request (Scrapy's HttpProxyMiddleware, 750, speaks to it),
+            # the target judged by the SSRF guard before the proxy is asked
+            "spider.middlewares.SourceProxyMiddleware": 55,
             # the source's credentials to its own origins only, every hop asked again
             "spider.middlewares.SourceAccessMiddleware": 60,
             # the fetchers' robots.txt verdict, parsed off the reactor (spider.robots)

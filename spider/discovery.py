@@ -27,12 +27,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 import scrapy
-from scrapy.exceptions import CannotResolveHostError, IgnoreRequest
+from scrapy.core.downloader.handlers.http11 import TunnelError
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    IgnoreRequest,
+)
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.httpobj import urlparse_cached
-from twisted.internet.error import DNSLookupError
+from twisted.internet.error import ConnectError, DNSLookupError
 from twisted.python.failure import Failure
 
 from frontier.robots_directives import NOFOLLOW, header_directives, meta_directives, names_for
@@ -242,6 +247,11 @@ class DiscoverySpider(scrapy.Spider):
         ):
             self.count("blocked")
             self.logger.warning("blocked by the SSRF guard: %s", url)
+        elif request is not None and request.meta.get("proxy") and proxy_failed(failure):
+            # the proxy failed, not the site: counted apart, tried again at the next crawl
+            self.count("proxy_errors")
+            self.failed_because(f"proxy error: {failure.getErrorMessage()}", url)
+            self.logger.warning("proxy error: %s (%s)", failure.getErrorMessage(), url)
         elif failure.check(HttpError):
             response = failure.value.response  # type: ignore[union-attr]
             self.count("pages_crawled")  # it answered, just not usefully
@@ -266,3 +276,13 @@ def _og_type(response: HtmlResponse) -> str | None:
 def _header(response: Response, name: bytes) -> str | None:
     value = response.headers.get(name)
     return value.decode("latin-1")[:1000] if value else None
+
+
+def proxy_failed(failure: Failure) -> bool:
+    """Whether a proxied request failed at its proxy: the connection to it refused (a
+    proxied request connects to nothing else), its CONNECT refused, or its 407."""
+    if failure.check(DownloadConnectionRefusedError, ConnectError, TunnelError):
+        return True
+    if failure.check(HttpError):
+        return bool(failure.value.response.status == 407)  # type: ignore[union-attr]
+    return False

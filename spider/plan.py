@@ -5,12 +5,13 @@ the listing pages seen before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from uuid import UUID
 
 from frontier.db import Database
+from frontier.proxies import Proxy, ProxyRoute, password_from, route_for
 from frontier.queue_values import SourceRef
 from frontier.settings import Settings
 from frontier.source_credentials import Credentials, CredentialsUnavailable, credentials_for
@@ -46,6 +47,10 @@ class CrawlPlan:
     started_at: datetime | None = None
     # the source's access, resolved in the crawl process (spider.middlewares)
     credentials: Credentials | None = field(default=None, repr=False)
+    # the source's proxy for its hosts, and FRONTIER_PROXY_URL (http or https: Scrapy's
+    # HttpProxyMiddleware; spider.middlewares.SourceProxyMiddleware chooses per request)
+    proxy: ProxyRoute | None = field(default=None, repr=False)
+    default_proxy: Proxy | None = field(default=None, repr=False)
 
     @property
     def uses_heuristic(self) -> bool:
@@ -120,6 +125,7 @@ async def load_plan(
         credentials = credentials_for(source, *options.listing_urls)
     except CredentialsUnavailable as exc:
         raise SpiderConfigError(f"source {source.name!r}: access: {exc}") from None
+    proxy, default_proxy = _proxies(source, settings, options.listing_urls)
     domain = site_key(url_host(start_urls[0]))
     classifier = LinkClassifier(
         domain=domain,
@@ -152,4 +158,34 @@ async def load_plan(
         pages=await repository.pages(source.id),
         started_at=started_at,
         credentials=credentials,
+        proxy=proxy,
+        default_proxy=default_proxy,
     )
+
+
+def _proxies(
+    source: Source, settings: Settings, listing_urls: Sequence[str]
+) -> tuple[ProxyRoute | None, Proxy | None]:
+    """The source's proxy and FRONTIER_PROXY_URL, refused when one is a SOCKS proxy:
+    Scrapy speaks only http and https proxies, and a crawl that went direct instead would
+    leave from an address the operator did not choose."""
+    try:
+        route = route_for(source, *listing_urls)
+    except CredentialsUnavailable as exc:
+        raise SpiderConfigError(f"source {source.name!r}: proxy: {exc}") from None
+    try:
+        password = password_from(settings.proxy_password_file)
+    except CredentialsUnavailable as exc:
+        raise SpiderConfigError(str(exc)) from None
+    default = Proxy.parse(settings.proxy_url, password=password) if settings.proxy_url else None
+    for where, proxy in (
+        (f"source {source.name!r}: proxy", route.proxy if route else None),
+        ("FRONTIER_PROXY_URL", default),
+    ):
+        if proxy is not None and proxy.socks:
+            raise SpiderConfigError(
+                f"{where}: {proxy.label()} is a SOCKS proxy, which the spider (Scrapy) cannot "
+                "use: give it an http:// or https:// proxy (the fetchers and the poller use "
+                "SOCKS proxies)"
+            )
+    return route, default

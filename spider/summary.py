@@ -34,6 +34,7 @@ class CrawlSummary:
     submit_errors: int = 0
     start_pages_failed: int = 0  # start pages that could not be used: the run failed
     host_backoff: int = 0  # not requested: the host backs off after a 429/503
+    proxy_errors: int = 0  # the proxy failed (not the site): tried again next crawl
     slot_wait_s: float = 0.0  # waiting for hosts' slots (their delay, shared with fetchers)
     budget_exhausted: bool = False
     classification: str = "patterns"  # or "heuristic": the source has no article patterns
@@ -70,6 +71,7 @@ class CrawlSummary:
             submit_errors=n("submit_errors"),
             start_pages_failed=n("start_pages_failed"),
             host_backoff=n("host_backoff"),
+            proxy_errors=n("proxy_errors"),
             slot_wait_s=round(n("slot_wait_ms") / 1000, 3),
             budget_exhausted=n("budget_exhausted") > 0,
             classification="heuristic" if heuristic else "patterns",
@@ -86,7 +88,9 @@ class CrawlSummary:
 
     @property
     def outcome(self) -> LogOutcome:
-        if self.error is not None or (self.pages_crawled == 0 and self.errors):
+        if self.error is not None or (
+            self.pages_crawled == 0 and (self.errors or self.proxy_errors)
+        ):
             return LogOutcome.FAILED
         if self.pages_crawled == 0 and (self.blocked or self.robots_blocked):
             return LogOutcome.BLOCKED
@@ -161,6 +165,8 @@ class CrawlSummary:
             extra.append(f"{self.pages_nofollow} nofollow (links not followed)")
         if self.host_backoff:
             extra.append(f"{self.host_backoff} not requested (the host backs off)")
+        if self.proxy_errors:
+            extra.append(f"{self.proxy_errors} proxy errors (tried again next crawl)")
         lines.append("  " + ", ".join(extra))
         if self.classification == "heuristic":
             lines.append("  no article_url_patterns: articles recognised by the heuristic")

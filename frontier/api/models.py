@@ -69,6 +69,11 @@ class SourceOut(BaseModel):
         description="Its credentials, headers and cookies as stored: references to where"
         " the secrets are read (*_env, *_file, {env}, {file}), never their values.",
     )
+    proxy: dict[str, Any] | None = Field(
+        default=None,
+        description="Its proxy as stored: the URL, the user name and where the password is"
+        " read (password_env, password_file), never the password.",
+    )
     created_at: datetime
     updated_at: datetime
     last_error: str | None = Field(

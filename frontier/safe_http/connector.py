@@ -8,16 +8,22 @@ session (and the session closes it). The default, `guarded_connector`, is the on
 SSRF guard in its resolver; a connector given instead (a test's, a proxy layer's) answers
 for the addresses it connects to itself, while the client still refuses non-public IP
 literals in every URL, redirect hops included (frontier.safe_http.ssrf).
+
+Requests through a proxy (frontier.proxies) have a connector of their own,
+`proxy_connector`: it connects only to the proxy, whose address the operator chose and the
+guard does not judge; the client judges each target's address before asking the proxy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
 from frontier.allowed_networks import AllowedNetworks
+from frontier.proxies import Proxy
 from frontier.safe_http.limits import HttpLimits
 from frontier.safe_http.ssrf import GuardedResolver
 
@@ -49,4 +55,32 @@ def guarded_connector(limits: HttpLimits) -> aiohttp.BaseConnector:
         ttl_dns_cache=DNS_CACHE_S,
         keepalive_timeout=limits.keepalive_s,
         resolver=guarded_resolver(limits),
+    )
+
+
+def proxy_connector(limits: HttpLimits, proxy: Proxy) -> aiohttp.BaseConnector:
+    """The connector of requests through `proxy`, with the limits' caps and keep-alive.
+    An http or https proxy: aiohttp's own (the request's `proxy=` names it; its resolver
+    resolves only the proxy's name). A SOCKS proxy: aiohttp-socks's, which hands the
+    target to the proxy, by name for socks5h, by the address python-socks resolves for
+    socks5."""
+    options: dict[str, Any] = {
+        "limit": limits.max_connections,
+        "limit_per_host": limits.max_connections_per_host,
+        "ttl_dns_cache": DNS_CACHE_S,
+        "keepalive_timeout": limits.keepalive_s,
+    }
+    if not proxy.socks:
+        return aiohttp.TCPConnector(**options)
+    # aiohttp has no SOCKS client: aiohttp-socks (python-socks) is the maintained one.
+    from aiohttp_socks import ProxyConnector, ProxyType
+
+    return ProxyConnector(
+        host=proxy.host,
+        port=proxy.port,
+        proxy_type=ProxyType.SOCKS5,
+        username=proxy.username,
+        password=proxy.password,
+        rdns=proxy.scheme == "socks5h",
+        **options,
     )

@@ -7,7 +7,8 @@ HttpError
 │   ├── BodyTooLarge     over the body cap (frontier.safe_http.caps)
 │   └── TooManyRedirects over the redirect cap, or a redirect to a non-http URL
 └── FetchFailed      transient: timeout, DNS failure, connection error; retry later
-    └── HostBackingOff   (frontier.host_slots) the host backs off: not requested
+    ├── HostBackingOff   (frontier.host_slots) the host backs off: not requested
+    └── ProxyError       the outbound proxy failed, not the target (frontier.proxies)
 """
 
 from __future__ import annotations
@@ -41,3 +42,8 @@ class TooManyRedirects(Refused):
 
 class FetchFailed(HttpError):
     """Transient: a timeout, DNS failure or connection error; worth retrying later."""
+
+
+class ProxyError(FetchFailed):
+    """The outbound proxy failed (refused the connection, 407, a CONNECT refused, a 5xx
+    of its own): the target was not asked, so nothing counts against its host; retried."""

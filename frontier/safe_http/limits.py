@@ -4,10 +4,11 @@ the process's open-file limit a client with many hosts in flight needs."""
 from __future__ import annotations
 
 import resource
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from frontier.allowed_networks import split_entries
+from frontier.proxies import password_from
 from frontier.settings import Settings
 
 
@@ -30,6 +31,9 @@ class HttpLimits:
     # Networks and host names reachable even though they are not public (an operator's own
     # hosts: FRONTIER_ALLOWED_NETWORKS, the entries of frontier.allowed_networks).
     allowed_networks: tuple[str, ...] = ()
+    # The operator's outbound proxy (FRONTIER_PROXY_URL, frontier.proxies); None: direct.
+    proxy_url: str | None = None
+    proxy_password: str | None = field(default=None, repr=False)  # FRONTIER_PROXY_PASSWORD_FILE's
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> HttpLimits:
@@ -37,6 +41,8 @@ class HttpLimits:
             "user_agent": settings.user_agent,
             "allow_private_networks": settings.allow_private_networks,
             "allowed_networks": split_entries(settings.allowed_networks),
+            "proxy_url": settings.proxy_url,
+            "proxy_password": password_from(settings.proxy_password_file),
         }
         values.update(overrides)
         return cls(**values)

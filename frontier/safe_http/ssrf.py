@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterable
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -93,6 +94,21 @@ def refuse_literal_address(url: str, allowed: AllowedNetworks = NOTHING_ALLOWED)
         return
     if not address_is_public(host, allowed):
         raise BlockedAddress(f"{host} is not a public address: {PRIVATE_NETWORKS_HINT}")
+
+
+def refuse_private_answers(
+    host: str, addresses: Iterable[str], allowed: AllowedNetworks = NOTHING_ALLOWED
+) -> None:
+    """Raise `BlockedAddress` when any of the addresses `host` resolved to is not public:
+    the check of a target asked of a proxy, which resolves the name again and connects to
+    whichever address it picks (so one private answer among public ones is refused too,
+    where `GuardedResolver` keeps the public ones)."""
+    private = sorted({a for a in addresses if not address_is_public(a, allowed, host)})
+    if private:
+        raise BlockedAddress(
+            f"{host} resolves to non-public addresses ({', '.join(private)}), and the proxy "
+            f"would connect to it: {PRIVATE_NETWORKS_HINT}"
+        )
 
 
 class GuardedResolver(AbstractResolver):

@@ -17,12 +17,12 @@ source AS (
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
                          keep_trailing_slash, enabled, kind, config, revisit, politeness_key,
-                         languages, access)
+                         languages, access, proxy)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
            coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages,
-           access
+           access, proxy
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -70,6 +70,7 @@ source AS (
                          ELSE s.politeness_key END,
         languages = CASE WHEN $2 ? 'languages' THEN c.languages ELSE s.languages END,
         access = CASE WHEN $2 ? 'access' THEN c.access ELSE s.access END,
+        proxy = CASE WHEN $2 ? 'proxy' THEN c.proxy ELSE s.proxy END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

@@ -67,6 +67,11 @@ SOURCE: dict[str, Any] = {
         "headers": {"X-Edition": "north"},
         "cookies": {"consent": {"env": "HARBOUR_CONSENT"}},
     },
+    "proxy": {
+        "url": "socks5://proxy.harbour.example:1080",
+        "username": "crawler",
+        "password_env": "HARBOUR_PROXY_PASSWORD",
+    },
 }
 
 # field -> `frontier sources add` flag
@@ -95,6 +100,7 @@ AS_JSON = {
     "url_filters": "--url-filters",
     "config": "--config",
     "access": "--access",
+    "proxy": "--proxy",
 }
 SWITCHES = {
     "keep_trailing_slash": ("--keep-trailing-slash", "--drop-trailing-slash"),
@@ -120,6 +126,7 @@ BAD = [
     ("revisit", ["10s"]),  # under a minute: polling a page, not revisiting it
     ("languages", ["english"]),  # not a language code
     ("access", {"token": "clear-secret-token"}),  # a secret only by reference
+    ("proxy", {"url": "http://u:clear-secret@proxy.example"}),  # its password too
 ]
 
 ROW = """
@@ -230,6 +237,7 @@ async def test_every_path_stores_the_same_row(paths: Paths, db: Database) -> Non
     assert row["state_feed_url"] == row["feed_url"]
     assert row["revisit"] == [3600, 21600, 86400]  # seconds
     assert row["languages"] == ["en", "de"]
+    assert row["proxy"] == SOURCE["proxy"]  # the reference, never a password
 
 
 @pytest.mark.parametrize("field, value", BAD, ids=[field for field, _ in BAD])
