@@ -1,0 +1,328 @@
+"""Bulk export of the stored documents (issue 33 item 4): `frontier export` and
+`GET /api/v1/export`.
+
+Documents are read from PostgreSQL's `raw_content`, oldest first, in keyset pages
+(`export_page` in frontier/sql/raw_content.sql: each page one short statement on the
+(fetched_at, url_hash) index, no transaction held open for the export's length), and each
+page is written before the next is read: memory is one page whatever the count (bench/
+export.py measures it). The export stops at the moment it started (`until`): documents
+written meanwhile are left to the next one, so an export of a crawl that is running ends.
+
+Formats (the fields of frontier.sinks.schema, in its order; the article's text, `body`,
+`paragraphs` and `markdown`, only with `with_body`):
+
+- `jsonl`: one JSON object a line (dates ISO 8601, ids as text, lists as arrays);
+- `csv`: a header line, then a row each (the csv module; lists as JSON text, null as an
+  empty field, booleans `true`/`false`);
+- `parquet`: pyarrow's writer, a row group a page, typed columns (timestamps in UTC
+  microseconds, `tags` and `paragraphs` lists of strings). pyarrow is the optional extra
+  `frontier[parquet]` (tens of MB, only for this format).
+
+Output: a file, `-` for standard output (jsonl and csv), or a directory (existing, or named
+with a trailing `/`): files `documents-000001.<format>`, ... of at most `rows_per_file`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Protocol
+from uuid import UUID
+
+from frontier.db import Database
+from frontier.documents import BadDocumentQuery, DocumentFilter
+from frontier.sinks.schema import BY_NAME, FIELD_NAMES, HEAVY_FIELDS
+from frontier.sql import load
+
+SQL = load("raw_content")
+FORMATS = ("jsonl", "csv", "parquet")
+PAGE_ROWS = 1000
+ROWS_PER_FILE = 1_000_000
+_MINUS_INFINITY = datetime.min.replace(tzinfo=UTC)
+LANGUAGE_MAX_CHARS = 16
+
+
+def export_fields(with_body: bool) -> tuple[str, ...]:
+    """The fields an export holds, in the schema's order."""
+    return FIELD_NAMES if with_body else tuple(n for n in FIELD_NAMES if n not in HEAVY_FIELDS)
+
+
+def check_language(text: str) -> str:
+    """A language filter: a code such as `en` (a region, `en-GB`, is ignored)."""
+    value = text.strip().lower().split("-")[0]
+    if not value.isalpha() or len(value) > LANGUAGE_MAX_CHARS:
+        raise BadDocumentQuery(
+            f"language: {text[:40]!r} is not a language code such as 'en' or 'pt-BR'"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ExportQuery:
+    """What to export: the documents filter (its search words unused), a language, the
+    article's text or not, and the newest fetched_at (the export's start)."""
+
+    where: DocumentFilter
+    until: datetime
+    language: str | None = None
+    with_body: bool = False
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return export_fields(self.with_body)
+
+
+async def export_pages(
+    db: Database, query: ExportQuery, *, page_rows: int = PAGE_ROWS
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """The documents matching `query`, oldest first, a page (a list of rows with the
+    query's fields, values as asyncpg gives them) at a time."""
+    if query.where.search:
+        raise BadDocumentQuery("search: an export takes no search words")
+    where, fields = query.where, query.fields
+    heavy = not query.with_body
+    after = (where.since or _MINUS_INFINITY, "")
+    while True:
+        records = await db.fetch(
+            SQL["export_page"],
+            *after,
+            query.until,
+            where.source_id,
+            where.host,
+            query.language,
+            where.one_per_cluster,
+            page_rows,
+            query.with_body,
+        )
+        if records:
+            yield [{name: r[name] for name in fields} if heavy else dict(r) for r in records]
+        if len(records) < page_rows:
+            return
+        after = (records[-1]["fetched_at"], records[-1]["url_hash"])
+
+
+def json_form(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as JSON values: dates ISO 8601, the source id as text, lists as lists."""
+    out = {}
+    for name, value in row.items():
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, UUID):
+            value = str(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[name] = value
+    return out
+
+
+def ndjson(rows: Iterable[dict[str, Any]]) -> bytes:
+    """Rows as JSON lines (UTF-8, a newline after each)."""
+    return "".join(
+        json.dumps(json_form(row), ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows
+    ).encode()
+
+
+def _csv_value(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return json.dumps(list(value), ensure_ascii=False)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+class Writer(Protocol):
+    def write(self, rows: Sequence[dict[str, Any]]) -> None: ...
+    def close(self) -> None: ...
+
+
+class JsonLinesWriter:
+    def __init__(self, stream: IO[bytes], fields: tuple[str, ...]) -> None:
+        self._stream = stream
+
+    def write(self, rows: Sequence[dict[str, Any]]) -> None:
+        self._stream.write(ndjson(rows))
+
+    def close(self) -> None:
+        self._stream.flush()
+
+
+class CsvWriter:
+    def __init__(self, stream: IO[bytes], fields: tuple[str, ...]) -> None:
+        self._text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+        self._csv = csv.writer(self._text)
+        self._csv.writerow(fields)
+        self._fields = fields
+
+    def write(self, rows: Sequence[dict[str, Any]]) -> None:
+        self._csv.writerows([_csv_value(row[name]) for name in self._fields] for row in rows)
+
+    def close(self) -> None:
+        self._text.flush()
+        self._text.detach()  # the stream is the caller's
+
+
+def arrow_schema(fields: tuple[str, ...]) -> Any:
+    """The pyarrow schema of these fields (frontier.sinks.schema's column types)."""
+    import pyarrow as pa
+
+    types = {
+        "text": pa.string(),
+        "character": pa.string(),
+        "uuid": pa.string(),
+        "timestamp with time zone": pa.timestamp("us", tz="UTC"),
+        "integer": pa.int32(),
+        "smallint": pa.int16(),
+        "bigint": pa.int64(),
+        "boolean": pa.bool_(),
+        "real": pa.float32(),
+        "ARRAY": pa.list_(pa.string()),
+    }
+    return pa.schema(
+        [pa.field(name, types[BY_NAME[name].pg], not BY_NAME[name].required) for name in fields]
+    )
+
+
+def need_pyarrow() -> None:
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise BadDocumentQuery(
+            "format: parquet needs pyarrow, the extra frontier[parquet]: "
+            "pip install 'frontier[parquet]'"
+        ) from None
+
+
+class ParquetWriter:
+    def __init__(self, stream: IO[bytes], fields: tuple[str, ...]) -> None:
+        import pyarrow.parquet as pq
+
+        self._schema = arrow_schema(fields)
+        self._writer = pq.ParquetWriter(stream, self._schema, compression="zstd")
+
+    def write(self, rows: Sequence[dict[str, Any]]) -> None:
+        import pyarrow as pa
+
+        columns = {
+            name: [str(v) if isinstance(v, UUID) else v for v in (row[name] for row in rows)]
+            for name in self._schema.names
+        }
+        self._writer.write_table(pa.Table.from_pydict(columns, schema=self._schema))
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+WRITERS: dict[str, Callable[[IO[bytes], tuple[str, ...]], Writer]] = {
+    "jsonl": JsonLinesWriter,
+    "csv": CsvWriter,
+    "parquet": ParquetWriter,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ExportResult:
+    rows: int
+    files: tuple[str, ...]  # the files written ("-": standard output)
+    seconds: float
+
+
+class Output:
+    """Where an export goes: one file, standard output, or rotated files in a directory;
+    a writer of the format is opened for each file."""
+
+    def __init__(self, target: str, fmt: str, fields: tuple[str, ...], rows_per_file: int):
+        if fmt not in WRITERS:
+            raise BadDocumentQuery(f"format: {fmt!r} is not one of {', '.join(FORMATS)}")
+        if fmt == "parquet":
+            need_pyarrow()
+            if target == "-":
+                raise BadDocumentQuery(
+                    "output: parquet is not written to standard output: name a file or directory"
+                )
+        if rows_per_file < 1:
+            raise BadDocumentQuery("rows per file: at least 1")
+        path = Path(target)
+        self._directory = path if target.endswith("/") or path.is_dir() else None
+        if self._directory is not None:
+            self._directory.mkdir(parents=True, exist_ok=True)
+        elif target != "-" and not path.parent.is_dir():
+            raise BadDocumentQuery(f"output: no directory {str(path.parent)!r}")
+        self._target, self._fmt, self._fields = target, fmt, fields
+        self._rows_per_file = rows_per_file if self._directory is not None else None
+        self._stream: IO[bytes] | None = None
+        self._writer: Writer | None = None
+        self._in_file = 0
+        self.files: list[str] = []
+
+    def _open(self) -> Writer:
+        if self._target == "-":
+            self._stream, name = sys.stdout.buffer, "-"
+        else:
+            if self._directory is not None:
+                path = self._directory / f"documents-{len(self.files) + 1:06d}.{self._fmt}"
+            else:
+                path = Path(self._target)
+            self._stream, name = path.open("wb"), str(path)
+        self.files.append(name)
+        self._in_file = 0
+        return WRITERS[self._fmt](self._stream, self._fields)
+
+    def write(self, rows: Sequence[dict[str, Any]]) -> None:
+        while rows:
+            if self._writer is None:
+                self._writer = self._open()
+            room = len(rows) if self._rows_per_file is None else self._rows_per_file - self._in_file
+            self._writer.write(rows[:room])
+            self._in_file += len(rows[:room])
+            rows = rows[room:]
+            if self._rows_per_file is not None and self._in_file >= self._rows_per_file:
+                self._close_file()
+
+    def _close_file(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+        if self._stream is not None and self._stream is not sys.stdout.buffer:
+            self._stream.close()
+        self._writer = self._stream = None
+
+    def close(self) -> None:
+        if self._writer is None and not self.files:
+            self._writer = self._open()  # an empty export still writes its file (a header)
+        self._close_file()
+
+
+async def run_export(
+    db: Database,
+    query: ExportQuery,
+    fmt: str,
+    target: str,
+    *,
+    rows_per_file: int = ROWS_PER_FILE,
+    page_rows: int = PAGE_ROWS,
+    progress: Callable[[int], None] | None = None,
+) -> ExportResult:
+    """Export the documents `query` matches to `target` (`Output`); `progress` is told the
+    rows written so far after each page."""
+    started = time.monotonic()
+    output = Output(target, fmt, query.fields, rows_per_file)
+    rows = 0
+    try:
+        async for page in export_pages(db, query, page_rows=page_rows):
+            output.write(page)
+            rows += len(page)
+            if progress is not None:
+                progress(rows)
+    finally:
+        output.close()
+    return ExportResult(rows, tuple(output.files), time.monotonic() - started)
