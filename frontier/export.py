@@ -108,37 +108,31 @@ async def export_pages(
         after = (records[-1]["fetched_at"], records[-1]["url_hash"])
 
 
-def json_form(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as JSON values: dates ISO 8601, the source id as text, lists as lists."""
-    out = {}
-    for name, value in row.items():
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        elif isinstance(value, UUID):
-            value = str(value)
-        elif isinstance(value, tuple):
-            value = list(value)
-        out[name] = value
-    return out
+def _json_value(value: Any) -> Any:
+    """What json.dumps cannot write itself: dates as ISO 8601, the source id as text (a
+    `default` hook: called for these values only, not for every value of every row)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
 
 
 def ndjson(rows: Iterable[dict[str, Any]]) -> bytes:
-    """Rows as JSON lines (UTF-8, a newline after each)."""
-    return "".join(
-        json.dumps(json_form(row), ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows
-    ).encode()
+    """Rows as JSON lines (UTF-8, a newline after each; lists as arrays)."""
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_json_value).encode
+    return "".join(dumps(row) + "\n" for row in rows).encode()
 
 
-def _csv_value(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | tuple):
-        return json.dumps(list(value), ensure_ascii=False)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
+def _csv_converters(fields: tuple[str, ...]) -> list[Callable[[Any], Any] | None]:
+    """Per field, how its values are written in CSV (None: as they are; csv writes None as
+    an empty field): dates ISO 8601, booleans true/false, lists as JSON arrays."""
+    by_type: dict[str, Callable[[Any], Any]] = {
+        "timestamp with time zone": lambda v: "" if v is None else v.isoformat(),
+        "boolean": lambda v: "" if v is None else ("true" if v else "false"),
+        "ARRAY": lambda v: "" if v is None else json.dumps(list(v), ensure_ascii=False),
+    }
+    return [by_type.get(BY_NAME[name].pg) for name in fields]
 
 
 class Writer(Protocol):
@@ -159,13 +153,17 @@ class JsonLinesWriter:
 
 class CsvWriter:
     def __init__(self, stream: IO[bytes], fields: tuple[str, ...]) -> None:
-        self._text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+        self._text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
         self._csv = csv.writer(self._text)
         self._csv.writerow(fields)
-        self._fields = fields
+        self._columns = list(zip(fields, _csv_converters(fields), strict=True))
 
     def write(self, rows: Sequence[dict[str, Any]]) -> None:
-        self._csv.writerows([_csv_value(row[name]) for name in self._fields] for row in rows)
+        columns = self._columns
+        self._csv.writerows(
+            [row[name] if convert is None else convert(row[name]) for name, convert in columns]
+            for row in rows
+        )
 
     def close(self) -> None:
         self._text.flush()
