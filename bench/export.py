@@ -54,7 +54,7 @@ INSERT INTO raw_content (url_hash, url, final_url, source_id, source_name, host,
 SELECT encode(sha256(convert_to(d.url, 'UTF8')), 'hex'), d.url, NULL, s.id, s.name, d.host,
        'feed', 'Story ' || d.i || ' of the day', d.body, left(d.body, 200), 'Desk',
        d.at - interval '1 hour', NULL, 'en', md5(d.body) || md5(d.url), 100, 'generic', 200,
-       d.at, false, 'frontier-1.warc.gz', d.i * 4096, 4000, NULL, 'en', 0.98, NULL, 'News',
+       d.at, false, 'frontier-1.warc.gz', d.i::bigint * 4096, 4000, NULL, 'en', 0.98, NULL, 'News',
        ARRAY['news', 'host' || (d.i % 200)], ARRAY[left(d.body, 350), substr(d.body, 351)],
        NULL, NULL, NULL
 FROM (
@@ -122,8 +122,11 @@ def measure(dsn: str, size: int, work: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10,000 and 50,000 documents")
+    parser.add_argument(
+        "--sizes", type=lambda v: tuple(int(n) for n in v.split(",")), help="e.g. 100000,1000000"
+    )
     args = parser.parse_args()
-    sizes = (10_000, 50_000) if args.quick else (100_000, 1_000_000)
+    sizes = args.sizes or ((10_000, 50_000) if args.quick else (100_000, 1_000_000))
     result: dict[str, Any] = {"sizes": list(sizes), "runs": RUNS}
     work = Path(tempfile.mkdtemp(prefix="frontier-export-bench-"))
     try:

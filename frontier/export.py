@@ -24,6 +24,8 @@ with a trailing `/`): files `documents-000001.<format>`, ... of at most `rows_pe
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import csv
 import io
 import json
@@ -83,29 +85,43 @@ async def export_pages(
     db: Database, query: ExportQuery, *, page_rows: int = PAGE_ROWS
 ) -> AsyncIterator[list[dict[str, Any]]]:
     """The documents matching `query`, oldest first, a page (a list of rows with the
-    query's fields, values as asyncpg gives them) at a time."""
+    query's fields, values as asyncpg gives them) at a time. The next page's statement is
+    sent before this page is handed over, so the server reads it while this one is
+    written (at most two pages in memory)."""
     if query.where.search:
         raise BadDocumentQuery("search: an export takes no search words")
     where, fields = query.where, query.fields
-    heavy = not query.with_body
-    after = (where.since or _MINUS_INFINITY, "")
-    while True:
-        records = await db.fetch(
-            SQL["export_page"],
-            *after,
-            query.until,
-            where.source_id,
-            where.host,
-            query.language,
-            where.one_per_cluster,
-            page_rows,
-            query.with_body,
+    light = not query.with_body
+
+    def page_after(after: tuple[datetime, str]) -> asyncio.Task[list[Any]]:
+        return asyncio.ensure_future(
+            db.fetch(
+                SQL["export_page"],
+                *after,
+                query.until,
+                where.source_id,
+                where.host,
+                query.language,
+                where.one_per_cluster,
+                page_rows,
+                query.with_body,
+            )
         )
-        if records:
-            yield [{name: r[name] for name in fields} if heavy else dict(r) for r in records]
-        if len(records) < page_rows:
-            return
-        after = (records[-1]["fetched_at"], records[-1]["url_hash"])
+
+    pending: asyncio.Task[list[Any]] | None = page_after((where.since or _MINUS_INFINITY, ""))
+    try:
+        while pending is not None:
+            records = await pending
+            pending = None
+            if len(records) == page_rows:
+                pending = page_after((records[-1]["fetched_at"], records[-1]["url_hash"]))
+            if records:
+                yield [{name: r[name] for name in fields} if light else dict(r) for r in records]
+    finally:
+        if pending is not None:  # the reader stopped early
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
 
 
 def _json_value(value: Any) -> Any:
