@@ -42,7 +42,7 @@ def settings(tmp_path: Path, **values: object) -> Settings:
 
 def test_the_built_in_sinks_are_registered_in_the_entry_point_group() -> None:
     installed = load_sinks()
-    assert {"postgres", "elasticsearch"} <= set(installed.sinks), (
+    assert {"postgres", "elasticsearch", "opensearch", "jsonl"} <= set(installed.sinks), (
         "the installed metadata predates the frontier.sinks group: `pip install -e . --no-deps`"
     )
     assert installed.broken == {}
