@@ -98,11 +98,11 @@ def export_once(dsn: str, fmt: str, out: Path) -> tuple[int, float, int]:
     return rows, rate, usage.ru_maxrss * 1024
 
 
-def measure(dsn: str, size: int, work: Path) -> dict[str, Any]:
+def measure(dsn: str, size: int, work: Path, runs: int) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     for fmt in FORMATS:
         rates, peaks = [], []
-        for run in range(RUNS):
+        for run in range(runs):
             out = work / f"{fmt}-{run}"
             rows, rate, peak = export_once(dsn, fmt, out)
             assert rows == size, (rows, size)
@@ -125,9 +125,10 @@ def main() -> None:
     parser.add_argument(
         "--sizes", type=lambda v: tuple(int(n) for n in v.split(",")), help="e.g. 100000,1000000"
     )
+    parser.add_argument("--runs", type=int, default=RUNS, help="runs of each export (3)")
     args = parser.parse_args()
     sizes = args.sizes or ((10_000, 50_000) if args.quick else (100_000, 1_000_000))
-    result: dict[str, Any] = {"sizes": list(sizes), "runs": RUNS}
+    result: dict[str, Any] = {"sizes": list(sizes), "runs": args.runs}
     work = Path(tempfile.mkdtemp(prefix="frontier-export-bench-"))
     try:
         with running_server() as server:
@@ -137,7 +138,7 @@ def main() -> None:
                 seconds = load(dsn, loaded + 1, size)
                 log(f"loaded {size - loaded:,} documents in {seconds:.0f} s")
                 loaded = size
-                result[str(size)] = measure(dsn, size, work)
+                result[str(size)] = measure(dsn, size, work, args.runs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     emit_result(result)

@@ -3,9 +3,9 @@
 
 Documents are read from PostgreSQL's `raw_content`, oldest first, in keyset pages
 (`export_page` in frontier/sql/raw_content.sql: each page one short statement on the
-(fetched_at, url_hash) index, no transaction held open for the export's length), and each
-page is written before the next is read: memory is one page whatever the count (bench/
-export.py measures it). The export stops at the moment it started (`until`): documents
+(fetched_at, url_hash) index, no transaction held open for the export's length); the next
+page is read while one is written, so memory is two pages whatever the count
+(bench/export.py measures it). The export stops at the moment it started (`until`): documents
 written meanwhile are left to the next one, so an export of a crawl that is running ends.
 
 Formats (the fields of frontier.sinks.schema, in its order; the article's text, `body`,
@@ -16,7 +16,7 @@ Formats (the fields of frontier.sinks.schema, in its order; the article's text, 
   empty field, booleans `true`/`false`);
 - `parquet`: pyarrow's writer, a row group a page, typed columns (timestamps in UTC
   microseconds, `tags` and `paragraphs` lists of strings). pyarrow is the optional extra
-  `frontier[parquet]` (tens of MB, only for this format).
+  `frontier[parquet]` (about 170 MB installed, for this format only).
 
 Output: a file, `-` for standard output (jsonl and csv), or a directory (existing, or named
 with a trailing `/`): files `documents-000001.<format>`, ... of at most `rows_per_file`.
@@ -59,7 +59,7 @@ def export_fields(with_body: bool) -> tuple[str, ...]:
 def check_language(text: str) -> str:
     """A language filter: a code such as `en` (a region, `en-GB`, is ignored)."""
     value = text.strip().lower().split("-")[0]
-    if not value.isalpha() or len(value) > LANGUAGE_MAX_CHARS:
+    if not (value.isascii() and value.isalpha()) or len(value) > LANGUAGE_MAX_CHARS:
         raise BadDocumentQuery(
             f"language: {text[:40]!r} is not a language code such as 'en' or 'pt-BR'"
         )
