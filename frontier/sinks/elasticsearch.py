@@ -331,6 +331,7 @@ class ElasticsearchDocuments:
         client_warnings_at_debug()
         self.index = index
         self._client = client or ElasticClient(url)
+        self.name = self._client.product.lower()  # elasticsearch, opensearch
 
     async def page(
         self, where: DocumentFilter, *, after: Cursor | None, limit: int

@@ -83,6 +83,7 @@ async def fetch_into(
         row = await frontier_row(db, url)
         assert row["status"] == "fetched", row["last_error"]
     reader = open_reader(settings, db)
+    assert reader.name == (settings.sink or "elasticsearch")  # the dashboard names it
     try:
         stored = [await reader.get(url_hash(url)) for url in urls]
         host = f"{site.address}:{site.port}"
