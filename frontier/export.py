@@ -1,12 +1,14 @@
 """Bulk export of the stored documents (issue 33 item 4): `frontier export` and
 `GET /api/v1/export`.
 
-Documents are read from PostgreSQL's `raw_content`, oldest first, in keyset pages
-(`export_page` in frontier/sql/raw_content.sql: each page one short statement on the
-(fetched_at, url_hash) index, no transaction held open for the export's length); the next
-page is read while one is written, so memory is two pages whatever the count
-(bench/export.py measures it). The export stops at the moment it started (`until`): documents
-written meanwhile are left to the next one, so an export of a crawl that is running ends.
+Documents are read by the configured sink's reader (`export`), oldest first, in keyset
+pages: PostgreSQL's `raw_content` (frontier.sinks.postgres: each page one short statement
+on the (fetched_at, url_hash) index, no transaction held open for the export's length;
+the next page is read while one is written), or the Elasticsearch / OpenSearch index
+(frontier.sinks.elasticsearch: `search_after` on the same order). Memory is a page or two
+whatever the count (bench/export.py measures it). The export stops at the moment it
+started (`until`): documents written meanwhile are left to the next one, so an export of a
+crawl that is running ends.
 
 Formats (the fields of frontier.sinks.schema, in its order; the article's text, `body`,
 `paragraphs` and `markdown`, only with `with_body`):
@@ -24,8 +26,6 @@ with a trailing `/`): files `documents-000001.<format>`, ... of at most `rows_pe
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import csv
 import io
 import json
@@ -33,21 +33,17 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 from uuid import UUID
 
-from frontier.db import Database
 from frontier.documents import BadDocumentQuery, DocumentFilter
-from frontier.sinks.schema import BY_NAME, FIELD_NAMES, HEAVY_FIELDS
-from frontier.sql import load
+from frontier.sinks.schema import BY_NAME, DATE_FIELDS, FIELD_NAMES, HEAVY_FIELDS
 
-SQL = load("raw_content")
 FORMATS = ("jsonl", "csv", "parquet")
 PAGE_ROWS = 1000
 ROWS_PER_FILE = 1_000_000
-_MINUS_INFINITY = datetime.min.replace(tzinfo=UTC)
 LANGUAGE_MAX_CHARS = 16
 
 
@@ -81,47 +77,24 @@ class ExportQuery:
         return export_fields(self.with_body)
 
 
-async def export_pages(
-    db: Database, query: ExportQuery, *, page_rows: int = PAGE_ROWS
-) -> AsyncIterator[list[dict[str, Any]]]:
-    """The documents matching `query`, oldest first, a page (a list of rows with the
-    query's fields, values as asyncpg gives them) at a time. The next page's statement is
-    sent before this page is handed over, so the server reads it while this one is
-    written (at most two pages in memory)."""
-    if query.where.search:
-        raise BadDocumentQuery("search: an export takes no search words")
-    where, fields = query.where, query.fields
-    light = not query.with_body
+class ExportingReader(Protocol):
+    """A sink's reader that exports (frontier.documents.DocumentReader.export)."""
 
-    def page_after(after: tuple[datetime, str]) -> asyncio.Task[list[Any]]:
-        return asyncio.ensure_future(
-            db.fetch(
-                SQL["export_page"],
-                *after,
-                query.until,
-                where.source_id,
-                where.host,
-                query.language,
-                where.one_per_cluster,
-                page_rows,
-                query.with_body,
-            )
-        )
+    def export(
+        self, query: ExportQuery, *, page_rows: int = ...
+    ) -> AsyncIterator[list[dict[str, Any]]]: ...
 
-    pending: asyncio.Task[list[Any]] | None = page_after((where.since or _MINUS_INFINITY, ""))
-    try:
-        while pending is not None:
-            records = await pending
-            pending = None
-            if len(records) == page_rows:
-                pending = page_after((records[-1]["fetched_at"], records[-1]["url_hash"]))
-            if records:
-                yield [{name: r[name] for name in fields} if light else dict(r) for r in records]
-    finally:
-        if pending is not None:  # the reader stopped early
-            pending.cancel()
-            with contextlib.suppress(BaseException):
-                await pending
+
+def native_row(source: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """A document's JSON (an index's `_source`) as the rows the writers take: `fields`
+    in order (absent ones None: an index an older release filled lacks the newer ones),
+    dates as datetimes."""
+    row = {name: source.get(name) for name in fields}
+    for name in DATE_FIELDS:
+        value = row.get(name)
+        if isinstance(value, str):
+            row[name] = datetime.fromisoformat(value)
+    return row
 
 
 def _json_value(value: Any) -> Any:
@@ -317,7 +290,7 @@ class Output:
 
 
 async def run_export(
-    db: Database,
+    reader: ExportingReader,
     query: ExportQuery,
     fmt: str,
     target: str,
@@ -326,13 +299,13 @@ async def run_export(
     page_rows: int = PAGE_ROWS,
     progress: Callable[[int], None] | None = None,
 ) -> ExportResult:
-    """Export the documents `query` matches to `target` (`Output`); `progress` is told the
-    rows written so far after each page."""
+    """Export the documents `query` matches, as `reader` reads them, to `target` (`Output`);
+    `progress` is told the rows written so far after each page."""
     started = time.monotonic()
     output = Output(target, fmt, query.fields, rows_per_file)
     rows = 0
     try:
-        async for page in export_pages(db, query, page_rows=page_rows):
+        async for page in reader.export(query, page_rows=page_rows):
             output.write(page)
             rows += len(page)
             if progress is not None:

@@ -89,7 +89,7 @@ SUMMARIES = {
     "up": "Everything in one process: database (embedded if no DSN), migrations, default\n"
     "sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly.",
     "export": "Export the stored documents, oldest first, to JSON lines, CSV or Parquet (from\n"
-    "PostgreSQL's raw_content); prints the rows written and the rate on stderr.",
+    "the configured sink); prints the rows written and the rate on stderr.",
     "reextract": "Run extraction again over the archived responses of stored documents (no "
     "request is\nmade); a document is rewritten only when its result changed.",
     "db": "Database schema commands.",

@@ -1,5 +1,6 @@
 """`frontier export`: the stored documents to JSON lines, CSV or Parquet files, or standard
-output (frontier.export)."""
+output (frontier.export), read from the configured sink (PostgreSQL, Elasticsearch or
+OpenSearch)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from frontier.documents import build_filter
 from frontier.export import FORMATS, ROWS_PER_FILE, ExportQuery, ExportResult, check_language
 from frontier.export import run_export as export_documents
 from frontier.settings import SettingsError
-from frontier.sinks.configured import POSTGRES, sink_name
+from frontier.sinks.configured import ELASTICSEARCH, OPENSEARCH, POSTGRES, open_reader, sink_name
 from frontier_cli.app import app, run_with_database, settings_of
+
+READABLE = (POSTGRES, ELASTICSEARCH, OPENSEARCH)  # the sinks whose reader exports
 
 
 @app.command("export")
@@ -51,12 +54,13 @@ def export(
     ),
 ) -> None:
     """Export the stored documents, oldest first, to JSON lines, CSV or Parquet (from
-    PostgreSQL's raw_content); prints the rows written and the rate on stderr."""
+    the configured sink); prints the rows written and the rate on stderr."""
     settings = settings_of(ctx)
-    if sink_name(settings) != POSTGRES:
+    if sink_name(settings) not in READABLE:
         raise SettingsError(
-            f"export reads PostgreSQL's raw_content, and the sink is {sink_name(settings)!r} "
-            "(FRONTIER_SINK): export from where that sink keeps the documents"
+            f"export reads the documents from PostgreSQL, Elasticsearch or OpenSearch, and "
+            f"the sink is {sink_name(settings)!r} (FRONTIER_SINK): its documents are where "
+            "that sink keeps them"
         )
 
     async def work(db: Database) -> ExportResult:
@@ -74,7 +78,11 @@ def export(
             language=check_language(language) if language is not None else None,
             with_body=with_body,
         )
-        return await export_documents(db, query, fmt, output, rows_per_file=rows_per_file)
+        reader = open_reader(settings, db)
+        try:
+            return await export_documents(reader, query, fmt, output, rows_per_file=rows_per_file)
+        finally:
+            await reader.close()
 
     result = run_with_database(settings, work)
     rate = result.rows / result.seconds if result.seconds > 0 else 0.0

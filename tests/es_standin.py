@@ -21,14 +21,15 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   "opensearch"`, no `X-Elastic-Product` header, bulk bodies as `application/json` too)
   and refuses the Elasticsearch media type with 406, as OpenSearch does: "Content-Type
   header [application/vnd.elasticsearch+json; compatible-with=8] is not supported".
-- `POST /{index}/_search`: only the request the document reader sends (a `bool` query of
-  `term`/`range` filters, a `multi_match` over title and body with operator `and` and a
-  `must_not` `exists`, sorted by fetched_at then url_hash, `search_after`, `size`, `_source`
-  excludes,
-  `track_total_hits: false`); any other key, query or sort is a 400 `parsing_exception`, as
-  a real server refuses unknown fields. Text is analysed as the standard analyser does for
-  these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
-  matches a document when one field holds every term;
+- `POST /{index}/_search`: only the requests the document reader and the export send (a
+  `bool` query of `term`/`range`/`prefix`/`exists` clauses and nested `bool`s with
+  `should` and `minimum_should_match`, a `multi_match` over title and body with operator
+  `and`, sorted by fetched_at then url_hash, both descending (the reader) or ascending (the
+  export), `search_after`, `size`, `_source` excludes, `track_total_hits: false`); any other
+  key, query or sort is a 400 `parsing_exception`, as a real server refuses unknown
+  fields. Text is analysed as the standard analyser does for these tests (lowercase word
+  tokens); `multi_match` best_fields with operator `and` matches a document when one field
+  holds every term;
 - `GET /{index}/_doc/{id}`: one document, or 404 `found: false`;
 - `PUT /{index}/_mapping`: fields added to an existing index (`properties` only); a field
   already mapped must keep its mapping, as Elasticsearch refuses a change. Each index keeps
@@ -119,6 +120,7 @@ def _type_ok(kind: str, value: Any) -> bool:
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SEARCH_KEYS = {"query", "sort", "size", "search_after", "_source", "track_total_hits"}
 READER_SORT = [{"fetched_at": "desc"}, {"url_hash": "desc"}]
+EXPORT_SORT = [{"fetched_at": "asc"}, {"url_hash": "asc"}]
 _WORDS = re.compile(r"\w+")
 
 
@@ -131,45 +133,82 @@ def _terms(text: Any) -> set[str]:
     return set(_WORDS.findall(text.lower())) if isinstance(text, str) else set()
 
 
+def _date_test(field: str, bounds: dict[str, str]) -> Any:
+    """A `range` on a date field: `gte` and/or `lte` (ISO 8601, as the sink sends)."""
+    low = datetime.fromisoformat(bounds["gte"]) if "gte" in bounds else None
+    high = datetime.fromisoformat(bounds["lte"]) if "lte" in bounds else None
+
+    def test(source: dict[str, Any]) -> bool:
+        if source.get(field) is None:
+            return False
+        value = datetime.fromisoformat(source[field])
+        return (low is None or value >= low) and (high is None or value <= high)
+
+    return test
+
+
+def _clause(clause: Any) -> Any:
+    """A predicate for one clause of the queries the reader and the export send (`term`,
+    `range` with gte/lte, `prefix`, `exists`, `multi_match` with operator and, and a
+    nested `bool`), or why it is refused."""
+    if not isinstance(clause, dict) or len(clause) != 1:
+        return f"unsupported clause {clause}"
+    ((kind, spec),) = clause.items()
+    if kind == "bool":
+        return _bool(spec)
+    if kind == "exists" and isinstance(spec, dict) and set(spec) == {"field"}:
+        return lambda s, f=spec["field"]: s.get(f) is not None
+    if kind == "multi_match":
+        if set(spec) != {"query", "fields", "operator"} or spec["operator"] != "and":
+            return f"unsupported multi_match {clause}"
+        wanted = _terms(spec["query"])
+        return lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return f"unsupported clause {clause}"
+    ((field, value),) = spec.items()
+    if kind == "term":
+        return lambda s, f=field, v=value: s.get(f) == v
+    if kind == "prefix" and isinstance(value, str):
+        return lambda s, f=field, v=value: isinstance(s.get(f), str) and s[f].startswith(v)
+    if kind == "range" and isinstance(value, dict) and value and set(value) <= {"gte", "lte"}:
+        return _date_test(field, value)
+    return f"unsupported clause {clause}"
+
+
+def _bool(spec: Any) -> Any:
+    """A `bool` query: every filter and must, no must_not, and at least
+    `minimum_should_match` of should (default 1 when alone, else 0, as Elasticsearch)."""
+    keys = {"filter", "must", "must_not", "should", "minimum_should_match"}
+    if not isinstance(spec, dict) or set(spec) - keys:
+        return f"this stand-in reads a bool of {sorted(keys)}, not {spec}"
+    parts: dict[str, list[Any]] = {}
+    for key in ("filter", "must", "must_not", "should"):
+        parts[key] = []
+        for clause in spec.get(key, []):
+            test = _clause(clause)
+            if isinstance(test, str):
+                return test
+            parts[key].append(test)
+    alone = not (parts["filter"] or parts["must"] or parts["must_not"])
+    wanted = spec.get("minimum_should_match", 1 if alone and parts["should"] else 0)
+
+    def test(source: dict[str, Any]) -> bool:
+        return (
+            all(t(source) for t in parts["filter"] + parts["must"])
+            and not any(t(source) for t in parts["must_not"])
+            and sum(1 for t in parts["should"] if t(source)) >= wanted
+        )
+
+    return test
+
+
 def _query_matcher(query: Any) -> Any:
-    """A predicate over a document's source for the reader's query, or why it is refused."""
+    """A predicate over a document's source for the query, or why it is refused."""
     if query == {"match_all": {}}:
         return lambda _source: True
-    if list(query) != ["bool"] or set(query["bool"]) - {"filter", "must", "must_not"}:
-        return f"this stand-in reads only a bool query of filter, must and must_not, not {query}"
-    tests = []
-    for clause in query["bool"].get("filter", []):
-        ((kind, spec),) = clause.items()
-        ((field, value),) = spec.items()
-        if kind == "term":
-            tests.append(lambda s, f=field, v=value: s.get(f) == v)
-        elif kind == "range" and set(value) == {"gte"}:
-            tests.append(
-                lambda s, f=field, v=value["gte"]: (
-                    s.get(f) is not None
-                    and datetime.fromisoformat(s[f]) >= datetime.fromisoformat(v)
-                )
-            )
-        else:
-            return f"unsupported filter {clause}"
-    for clause in query["bool"].get("must", []):
-        spec = clause.get("multi_match")
-        if (
-            spec is None
-            or set(spec) != {"query", "fields", "operator"}
-            or spec["operator"] != "and"
-        ):
-            return f"unsupported must clause {clause}"
-        wanted = _terms(spec["query"])
-        tests.append(
-            lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
-        )
-    for clause in query["bool"].get("must_not", []):
-        spec = clause.get("exists")
-        if spec is None or set(spec) != {"field"}:
-            return f"unsupported must_not clause {clause}"
-        tests.append(lambda s, f=spec["field"]: s.get(f) is None)
-    return lambda source: all(test(source) for test in tests)
+    if not isinstance(query, dict) or list(query) != ["bool"]:
+        return f"this stand-in reads only a bool query, not {query}"
+    return _bool(query["bool"])
 
 
 class ElasticsearchStandIn:
@@ -423,8 +462,9 @@ class ElasticsearchStandIn:
         unknown = set(body) - SEARCH_KEYS
         if unknown:
             return self._parsing(f"Unknown key for a START_OBJECT in [{sorted(unknown)[0]}].")
-        if body.get("sort") != READER_SORT:
-            return self._parsing(f"this stand-in sorts only by {READER_SORT}")
+        if body.get("sort") not in (READER_SORT, EXPORT_SORT):
+            return self._parsing(f"this stand-in sorts only by {READER_SORT} or {EXPORT_SORT}")
+        descending = body["sort"] == READER_SORT
         size = body.get("size", 10)
         if not isinstance(size, int) or not 0 <= size <= 10_000:
             return self._bad("[size] must be between 0 and 10000 (index.max_result_window)")
@@ -437,12 +477,13 @@ class ElasticsearchStandIn:
             if matches(source):
                 millis = _millis(source["fetched_at"])
                 hits.append(((millis, source["url_hash"]), doc_id, source))
-        hits.sort(key=lambda hit: hit[0], reverse=True)
+        hits.sort(key=lambda hit: hit[0], reverse=descending)
         after = body.get("search_after")
         if after is not None:
             if not (isinstance(after, list) and len(after) == len(READER_SORT)):
                 return self._bad("search_after has 2 value(s) but sort has 2.")
-            hits = [hit for hit in hits if hit[0] < (int(after[0]), str(after[1]))]
+            mark = (int(after[0]), str(after[1]))
+            hits = [hit for hit in hits if (hit[0] < mark if descending else hit[0] > mark)]
         return self._answer(
             {
                 "took": 1,

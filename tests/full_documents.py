@@ -30,7 +30,7 @@ def full_document(i: int, source_id: UUID | None = None, **changes: Any) -> RawD
         fetched_at=fetched, paywalled=i % 2 == 1, warc_file="frontier-1.warc.gz",
         warc_offset=1000 * i, warc_length=321, warc_record_id=f"<urn:uuid:{UUID(int=i)}>",
         detected_language=None if i % 3 == 2 else LANGUAGES[i % 3][:2],
-        language_confidence=0.75, modified_at=fetched - timedelta(minutes=5), section="City",
+        language_confidence=0.97, modified_at=fetched - timedelta(minutes=5), section="City",
         tags=("harbour", f"t{i}"), paragraphs=(f"Body of story {i}.", "Second line."),
         markdown=f"# Story {i}\n\nBody.", minhash="ab" * 8, near_duplicate_of=None,
     )  # fmt: skip

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
@@ -38,14 +38,16 @@ from urllib.parse import urlsplit
 from frontier.documents import (
     EPOCH,
     UNLISTED_FIELDS,
+    BadDocumentQuery,
     Cursor,
     DocumentFilter,
     DocumentPage,
     json_ready,
     page_of,
 )
+from frontier.export import PAGE_ROWS, ExportQuery, native_row
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
-from frontier.sinks.schema import index_definition
+from frontier.sinks.schema import HEAVY_FIELDS, index_definition
 from frontier.sinks.search_clients import (
     ElasticClient,
     SearchClient,
@@ -320,6 +322,52 @@ def search_body(where: DocumentFilter, after: Cursor | None, limit: int) -> dict
     return body
 
 
+EXPORT_SORT = [{"fetched_at": "asc"}, {"url_hash": "asc"}]
+
+
+def export_body(query: ExportQuery, after: list[Any] | None, size: int) -> dict[str, Any]:
+    """The `_search` request body of one page of an export: oldest first, up to the
+    export's start, `search_after` the last page's sort values. A language matches the
+    detected one, else the declared one or its region (`en`: `en`, `en-GB`; as declared,
+    case included: the index keeps keywords as they come)."""
+    where = query.where
+    filters: list[dict[str, Any]] = []
+    if where.source_id is not None:
+        filters.append({"term": {"source_id": str(where.source_id)}})
+    if where.host is not None:
+        filters.append({"term": {"host": where.host}})
+    span = {"lte": query.until.isoformat()}
+    if where.since is not None:
+        span["gte"] = where.since.isoformat()
+    filters.append({"range": {"fetched_at": span}})
+    if query.language is not None:
+        declared = [
+            {"term": {"language": query.language}},
+            {"prefix": {"language": f"{query.language}-"}},
+        ]
+        undetected = {
+            "must_not": [{"exists": {"field": "detected_language"}}],
+            "should": declared,
+            "minimum_should_match": 1,
+        }
+        either = [{"term": {"detected_language": query.language}}, {"bool": undetected}]
+        filters.append({"bool": {"should": either, "minimum_should_match": 1}})
+    clauses: dict[str, Any] = {"filter": filters}
+    if where.one_per_cluster:
+        clauses["must_not"] = [{"exists": {"field": "near_duplicate_of"}}]
+    body: dict[str, Any] = {
+        "query": {"bool": clauses},
+        "sort": EXPORT_SORT,
+        "size": size,
+        "track_total_hits": False,
+    }
+    if not query.with_body:
+        body["_source"] = {"excludes": list(HEAVY_FIELDS)}
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
 class ElasticsearchDocuments:
     """Reads the `raw_content` index (of Elasticsearch, or OpenSearch with its client)."""
 
@@ -348,6 +396,28 @@ class ElasticsearchDocuments:
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         return await get_document(self._client, self.index, url_hash)
+
+    async def export(
+        self, query: ExportQuery, *, page_rows: int = PAGE_ROWS
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The documents matching `query`, oldest first, a page at a time (`export_body`,
+        `search_after` on the sort values of the page before)."""
+        if query.where.search:
+            raise BadDocumentQuery("search: an export takes no search words")
+        after: list[Any] | None = None
+        while True:
+            try:
+                answer = await self._client.search(self.index, export_body(query, after, page_rows))
+            except SearchError as exc:
+                if exc.status == 404:
+                    return  # no index yet: nothing was stored
+                raise SinkUnavailable(f"{self._client.product} export failed: {exc}") from None
+            hits = answer["hits"]["hits"]
+            if hits:
+                yield [native_row(hit["_source"], query.fields) for hit in hits]
+            if len(hits) < page_rows:
+                return
+            after = hits[-1]["sort"]
 
     async def close(self) -> None:
         await self._client.close()

@@ -214,14 +214,15 @@ LIMIT $4;
 -- declared one, its region ignored: 'en' matches 'en-GB'), each NULL for all; $7 true keeps
 -- one document per near-duplicate cluster; $8 rows; $9 true reads the article's text (body,
 -- paragraphs, markdown; else NULL, not read from TOAST). The columns are checked against
--- frontier.sinks.schema (tests/integration/test_document_schema.py).
+-- frontier.sinks.schema (tests/integration/test_document_schema.py). language_confidence
+-- (real) goes through numeric: its 6 significant digits, 0.97 and not 0.9700000286102295.
 
 -- name: export_page
 SELECT url_hash, url, final_url, source_id, source_name, host, origin, title,
        CASE WHEN $9 THEN body END AS body, summary, author, published_at, image_url,
        language, content_hash, word_count, extractor, http_status, fetched_at, paywalled,
        warc_file, warc_offset, warc_length, warc_record_id, detected_language,
-       language_confidence, modified_at, section, tags,
+       language_confidence::numeric::float8 AS language_confidence, modified_at, section, tags,
        CASE WHEN $9 THEN paragraphs END AS paragraphs,
        CASE WHEN $9 THEN markdown END AS markdown, minhash, near_duplicate_of
 FROM raw_content

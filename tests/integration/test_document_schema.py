@@ -23,10 +23,10 @@ import pytest
 
 from frontier.db import Database
 from frontier.documents import DocumentFilter
-from frontier.export import ExportQuery, export_fields, export_pages, ndjson
+from frontier.export import ExportQuery, export_fields, ndjson
 from frontier.sinks import RawDocument
 from frontier.sinks.elasticsearch import load_index_definition
-from frontier.sinks.postgres import PostgresSink
+from frontier.sinks.postgres import PostgresDocuments, PostgresSink
 from frontier.sinks.schema import BY_NAME, FIELD_NAMES, FIELDS, index_definition, json_schema
 from tests.full_documents import full_document
 
@@ -65,7 +65,7 @@ async def _as_json(db: Database, doc: RawDocument) -> list[dict[str, Any]]:
 async def _exported(db: Database, doc: RawDocument, with_body: bool) -> list[dict[str, Any]]:
     await PostgresSink(db).write([doc])
     query = ExportQuery(DocumentFilter(), until=END, with_body=with_body)
-    return [json.loads(line) for page in [p async for p in export_pages(db, query)]
+    return [json.loads(line) for page in [p async for p in PostgresDocuments(db).export(query)]
             for line in ndjson(page).decode().splitlines()]  # fmt: skip
 
 

@@ -24,7 +24,7 @@ from frontier.documents import BadDocumentQuery, DocumentFilter
 from frontier.export import ExportQuery, check_language, export_fields, run_export
 from frontier.settings import Settings
 from frontier.sinks import RawDocument
-from frontier.sinks.postgres import PostgresSink
+from frontier.sinks.postgres import PostgresDocuments, PostgresSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from tests.full_documents import BASE, full_document
@@ -59,7 +59,9 @@ async def test_every_document_once_oldest_first_in_rotated_files(
     db: Database, stored: list[RawDocument], tmp_path: Path
 ) -> None:
     query = ExportQuery(DocumentFilter(), until=END)
-    result = await run_export(db, query, "jsonl", f"{tmp_path}/out/", rows_per_file=5, page_rows=3)
+    result = await run_export(
+        PostgresDocuments(db), query, "jsonl", f"{tmp_path}/out/", rows_per_file=5, page_rows=3
+    )
     assert result.rows == COUNT
     assert [Path(f).name for f in result.files] == [
         "documents-000001.jsonl", "documents-000002.jsonl", "documents-000003.jsonl"
@@ -92,14 +94,16 @@ async def test_filters(
     where = DocumentFilter(**filters)
     lang = check_language(language) if language else None
     query = ExportQuery(where, until=END, language=lang)
-    result = await run_export(db, query, "jsonl", str(tmp_path / "out.jsonl"), page_rows=2)
+    result = await run_export(
+        PostgresDocuments(db), query, "jsonl", str(tmp_path / "out.jsonl"), page_rows=2
+    )
     lines = Path(result.files[0]).read_text().splitlines()
     assert [json.loads(line)["url_hash"] for line in lines] == [stored[i].url_hash for i in wanted]
 
 
 async def test_by_source_and_until(db: Database, stored: list[RawDocument], tmp_path: Path) -> None:
     query = ExportQuery(DocumentFilter(source_id=stored[1].source_id), until=stored[7].fetched_at)
-    result = await run_export(db, query, "jsonl", str(tmp_path / "out.jsonl"))
+    result = await run_export(PostgresDocuments(db), query, "jsonl", str(tmp_path / "out.jsonl"))
     hashes = jq("-r", ".url_hash", path=Path(result.files[0])).split()
     assert hashes == [stored[i].url_hash for i in (1, 3, 5, 7)]
 
@@ -108,7 +112,9 @@ async def test_parquet_and_csv_hold_every_field(
     db: Database, stored: list[RawDocument], tmp_path: Path
 ) -> None:
     query = ExportQuery(DocumentFilter(), until=END, with_body=True)
-    await run_export(db, query, "parquet", str(tmp_path / "d.parquet"), page_rows=5)
+    await run_export(
+        PostgresDocuments(db), query, "parquet", str(tmp_path / "d.parquet"), page_rows=5
+    )
     table = pq.read_table(tmp_path / "d.parquet")
     assert table.column_names == list(export_fields(with_body=True))
     rows = table.to_pylist()
@@ -120,7 +126,7 @@ async def test_parquet_and_csv_hold_every_field(
         assert row["source_id"] == expected["source_id"] and row["body"] == doc.body
         assert row["warc_offset"] == doc.warc_offset and row["paywalled"] is doc.paywalled
 
-    await run_export(db, query, "csv", str(tmp_path / "d.csv"))
+    await run_export(PostgresDocuments(db), query, "csv", str(tmp_path / "d.csv"))
     with (tmp_path / "d.csv").open(newline="", encoding="utf-8") as f:
         read = list(csv.DictReader(f))
     assert len(read) == COUNT and list(read[0]) == list(export_fields(with_body=True))
@@ -132,14 +138,14 @@ async def test_parquet_and_csv_hold_every_field(
 async def test_refusals(db: Database, tmp_path: Path) -> None:
     query = ExportQuery(DocumentFilter(), until=END)
     with pytest.raises(BadDocumentQuery, match="format: 'xml' is not one of"):
-        await run_export(db, query, "xml", str(tmp_path / "x"))
+        await run_export(PostgresDocuments(db), query, "xml", str(tmp_path / "x"))
     with pytest.raises(BadDocumentQuery, match="parquet is not written to standard output"):
-        await run_export(db, query, "parquet", "-")
+        await run_export(PostgresDocuments(db), query, "parquet", "-")
     with pytest.raises(BadDocumentQuery, match="output: no directory"):
-        await run_export(db, query, "csv", str(tmp_path / "nowhere" / "x.csv"))
+        await run_export(PostgresDocuments(db), query, "csv", str(tmp_path / "nowhere" / "x.csv"))
     with pytest.raises(BadDocumentQuery, match="language: 'e n' is not a language code"):
         check_language("e n")
-    empty = await run_export(db, query, "csv", str(tmp_path / "empty.csv"))
+    empty = await run_export(PostgresDocuments(db), query, "csv", str(tmp_path / "empty.csv"))
     assert empty.rows == 0 and (tmp_path / "empty.csv").read_text().startswith("url_hash,url,")
 
 

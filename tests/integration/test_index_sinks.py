@@ -7,8 +7,11 @@ with a message naming the right sink."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +21,19 @@ import pytest
 from fetcher.sink_kinds import ElasticsearchKind, OpenSearchKind
 from frontier.db import Database
 from frontier.documents import DocumentFilter
+from frontier.export import ExportQuery, run_export
 from frontier.settings import Settings, SettingsError
 from frontier.sinks import Sink
 from frontier.sinks.configured import open_reader
 from frontier.sinks.opensearch import OpenSearchOptions
+from frontier.sinks.postgres import PostgresDocuments, PostgresSink
 from frontier.urls import url_hash
 from tests.es_standin import ElasticsearchStandIn, OpenSearchStandIn
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, submit
+from tests.full_documents import full_document
 from tests.local_site import LocalSite
 
+END = datetime(2100, 1, 1, tzinfo=UTC)
 REAL = {
     "elasticsearch": os.environ.get("FRONTIER_TEST_ELASTICSEARCH_URL"),
     "opensearch": os.environ.get("FRONTIER_TEST_OPENSEARCH_URL"),
@@ -199,3 +206,40 @@ async def test_a_server_of_the_wrong_kind_names_the_sink_to_use(
     finally:
         for standin in (opensearch, es7, es9):
             await standin.stop()
+
+
+@pytest.mark.parametrize("server", ["es9", "opensearch"], indirect=True)
+async def test_an_export_reads_the_index_as_it_reads_the_table(
+    db: Database, tmp_path: Path, server: Any, request: pytest.FixtureRequest
+) -> None:
+    """The same documents in the index and in raw_content export the same lines, whatever
+    the filters (pages of 2: search_after on the sort values)."""
+    kind = SERVERS[request.node.callspec.params["server"]][0]
+    docs = [full_document(i) for i in range(7)]
+    docs[4] = replace(docs[4], near_duplicate_of=docs[1].url_hash)
+    sink, settings = await open_index_sink(kind, server.url, "docs", tmp_path, db)
+    try:
+        await sink.write(docs)
+    finally:
+        await sink.close()
+    await PostgresSink(db).write(docs)
+    index_reader = open_reader(settings, db)
+    cases = [
+        ExportQuery(DocumentFilter(), until=END, with_body=True),
+        ExportQuery(DocumentFilter(host="h1.example", one_per_cluster=True), until=END),
+        ExportQuery(DocumentFilter(since=docs[2].fetched_at), until=docs[5].fetched_at),
+        ExportQuery(DocumentFilter(), until=END, language="en"),
+    ]
+    try:
+        for n, query in enumerate(cases):
+            lines = []
+            for reader in (index_reader, PostgresDocuments(db)):
+                out = tmp_path / f"{n}-{reader.name}.jsonl"
+                await run_export(reader, query, "jsonl", str(out), page_rows=2)
+                lines.append(out.read_text().splitlines())
+            assert lines[0] == lines[1], query
+            assert lines[0], query  # each case exports something
+    finally:
+        await index_reader.close()
+    by_language = [json.loads(line)["url_hash"] for line in lines[0]]
+    assert by_language == [docs[i].url_hash for i in (0, 2, 3, 5, 6)]

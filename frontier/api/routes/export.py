@@ -1,13 +1,15 @@
 """`GET /api/v1/export`: the stored documents, oldest first, as a streamed NDJSON response
 (frontier.export; the filters of `frontier export`), behind the read token.
 
-Each page is one short statement on the bounded read pool (FRONTIER_API_READ_TIMEOUT_S a
-statement, not the export's length), its rows encoded to JSON in a worker thread so the
-event loop serves other requests meanwhile; a page is sent before the next is read, so
-memory is one page whatever the count. The export holds one of its client's expensive-read
-slots (frontier.api.read_gate) until the stream ends, taken and given back by the stream
-itself. An export that fails mid-stream (the database gone) ends the response early:
-its last line is then a JSON object {"error": ...} instead of a document."""
+The documents are read by the configured sink's reader (`export`): PostgreSQL a page a
+statement on the bounded read pool (FRONTIER_API_READ_TIMEOUT_S a statement, not the
+export's length), or the Elasticsearch / OpenSearch index. Each page's rows are encoded to
+JSON in a worker thread so the event loop serves other requests meanwhile, and sent before
+more is read than the next page, so memory is a page or two whatever the count. The
+export holds one of its client's expensive-read slots (frontier.api.read_gate) until the
+stream ends, taken and given back by the stream itself. An export that fails mid-stream
+(the database gone) ends the response early: its last line is then a JSON object
+{"error": ...} instead of a document."""
 
 from __future__ import annotations
 
@@ -27,9 +29,8 @@ from frontier.api.models import ErrorBody
 from frontier.api.read_gate import ReadGate, client_of
 from frontier.api.routes.content import DistinctParam, HostParam, SinceParam, SourceParam
 from frontier.clock import utcnow
-from frontier.db import Database
-from frontier.documents import build_filter
-from frontier.export import LANGUAGE_MAX_CHARS, ExportQuery, check_language, export_pages, ndjson
+from frontier.documents import DocumentReader, build_filter
+from frontier.export import LANGUAGE_MAX_CHARS, ExportQuery, check_language, ndjson
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["content"], dependencies=[Depends(require_read)])
@@ -64,8 +65,8 @@ async def export(
     ] = False,
 ) -> StreamingResponse:
     """Every stored document matching the filters, oldest first, one JSON object a line
-    (`application/x-ndjson`), the fields of `frontier export --format jsonl`. Read from
-    PostgreSQL's raw_content."""
+    (`application/x-ndjson`), the fields of `frontier export --format jsonl`, from the
+    configured sink (PostgreSQL, Elasticsearch or OpenSearch)."""
     context = context_of(request)
     where = await build_filter(
         context.reads, source=source, host=host, since=since, distinct=distinct, now=utcnow()
@@ -78,7 +79,7 @@ async def export(
     )
     slot = _Slot(context.read_gate, client_of(request))  # 429 now, when over a limit
     return StreamingResponse(
-        _lines(context.reads, query, slot),
+        _lines(context.documents(), query, slot),
         media_type="application/x-ndjson",
         background=BackgroundTask(slot.leave),  # also when the stream never started
     )
@@ -98,9 +99,9 @@ class _Slot:
             self.gate.leave(self.client)
 
 
-async def _lines(db: Database, query: ExportQuery, slot: _Slot) -> AsyncIterator[bytes]:
+async def _lines(reader: DocumentReader, query: ExportQuery, slot: _Slot) -> AsyncIterator[bytes]:
     try:
-        async for page in export_pages(db, query):
+        async for page in reader.export(query):
             yield await asyncio.to_thread(ndjson, page)
     except Exception as exc:  # the status is sent: say it in the stream, then end it
         log.warning("export to %s ended early: %s", slot.client, exc)
