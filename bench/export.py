@@ -98,9 +98,9 @@ def export_once(dsn: str, fmt: str, out: Path) -> tuple[int, float, int]:
     return rows, rate, usage.ru_maxrss * 1024
 
 
-def measure(dsn: str, size: int, work: Path, runs: int) -> dict[str, Any]:
+def measure(dsn: str, size: int, work: Path, runs: int, formats: tuple[str, ...]) -> dict[str, Any]:
     figures: dict[str, Any] = {}
-    for fmt in FORMATS:
+    for fmt in formats:
         rates, peaks = [], []
         for run in range(runs):
             out = work / f"{fmt}-{run}"
@@ -126,6 +126,9 @@ def main() -> None:
         "--sizes", type=lambda v: tuple(int(n) for n in v.split(",")), help="e.g. 100000,1000000"
     )
     parser.add_argument("--runs", type=int, default=RUNS, help="runs of each export (3)")
+    parser.add_argument(
+        "--formats", type=lambda v: tuple(v.split(",")), default=FORMATS, help="jsonl,csv,parquet"
+    )
     args = parser.parse_args()
     sizes = args.sizes or ((10_000, 50_000) if args.quick else (100_000, 1_000_000))
     result: dict[str, Any] = {"sizes": list(sizes), "runs": args.runs}
@@ -138,7 +141,7 @@ def main() -> None:
                 seconds = load(dsn, loaded + 1, size)
                 log(f"loaded {size - loaded:,} documents in {seconds:.0f} s")
                 loaded = size
-                result[str(size)] = measure(dsn, size, work, args.runs)
+                result[str(size)] = measure(dsn, size, work, args.runs, args.formats)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     emit_result(result)
