@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install run test test-floors test-floors-venv test-pg15 test-floors-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb
+.PHONY: install run test test-floors test-floors-venv test-pg15 test-floors-pg15 test-citus lock lint bench clean chromium nginx tcmalloc pywb jq
 
 install: $(STAMP)
 
@@ -36,7 +36,7 @@ TEST_WORKERS ?= auto
 XDIST = -n $(TEST_WORKERS) --dist worksteal
 
 # The slowest 25 tests are listed at the end: where the CI's 20 minutes go.
-test: $(STAMP) chromium tcmalloc pywb
+test: $(STAMP) chromium tcmalloc pywb jq
 	$(PY) -m pytest $(XDIST) --durations=25
 
 # The tests that depend on the dependencies' versions, on the lowest versions pyproject.toml
@@ -64,7 +64,7 @@ $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	touch $(FLOORS_STAMP)
 
 # On the embedded PostgreSQL 18, as `make test`.
-test-floors: $(FLOORS_STAMP)
+test-floors: $(FLOORS_STAMP) jq
 	$(FLOORS_PYTEST)
 
 # The integration tests on the database again on Debian's PostgreSQL 15, the oldest major
@@ -75,7 +75,7 @@ test-floors: $(FLOORS_STAMP)
 # only. The cluster is a throwaway one run by an unprivileged user, on a Unix socket,
 # deleted afterwards (.ci/with-postgres installs the package if missing); the xdist workers
 # share it, each with its own template database.
-test-pg15: $(STAMP)
+test-pg15: $(STAMP) jq
 	.ci/with-postgres 15 $(PY) -m pytest tests/integration -q -p no:cacheprovider $(XDIST) \
 	  -m 'database and not bench'
 
@@ -86,7 +86,7 @@ test-pg15: $(STAMP)
 # still runs on PostgreSQL 15 and on the floors, and `make test` runs every test on the
 # newest versions and PostgreSQL 18. Only two crossed pairs are no longer run: the floors
 # on 18 and the newest dependencies on 15.
-test-floors-pg15: $(FLOORS_STAMP)
+test-floors-pg15: $(FLOORS_STAMP) jq
 	.ci/with-postgres 15 $(FLOORS_PYTEST)
 
 # The queue, bucket, poller, fetcher and API tests and the fetcher crash test again on a
@@ -117,13 +117,17 @@ test-citus: $(STAMP)
 	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider $(CITUS_XDIST)
 
 # requirements.lock, which the image installs: the current resolution of the runtime
-# dependencies, from a fresh venv.
+# dependencies and of the extras the image ships (opensearch, parquet), from a fresh venv.
 lock:
 	rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet .
+	build/lock-venv/bin/python -m pip install --quiet '.[opensearch,parquet]'
 	{ sed -n '/^#/p' requirements.lock; build/lock-venv/bin/python -m pip freeze --exclude frontier; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 	rm -rf build/lock-venv
+
+# The export's tests re-read JSON lines with jq (tests/integration/test_export.py).
+jq:
+	command -v jq || (apt-get update && apt-get install -y --no-install-recommends jq)
 
 # The dashboard's browser test drives Debian's chromium (headless, via Playwright).
 chromium:

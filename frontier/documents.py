@@ -12,9 +12,10 @@ below it. A cursor is opaque to its users: `<microseconds since the epoch>.<url_
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import UUID
 
 from frontier.db import Database
@@ -23,6 +24,9 @@ from frontier.errors import FrontierError
 from frontier.sinks import DOCUMENT_FIELDS
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, host_key
+
+if TYPE_CHECKING:
+    from frontier.export import ExportQuery
 
 # What a list of documents leaves out of each (a page of 100 bodies could weigh MBs).
 UNLISTED_FIELDS = (
@@ -129,6 +133,13 @@ class DocumentReader(Protocol):
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         """Every field of one document (JSON-ready), or None."""
+        ...
+
+    def export(
+        self, query: ExportQuery, *, page_rows: int = ...
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """Every document `query` matches, oldest first, a page of rows at a time (the
+        query's fields; dates as datetimes): frontier.export writes them."""
         ...
 
     async def close(self) -> None: ...

@@ -66,8 +66,9 @@ class Settings(BaseSettings):
     )
     sink_options: dict[str, Any] | None = Field(
         default=None,
-        description="The options of a plugin sink, a JSON object its options model checks "
-        "(the built-ins take none: they read their own settings). Unset: none.",
+        description="The options of the sink FRONTIER_SINK names, a JSON object its options "
+        "model checks (opensearch: url, index, flush_docs, flush_ms; jsonl: path, rotate_mb; "
+        "postgres and elasticsearch take none: they read their own settings). Unset: none.",
     )
     api_token: str | None = Field(
         default=None,

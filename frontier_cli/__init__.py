@@ -24,6 +24,7 @@ Modules, one per group of commands:
                                          fetcher.reextract.run_reextract)
 - `up`        `frontier up`: every service in one process, with its `Console`
 - `documents` `frontier documents`: the stored articles, from the configured sink
+- `export`    `frontier export`: the documents to JSON lines, CSV or Parquet (frontier.export)
 - `reextract` `frontier reextract`: extraction again over the WARC archive (fetcher.reextract)
 - `url_show`  `frontier url show`: one URL's story  (frontier.robots, to match robots.txt)
 - `url_actions` `frontier urls requeue|purge`: act on failed and dead URLs
@@ -64,6 +65,7 @@ COMMAND_MODULES = {
     "serve": "serve",
     "up": "up",
     "documents": "documents",
+    "export": "export",
     "reextract": "reextract",
     "url": "url_show",
     "urls": "url_actions",
@@ -86,6 +88,8 @@ SUMMARIES = {
     "serve": "Run the HTTP API and dashboard (http://HOST:PORT/).",
     "up": "Everything in one process: database (embedded if no DSN), migrations, default\n"
     "sources, poller, spider, fetchers, API and dashboard. Ctrl-C stops it cleanly.",
+    "export": "Export the stored documents, oldest first, to JSON lines, CSV or Parquet (from\n"
+    "the configured sink); prints the rows written and the rate on stderr.",
     "reextract": "Run extraction again over the archived responses of stored documents (no "
     "request is\nmade); a document is rewritten only when its result changed.",
     "db": "Database schema commands.",

@@ -8,19 +8,28 @@ that speaks the few endpoints the Elasticsearch sink uses, and strictly validate
   existing index with an `_id` equal to the document's `url_hash`; documents must only
   hold mapped fields (the mapping is `dynamic: strict`) with values of the mapped types.
   Bad requests get a 400, bad documents a per-item error, as Elasticsearch answers;
-- it claims the Elasticsearch version deploy/compose.yaml runs (`SERVER_VERSION`), and
-  refuses, as that server does, a request whose `Accept` or `Content-Type` asks for another
-  major's REST compatibility (`compatible-with=9`: 400 `media_type_header_exception`), or
-  asks for it on one header only. (A real 8.x server would also take `compatible-with=7`
-  with 7.x semantics, which this stand-in does not speak: it refuses every N but 8.)
-- `POST /{index}/_search`: only the request the document reader sends (a `bool` query of
-  `term`/`range` filters, a `multi_match` over title and body with operator `and` and a
-  `must_not` `exists`, sorted by fetched_at then url_hash, `search_after`, `size`, `_source`
-  excludes,
-  `track_total_hits: false`); any other key, query or sort is a 400 `parsing_exception`, as
-  a real server refuses unknown fields. Text is analysed as the standard analyser does for
-  these tests (lowercase word tokens); `multi_match` best_fields with operator `and`
-  matches a document when one field holds every term;
+- it claims the Elasticsearch version deploy/compose.yaml runs (`SERVER_VERSION`), or the
+  `version` it is given (an 8.x or a 9.x), and refuses, as that server does, a request
+  whose `Accept` or `Content-Type` asks for a REST compatibility it does not serve (400
+  `media_type_header_exception`), or asks for it on one header only. A 9.x serves
+  `compatible-with` 9 and 8 (its own major and the one before), an 8.x only 8: a real 8.x
+  also takes `compatible-with=7`, with 7.x semantics this stand-in does not speak. Each
+  request's path and `compatible-with` (None: plain JSON) are kept in `compatible_with`,
+  for tests to check what the client sent;
+- `GET /` answers as Elasticsearch does (`version.number`, `build_flavor`, the tagline);
+  `OpenSearchStandIn` answers as OpenSearch does instead (`version.distribution:
+  "opensearch"`, no `X-Elastic-Product` header, bulk bodies as `application/json` too)
+  and refuses the Elasticsearch media type with 406, as OpenSearch does: "Content-Type
+  header [application/vnd.elasticsearch+json; compatible-with=8] is not supported".
+- `POST /{index}/_search`: only the requests the document reader and the export send (a
+  `bool` query of `term`/`range`/`prefix`/`exists` clauses and nested `bool`s with
+  `should` and `minimum_should_match`, a `multi_match` over title and body with operator
+  `and`, sorted by fetched_at then url_hash, both descending (the reader) or ascending (the
+  export), `search_after`, `size`, `_source` excludes, `track_total_hits: false`); any other
+  key, query or sort is a 400 `parsing_exception`, as a real server refuses unknown
+  fields. Text is analysed as the standard analyser does for these tests (lowercase word
+  tokens); `multi_match` best_fields with operator `and` matches a document when one field
+  holds every term;
 - `GET /{index}/_doc/{id}`: one document, or 404 `found: false`;
 - `PUT /{index}/_mapping`: fields added to an existing index (`properties` only); a field
   already mapped must keep its mapping, as Elasticsearch refuses a change. Each index keeps
@@ -36,11 +45,11 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
-from frontier.sinks.elasticsearch import load_index_definition
+from frontier.sinks.schema import index_definition
 from tests.local_site import serve_on_loopback
 
 COMPOSE = Path(__file__).resolve().parents[1] / "deploy" / "compose.yaml"
@@ -49,22 +58,34 @@ SERVER_VERSION = re.search(
     COMPOSE.read_text(encoding="utf-8"),
 )[1]  # type: ignore[index]
 SERVER_MAJOR = int(SERVER_VERSION.split(".")[0])
+OPENSEARCH_VERSION = "2.19.1"
 COMPATIBLE_WITH = re.compile(r"compatible-with\s*=\s*(\d+)")
 
 
-def media_type_error(accept: str, content_type: str | None) -> str | None:
-    """Why the server refuses these headers (the `status_exception` reason), or None."""
+def compatible_with(value: str | None) -> int | None:
+    """The REST compatibility a media type asks for (None: plain JSON)."""
+    match = COMPATIBLE_WITH.search(value or "")
+    return int(match[1]) if match else None
+
+
+def media_type_error(
+    accept: str, content_type: str | None, major: int = SERVER_MAJOR
+) -> str | None:
+    """Why an Elasticsearch server of `major` refuses these headers (the
+    `status_exception` reason), or None."""
+    served = {major, major - 1} if major - 1 >= 8 else {major}  # 7.x semantics: not here
     versions = {}
     for name, value in (("Accept", accept), ("Content-Type", content_type)):
-        match = COMPATIBLE_WITH.search(value or "")
-        if match:
-            versions[name] = int(match[1])
-            if versions[name] != SERVER_MAJOR:
-                major = SERVER_MAJOR
+        version = compatible_with(value)
+        if version is not None:
+            versions[name] = version
+            if version not in served:
                 return (
                     f"{name} version must be either version {major} or {major - 1}, "
-                    f"but found {versions[name]}. {name}={value}"
+                    f"but found {version}. {name}={value}"
                 )
+    if versions and content_type is not None and len(set(versions.values())) != 1:
+        return f"Content-Type and Accept compatible versions must match: {versions}"
     if versions and content_type is not None and len(versions) != 2:  # one header only
         return (
             "A compatible version is required on both Content-Type and Accept headers if "
@@ -99,6 +120,7 @@ def _type_ok(kind: str, value: Any) -> bool:
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SEARCH_KEYS = {"query", "sort", "size", "search_after", "_source", "track_total_hits"}
 READER_SORT = [{"fetched_at": "desc"}, {"url_hash": "desc"}]
+EXPORT_SORT = [{"fetched_at": "asc"}, {"url_hash": "asc"}]
 _WORDS = re.compile(r"\w+")
 
 
@@ -111,52 +133,97 @@ def _terms(text: Any) -> set[str]:
     return set(_WORDS.findall(text.lower())) if isinstance(text, str) else set()
 
 
+def _date_test(field: str, bounds: dict[str, str]) -> Any:
+    """A `range` on a date field: `gte` and/or `lte` (ISO 8601, as the sink sends)."""
+    low = datetime.fromisoformat(bounds["gte"]) if "gte" in bounds else None
+    high = datetime.fromisoformat(bounds["lte"]) if "lte" in bounds else None
+
+    def test(source: dict[str, Any]) -> bool:
+        if source.get(field) is None:
+            return False
+        value = datetime.fromisoformat(source[field])
+        return (low is None or value >= low) and (high is None or value <= high)
+
+    return test
+
+
+def _clause(clause: Any) -> Any:
+    """A predicate for one clause of the queries the reader and the export send (`term`,
+    `range` with gte/lte, `prefix`, `exists`, `multi_match` with operator and, and a
+    nested `bool`), or why it is refused."""
+    if not isinstance(clause, dict) or len(clause) != 1:
+        return f"unsupported clause {clause}"
+    ((kind, spec),) = clause.items()
+    if kind == "bool":
+        return _bool(spec)
+    if kind == "exists" and isinstance(spec, dict) and set(spec) == {"field"}:
+        return lambda s, f=spec["field"]: s.get(f) is not None
+    if kind == "multi_match":
+        if set(spec) != {"query", "fields", "operator"} or spec["operator"] != "and":
+            return f"unsupported multi_match {clause}"
+        wanted = _terms(spec["query"])
+        return lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
+    if not isinstance(spec, dict) or len(spec) != 1:
+        return f"unsupported clause {clause}"
+    ((field, value),) = spec.items()
+    if kind == "term":
+        return lambda s, f=field, v=value: s.get(f) == v
+    if kind == "prefix" and isinstance(value, str):
+        return lambda s, f=field, v=value: isinstance(s.get(f), str) and s[f].startswith(v)
+    if kind == "range" and isinstance(value, dict) and value and set(value) <= {"gte", "lte"}:
+        return _date_test(field, value)
+    return f"unsupported clause {clause}"
+
+
+def _bool(spec: Any) -> Any:
+    """A `bool` query: every filter and must, no must_not, and at least
+    `minimum_should_match` of should (default 1 when alone, else 0, as Elasticsearch)."""
+    keys = {"filter", "must", "must_not", "should", "minimum_should_match"}
+    if not isinstance(spec, dict) or set(spec) - keys:
+        return f"this stand-in reads a bool of {sorted(keys)}, not {spec}"
+    parts: dict[str, list[Any]] = {}
+    for key in ("filter", "must", "must_not", "should"):
+        parts[key] = []
+        for clause in spec.get(key, []):
+            test = _clause(clause)
+            if isinstance(test, str):
+                return test
+            parts[key].append(test)
+    alone = not (parts["filter"] or parts["must"] or parts["must_not"])
+    wanted = spec.get("minimum_should_match", 1 if alone and parts["should"] else 0)
+
+    def test(source: dict[str, Any]) -> bool:
+        return (
+            all(t(source) for t in parts["filter"] + parts["must"])
+            and not any(t(source) for t in parts["must_not"])
+            and sum(1 for t in parts["should"] if t(source)) >= wanted
+        )
+
+    return test
+
+
 def _query_matcher(query: Any) -> Any:
-    """A predicate over a document's source for the reader's query, or why it is refused."""
+    """A predicate over a document's source for the query, or why it is refused."""
     if query == {"match_all": {}}:
         return lambda _source: True
-    if list(query) != ["bool"] or set(query["bool"]) - {"filter", "must", "must_not"}:
-        return f"this stand-in reads only a bool query of filter, must and must_not, not {query}"
-    tests = []
-    for clause in query["bool"].get("filter", []):
-        ((kind, spec),) = clause.items()
-        ((field, value),) = spec.items()
-        if kind == "term":
-            tests.append(lambda s, f=field, v=value: s.get(f) == v)
-        elif kind == "range" and set(value) == {"gte"}:
-            tests.append(
-                lambda s, f=field, v=value["gte"]: (
-                    s.get(f) is not None
-                    and datetime.fromisoformat(s[f]) >= datetime.fromisoformat(v)
-                )
-            )
-        else:
-            return f"unsupported filter {clause}"
-    for clause in query["bool"].get("must", []):
-        spec = clause.get("multi_match")
-        if (
-            spec is None
-            or set(spec) != {"query", "fields", "operator"}
-            or spec["operator"] != "and"
-        ):
-            return f"unsupported must clause {clause}"
-        wanted = _terms(spec["query"])
-        tests.append(
-            lambda s, fields=spec["fields"], w=wanted: any(w <= _terms(s.get(f)) for f in fields)
-        )
-    for clause in query["bool"].get("must_not", []):
-        spec = clause.get("exists")
-        if spec is None or set(spec) != {"field"}:
-            return f"unsupported must_not clause {clause}"
-        tests.append(lambda s, f=spec["field"]: s.get(f) is None)
-    return lambda source: all(test(source) for test in tests)
+    if not isinstance(query, dict) or list(query) != ["bool"]:
+        return f"this stand-in reads only a bool query, not {query}"
+    return _bool(query["bool"])
 
 
 class ElasticsearchStandIn:
-    def __init__(self, address: str = "127.0.0.1") -> None:
+    distribution = "elasticsearch"
+    product_headers: ClassVar[dict[str, str]] = {"X-Elastic-Product": "Elasticsearch"}
+    bulk_types: tuple[str, ...] = ("application/x-ndjson", "application/vnd.elasticsearch+x-ndjson")
+
+    def __init__(self, address: str = "127.0.0.1", version: str = SERVER_VERSION) -> None:
         self.address = address
         self.port = 0
-        self.definition = load_index_definition()
+        self.version = version
+        self.major = int(version.split(".")[0])
+        self.definition = index_definition(self.distribution, self.major)
+        # each request's path and the compatible-with its Accept asked for, in order
+        self.compatible_with: list[tuple[str, int | None]] = []
         self.indices: dict[str, dict[str, dict[str, Any]]] = {}  # index -> id -> source
         # index -> its mapped fields (an index made by an older release lacks new ones)
         self.properties: dict[str, dict[str, Any]] = {}
@@ -174,7 +241,7 @@ class ElasticsearchStandIn:
             text=json.dumps(body),
             status=status,
             content_type="application/json",
-            headers={"X-Elastic-Product": "Elasticsearch"},
+            headers=self.product_headers,
         )
 
     def _bad(self, reason: str) -> web.Response:
@@ -182,6 +249,26 @@ class ElasticsearchStandIn:
         return self._answer(
             {"error": {"type": "illegal_argument_exception", "reason": reason}, "status": 400}, 400
         )
+
+    def _media_type_refusal(self, request: web.Request) -> web.Response | None:
+        refused = media_type_error(
+            request.headers.get("Accept", ""),
+            request.headers.get("Content-Type") if request.body_exists else None,
+            self.major,
+        )
+        return self._refuse_media_type(refused) if refused else None
+
+    def _root(self) -> dict[str, Any]:
+        return {
+            "name": "stand-in",
+            "cluster_name": "frontier-tests",
+            "version": {
+                "number": self.version,
+                "build_flavor": "default",
+                "minimum_wire_compatibility_version": f"{self.major - 1}.19.0",
+            },
+            "tagline": "You Know, for Search",
+        }
 
     def _refuse_media_type(self, reason: str) -> web.Response:
         """The answer of an Elasticsearch server to headers it cannot serve."""
@@ -203,12 +290,10 @@ class ElasticsearchStandIn:
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         if self.down:
             return self._answer({"error": "unavailable", "status": 503}, 503)
-        refused = media_type_error(
-            request.headers.get("Accept", ""),
-            request.headers.get("Content-Type") if request.body_exists else None,
-        )
-        if refused:
-            return self._refuse_media_type(refused)
+        self.compatible_with.append((request.path, compatible_with(request.headers.get("Accept"))))
+        refused = self._media_type_refusal(request)
+        if refused is not None:
+            return refused
         path = request.path.strip("/")
         if path == "_bulk" and request.method in ("POST", "PUT"):
             return await self._bulk(request)
@@ -225,7 +310,7 @@ class ElasticsearchStandIn:
             if request.method == "PUT":
                 return await self._create(path, request)
         if not path and request.method == "GET":
-            return self._answer({"version": {"number": SERVER_VERSION}, "tagline": "stand-in"})
+            return self._answer(self._root())
         return self._bad(f"unsupported {request.method} /{path}")
 
     async def _create(self, index: str, request: web.Request) -> web.Response:
@@ -239,9 +324,9 @@ class ElasticsearchStandIn:
             )
         body = await request.json()
         if body.get("mappings") != self.definition["mappings"]:
-            return self._bad("mappings differ from frontier/sinks/raw_content.json")
+            return self._bad("mappings differ from the schema")
         if body.get("settings") != self.definition["settings"]:
-            return self._bad("settings differ from frontier/sinks/raw_content.json")
+            return self._bad("settings differ from the schema")
         self.indices[index] = {}
         self.properties[index] = dict(self.definition["mappings"]["properties"])
         return self._answer({"acknowledged": True, "index": index})
@@ -278,8 +363,8 @@ class ElasticsearchStandIn:
         return self._answer({"acknowledged": True})
 
     async def _bulk(self, request: web.Request) -> web.Response:
-        if "x-ndjson" not in request.headers.get("Content-Type", ""):
-            return self._bad("bulk body must be NDJSON")
+        if request.headers.get("Content-Type", "").split(";")[0].strip() not in self.bulk_types:
+            return self._bad(f"bulk body must be one of {self.bulk_types}")
         lines = [line for line in (await request.text()).split("\n") if line.strip()]
         pairs: list[tuple[dict[str, Any], str | None]] = []
         while lines:
@@ -377,8 +462,9 @@ class ElasticsearchStandIn:
         unknown = set(body) - SEARCH_KEYS
         if unknown:
             return self._parsing(f"Unknown key for a START_OBJECT in [{sorted(unknown)[0]}].")
-        if body.get("sort") != READER_SORT:
-            return self._parsing(f"this stand-in sorts only by {READER_SORT}")
+        if body.get("sort") not in (READER_SORT, EXPORT_SORT):
+            return self._parsing(f"this stand-in sorts only by {READER_SORT} or {EXPORT_SORT}")
+        descending = body["sort"] == READER_SORT
         size = body.get("size", 10)
         if not isinstance(size, int) or not 0 <= size <= 10_000:
             return self._bad("[size] must be between 0 and 10000 (index.max_result_window)")
@@ -391,12 +477,13 @@ class ElasticsearchStandIn:
             if matches(source):
                 millis = _millis(source["fetched_at"])
                 hits.append(((millis, source["url_hash"]), doc_id, source))
-        hits.sort(key=lambda hit: hit[0], reverse=True)
+        hits.sort(key=lambda hit: hit[0], reverse=descending)
         after = body.get("search_after")
         if after is not None:
             if not (isinstance(after, list) and len(after) == len(READER_SORT)):
                 return self._bad("search_after has 2 value(s) but sort has 2.")
-            hits = [hit for hit in hits if hit[0] < (int(after[0]), str(after[1]))]
+            mark = (int(after[0]), str(after[1]))
+            hits = [hit for hit in hits if (hit[0] < mark if descending else hit[0] > mark)]
         return self._answer(
             {
                 "took": 1,
@@ -425,3 +512,38 @@ class ElasticsearchStandIn:
     async def stop(self) -> None:
         if self._runner is not None:
             await self._runner.cleanup()
+
+
+class OpenSearchStandIn(ElasticsearchStandIn):
+    """The stand-in answering as OpenSearch does (not OpenSearch): `GET /` names the
+    distribution, no `X-Elastic-Product` header, and the Elasticsearch media type
+    (`application/vnd.elasticsearch+json; compatible-with=N`) is refused with 406, as
+    OpenSearch refuses it; the rest as the Elasticsearch stand-in (the same index API)."""
+
+    distribution = "opensearch"
+    product_headers: ClassVar[dict[str, str]] = {}
+    bulk_types = ("application/x-ndjson", "application/json")
+
+    def __init__(self, address: str = "127.0.0.1", version: str = OPENSEARCH_VERSION) -> None:
+        super().__init__(address, version)
+
+    def _media_type_refusal(self, request: web.Request) -> web.Response | None:
+        content_type = request.headers.get("Content-Type") if request.body_exists else None
+        if content_type and "vnd.elasticsearch" in content_type:
+            reason = f"Content-Type header [{content_type}] is not supported"
+            self.rejected_requests.append(reason)
+            return self._answer({"error": reason, "status": 406}, 406)
+        return None
+
+    def _root(self) -> dict[str, Any]:
+        return {
+            "name": "stand-in",
+            "cluster_name": "frontier-tests",
+            "version": {
+                "distribution": "opensearch",
+                "number": self.version,
+                "build_type": "tar",
+                "minimum_wire_compatibility_version": "7.10.0",
+            },
+            "tagline": "The OpenSearch Project: https://opensearch.org/",
+        }

@@ -30,6 +30,7 @@ from frontier.api.routes import (
     url_actions,
     views,
 )
+from frontier.api.routes import export as export_route
 from frontier.api.routes import reextract as reextract_route  # `reextract`: the parameter
 from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
@@ -91,6 +92,7 @@ def create_app(
         dashboard,
         docs,
         content,
+        export_route,
         pages,
         login,
         actions,

@@ -46,46 +46,10 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from frontier.errors import FrontierError
+from frontier.sinks.schema import DATE_FIELDS, FIELD_NAMES
 
-DOCUMENT_FIELDS = (
-    "url_hash",
-    "url",
-    "final_url",
-    "source_id",
-    "source_name",
-    "host",
-    "origin",
-    "title",
-    "body",
-    "summary",
-    "author",
-    "published_at",
-    "image_url",
-    "language",
-    "content_hash",
-    "word_count",
-    "extractor",
-    "http_status",
-    "fetched_at",
-    "paywalled",
-    # where the response lies in the WARC archive (frontier.archive; None: not archived)
-    "warc_file",
-    "warc_offset",
-    "warc_length",
-    "warc_record_id",
-    # the detected language and the metadata of issue 29 items 5-6 (migration 0036)
-    "detected_language",
-    "language_confidence",
-    "modified_at",
-    "section",
-    "tags",
-    "paragraphs",
-    "markdown",
-    # near-duplicates (frontier.near_duplicates): the text's MinHash (hex) and the earliest
-    # document of its cluster when not itself
-    "minhash",
-    "near_duplicate_of",
-)
+# The fields of a document, in order: declared once, in frontier.sinks.schema.
+DOCUMENT_FIELDS = FIELD_NAMES
 
 
 class SinkError(FrontierError):
@@ -155,7 +119,7 @@ class RawDocument:
         """JSON-ready fields (ISO dates, string ids)."""
         values = asdict(self)
         values["tags"], values["paragraphs"] = list(self.tags), list(self.paragraphs)
-        for name in ("published_at", "fetched_at", "modified_at"):
+        for name in DATE_FIELDS:
             if values[name] is not None:
                 values[name] = values[name].isoformat()
         if values["source_id"] is not None:

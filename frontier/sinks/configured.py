@@ -13,9 +13,9 @@ from frontier.settings import Settings, SettingsError
 from frontier.sinks import Sink
 from frontier.sinks.installed import SinkKind, SinkRegistry, load_sinks
 
-# The built-ins' names: the defaults of FRONTIER_SINK, and the sink whose documents the
-# Elasticsearch reader reads back (any other is read from the PostgreSQL table).
-POSTGRES, ELASTICSEARCH = "postgres", "elasticsearch"
+# The built-ins' names: the defaults of FRONTIER_SINK, and the sinks whose documents the
+# index reader reads back (any other is read from the PostgreSQL table).
+POSTGRES, ELASTICSEARCH, OPENSEARCH = "postgres", "elasticsearch", "opensearch"
 
 
 def sink_name(settings: Settings) -> str:
@@ -52,14 +52,19 @@ async def open_sink(settings: Settings, db: Database, sinks: SinkRegistry | None
 
 
 def open_reader(settings: Settings, db: Database) -> DocumentReader:
-    """The reader of the documents: the Elasticsearch index when the sink is
-    `elasticsearch`, else the PostgreSQL table. Close it when done."""
-    if sink_name(settings) == ELASTICSEARCH and settings.elasticsearch_url:
+    """The reader of the documents: the index when the sink is `elasticsearch` or
+    `opensearch`, else the PostgreSQL table. Close it when done."""
+    name = sink_name(settings)
+    if name == ELASTICSEARCH and settings.elasticsearch_url:
         from frontier.sinks.elasticsearch import ElasticsearchDocuments
 
         return ElasticsearchDocuments(
             settings.elasticsearch_url, index=settings.elasticsearch_index
         )
+    if name == OPENSEARCH:
+        from frontier.sinks.opensearch import OpenSearchOptions, open_reader
+
+        return open_reader(OpenSearchOptions.model_validate(settings.sink_options or {}))
     from frontier.sinks.postgres import PostgresDocuments
 
     return PostgresDocuments(db)

@@ -1,7 +1,11 @@
-"""The Elasticsearch content sink: the official async client and its bulk helper.
+"""The Elasticsearch content sink (and, with opensearch-py's client, the OpenSearch one:
+frontier.sinks.opensearch): the clients of frontier.sinks.search_clients and their bulk
+helpers. The client follows the server: its version is asked first (`GET /`), and
+Elasticsearch 8 and 9 are each sent the REST compatibility of their own major.
 
-- The index is created with the explicit settings and mappings of `raw_content.json`, package
-  data beside this module (deploy/compose.yaml mounts the same file), when it does not exist
+- The index is created with the explicit settings and mappings the schema generates for
+  the server (frontier.sinks.schema.index_definition; raw_content.json, package data beside
+  this module that deploy/compose.yaml mounts, holds the same) when it does not exist
   (`ensure_index`); an index that exists gets the fields added to the mapping since it was
   made (`paywalled`, migration 0031's twin; the detected language and the article metadata,
   0036's), none of its fields changed.
@@ -25,26 +29,31 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from elastic_transport import TransportError
-from elasticsearch import AsyncElasticsearch, helpers
-from elasticsearch import exceptions as es_errors
-
 from frontier.documents import (
     EPOCH,
     UNLISTED_FIELDS,
+    BadDocumentQuery,
     Cursor,
     DocumentFilter,
     DocumentPage,
     json_ready,
     page_of,
 )
+from frontier.export import PAGE_ROWS, ExportQuery, native_row
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
+from frontier.sinks.schema import HEAVY_FIELDS, index_definition
+from frontier.sinks.search_clients import (
+    ElasticClient,
+    SearchClient,
+    SearchError,
+    UnsupportedServer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +93,11 @@ def load_index_definition() -> dict[str, Any]:
 
 
 class ElasticsearchSink:
+    """The index sink over a `SearchClient`: Elasticsearch 8 or 9 by default, OpenSearch
+    with an `OpenSearchClient` (`OpenSearchSink`)."""
+
     name = "elasticsearch"
+    url_setting = "FRONTIER_ELASTICSEARCH_URL"
 
     def __init__(
         self,
@@ -96,45 +109,49 @@ class ElasticsearchSink:
         attempts: int = 5,
         backoff_s: float = 0.5,
         definition: dict[str, Any] | None = None,
-        client: AsyncElasticsearch | None = None,
+        client: SearchClient | None = None,
     ) -> None:
         client_warnings_at_debug()
         self.index = index
         # Where errors say the documents were going (no credentials: describe_url).
         self._server = describe_url(url)
-        self._where = f"Elasticsearch at {self._server} (FRONTIER_ELASTICSEARCH_URL)"
-        self._client = client or AsyncElasticsearch(url, request_timeout=30)
+        self._client = client or self._client_for(url)
+        self._where = f"{self._client.product} at {self._server} ({self.url_setting})"
         self._flush_docs = flush_docs
         self._interval = flush_interval_s
         self._attempts = attempts
         self._backoff = backoff_s
-        self._definition = definition or load_index_definition()
+        self._definition = definition
         self._waiting: list[tuple[Sequence[RawDocument], asyncio.Future[None]]] = []
         self._waiting_docs = 0
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Task[None]] = set()
 
+    def _client_for(self, url: str) -> SearchClient:
+        return ElasticClient(url)
+
     async def ensure_index(self) -> None:
-        """Create the index with its mappings if absent, else add the fields it lacks."""
+        """Ask the server its version (UnsupportedServer: not one this sink speaks to), then
+        create the index with the schema's mappings for that server if absent, else add the
+        fields it lacks."""
         try:
-            if await self._client.indices.exists(index=self.index):
+            server = await self._client.server()
+            definition = self._definition or index_definition(server.distribution, server.major)
+            if await self._client.index_exists(self.index):
                 # An index an older release made lacks the fields added since (the
                 # mapping is strict): add them. Adding fields changes no existing one.
-                await self._client.indices.put_mapping(
-                    index=self.index, properties=self._definition["mappings"]["properties"]
-                )
+                await self._client.add_fields(self.index, definition["mappings"]["properties"])
                 return
-            await self._client.indices.create(
-                index=self.index,
-                mappings=self._definition["mappings"],
-                settings=self._definition.get("settings"),
-            )
-        except es_errors.BadRequestError as exc:
-            if "resource_already_exists" not in str(exc):
+            await self._client.create_index(self.index, definition)
+        except UnsupportedServer as exc:
+            raise UnsupportedServer(f"{self._where}: {exc}") from None
+        except SearchError as exc:
+            if exc.status == 400 and "resource_already_exists" in str(exc):
+                return
+            if exc.status == 400:
                 raise SinkUnavailable(
                     f"cannot create index {self.index} in {self._where}: {exc}"
                 ) from None
-        except (TransportError, es_errors.ApiError) as exc:
             raise SinkUnavailable(f"{self._where}: {exc}") from None
 
     async def write(self, documents: Sequence[RawDocument]) -> None:
@@ -175,7 +192,7 @@ class ElasticsearchSink:
             if mine:
                 reasons = "; ".join(sorted({failed[h] for h in mine}))[:500]
                 done.set_exception(
-                    DocumentRejected(f"Elasticsearch refused: {reasons}", mine, failed)
+                    DocumentRejected(f"{self._client.product} refused: {reasons}", mine, failed)
                 )
             else:
                 done.set_result(None)
@@ -194,8 +211,7 @@ class ElasticsearchSink:
         delay = self._backoff
         for attempt in range(1, self._attempts + 1):
             try:
-                _ok, errors = await helpers.async_bulk(
-                    self._client,
+                errors = await self._client.bulk(
                     actions,
                     chunk_size=max(len(actions), 1),
                     raise_on_error=False,
@@ -204,12 +220,12 @@ class ElasticsearchSink:
                     initial_backoff=self._backoff,
                     max_backoff=10,
                 )
-            except (TransportError, es_errors.ApiError) as exc:
-                status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
-                permanent = isinstance(status, int) and 400 <= status < 500 and status != 429
+            except SearchError as exc:
+                status = exc.status
+                permanent = status is not None and 400 <= status < 500 and status != 429
                 if permanent or attempt == self._attempts:
                     raise SinkUnavailable(f"bulk write to {self._where} failed: {exc}") from None
-                log.warning("Elasticsearch bulk attempt %d failed (%s); retrying", attempt, exc)
+                log.warning("%s bulk attempt %d failed (%s); retrying", self._where, attempt, exc)
                 await asyncio.sleep(delay)
                 delay *= 2
                 continue
@@ -230,10 +246,8 @@ class ElasticsearchSink:
             for url_hash in sorted(set(url_hashes))
         ]
         try:
-            _ok, errors = await helpers.async_bulk(
-                self._client, actions, raise_on_error=False, raise_on_exception=True
-            )
-        except (TransportError, es_errors.ApiError) as exc:
+            errors = await self._client.bulk(actions, raise_on_error=False, raise_on_exception=True)
+        except SearchError as exc:
             raise SinkUnavailable(f"bulk delete in {self._where} failed: {exc}") from None
         failed = {
             key: reason
@@ -249,11 +263,11 @@ class ElasticsearchSink:
     async def health(self) -> str:
         """The server's version and the index, or SinkUnavailable."""
         try:
-            info = await self._client.info()
-        except (TransportError, es_errors.ApiError) as exc:
+            server = await self._client.server()
+            await self._client.index_exists(self.index)  # the server answers now
+        except SearchError as exc:
             raise SinkUnavailable(f"{self._where}: {exc}") from None
-        version = info.get("version", {}).get("number", "?")
-        return f"Elasticsearch {version} at {self._server}, index {self.index}"
+        return f"{server} at {self._server}, index {self.index}"
 
     async def close(self) -> None:
         if self._waiting:
@@ -308,57 +322,114 @@ def search_body(where: DocumentFilter, after: Cursor | None, limit: int) -> dict
     return body
 
 
+EXPORT_SORT = [{"fetched_at": "asc"}, {"url_hash": "asc"}]
+
+
+def export_body(query: ExportQuery, after: list[Any] | None, size: int) -> dict[str, Any]:
+    """The `_search` request body of one page of an export: oldest first, up to the
+    export's start, `search_after` the last page's sort values. A language matches the
+    detected one, else the declared one or its region (`en`: `en`, `en-GB`; as declared,
+    case included: the index keeps keywords as they come)."""
+    where = query.where
+    filters: list[dict[str, Any]] = []
+    if where.source_id is not None:
+        filters.append({"term": {"source_id": str(where.source_id)}})
+    if where.host is not None:
+        filters.append({"term": {"host": where.host}})
+    span = {"lte": query.until.isoformat()}
+    if where.since is not None:
+        span["gte"] = where.since.isoformat()
+    filters.append({"range": {"fetched_at": span}})
+    if query.language is not None:
+        declared = [
+            {"term": {"language": query.language}},
+            {"prefix": {"language": f"{query.language}-"}},
+        ]
+        undetected = {
+            "must_not": [{"exists": {"field": "detected_language"}}],
+            "should": declared,
+            "minimum_should_match": 1,
+        }
+        either = [{"term": {"detected_language": query.language}}, {"bool": undetected}]
+        filters.append({"bool": {"should": either, "minimum_should_match": 1}})
+    clauses: dict[str, Any] = {"filter": filters}
+    if where.one_per_cluster:
+        clauses["must_not"] = [{"exists": {"field": "near_duplicate_of"}}]
+    body: dict[str, Any] = {
+        "query": {"bool": clauses},
+        "sort": EXPORT_SORT,
+        "size": size,
+        "track_total_hits": False,
+    }
+    if not query.with_body:
+        body["_source"] = {"excludes": list(HEAVY_FIELDS)}
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
 class ElasticsearchDocuments:
-    """Reads the `raw_content` index."""
+    """Reads the `raw_content` index (of Elasticsearch, or OpenSearch with its client)."""
 
     name = "elasticsearch"
 
     def __init__(
-        self, url: str, *, index: str = "raw_content", client: AsyncElasticsearch | None = None
+        self, url: str, *, index: str = "raw_content", client: SearchClient | None = None
     ) -> None:
         client_warnings_at_debug()
         self.index = index
-        # Where errors say the documents were going (no credentials: describe_url).
-        self._server = describe_url(url)
-        self._where = f"Elasticsearch at {self._server} (FRONTIER_ELASTICSEARCH_URL)"
-        self._client = client or AsyncElasticsearch(url, request_timeout=30)
+        self._client = client or ElasticClient(url)
+        self.name = self._client.product.lower()  # elasticsearch, opensearch
 
     async def page(
         self, where: DocumentFilter, *, after: Cursor | None, limit: int
     ) -> DocumentPage:
         body = search_body(where, after, limit)
         try:
-            answer = await self._client.search(index=self.index, **_as_arguments(body))
-        except es_errors.NotFoundError:
-            return DocumentPage([], None)  # no index yet: nothing was stored
-        except (TransportError, es_errors.ApiError) as exc:
-            raise SinkUnavailable(f"Elasticsearch search failed: {exc}") from None
+            answer = await self._client.search(self.index, body)
+        except SearchError as exc:
+            if exc.status == 404:
+                return DocumentPage([], None)  # no index yet: nothing was stored
+            raise SinkUnavailable(f"{self._client.product} search failed: {exc}") from None
         rows = [hit["_source"] for hit in answer["hits"]["hits"]]
         return page_of(rows, limit, _cursor_of)
 
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         return await get_document(self._client, self.index, url_hash)
 
+    async def export(
+        self, query: ExportQuery, *, page_rows: int = PAGE_ROWS
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The documents matching `query`, oldest first, a page at a time (`export_body`,
+        `search_after` on the sort values of the page before)."""
+        if query.where.search:
+            raise BadDocumentQuery("search: an export takes no search words")
+        after: list[Any] | None = None
+        while True:
+            try:
+                answer = await self._client.search(self.index, export_body(query, after, page_rows))
+            except SearchError as exc:
+                if exc.status == 404:
+                    return  # no index yet: nothing was stored
+                raise SinkUnavailable(f"{self._client.product} export failed: {exc}") from None
+            hits = answer["hits"]["hits"]
+            if hits:
+                yield [native_row(hit["_source"], query.fields) for hit in hits]
+            if len(hits) < page_rows:
+                return
+            after = hits[-1]["sort"]
+
     async def close(self) -> None:
         await self._client.close()
 
 
-async def get_document(
-    client: AsyncElasticsearch, index: str, url_hash: str
-) -> dict[str, Any] | None:
+async def get_document(client: SearchClient, index: str, url_hash: str) -> dict[str, Any] | None:
     """One stored document, body included (the sink's and the reader's `get`)."""
     try:
-        answer = await client.get(index=index, id=url_hash)
-    except es_errors.NotFoundError:
-        return None
-    except (TransportError, es_errors.ApiError) as exc:
-        raise SinkUnavailable(f"Elasticsearch get failed: {exc}") from None
-    return json_ready(dict(answer["_source"]))
-
-
-def _as_arguments(body: dict[str, Any]) -> dict[str, Any]:
-    """The client's keyword spelling of a body (`_source` is `source`)."""
-    return {("source" if key == "_source" else key): value for key, value in body.items()}
+        source = await client.get(index, url_hash)
+    except SearchError as exc:
+        raise SinkUnavailable(f"{client.product} get failed: {exc}") from None
+    return json_ready(source) if source is not None else None
 
 
 def _cursor_of(document: dict[str, Any]) -> Cursor:

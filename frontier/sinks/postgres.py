@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +22,7 @@ from frontier.documents import (
     page_of,
 )
 from frontier.errors import DatabaseUnavailable
+from frontier.export import PAGE_ROWS, ExportQuery
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
@@ -165,6 +168,50 @@ class PostgresDocuments:
     async def get(self, url_hash: str) -> dict[str, Any] | None:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return json_ready(dict(record)) if record else None
+
+    async def export(
+        self, query: ExportQuery, *, page_rows: int = PAGE_ROWS
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The documents matching `query`, oldest first, a page (rows of the query's
+        fields, values as asyncpg gives them) at a time (`export_page`). The next page's
+        statement is sent before this page is handed over, so the server reads it while
+        this one is written (at most two pages in memory)."""
+        if query.where.search:
+            raise BadDocumentQuery("search: an export takes no search words")
+        where, fields = query.where, query.fields
+        light = not query.with_body
+
+        def page_after(after: tuple[datetime, str]) -> asyncio.Task[list[Any]]:
+            return asyncio.ensure_future(
+                self._db.fetch(
+                    SQL["export_page"],
+                    *after,
+                    query.until,
+                    where.source_id,
+                    where.host,
+                    query.language,
+                    where.one_per_cluster,
+                    page_rows,
+                    query.with_body,
+                )
+            )
+
+        pending: asyncio.Task[list[Any]] | None = page_after((where.since or _MINUS_INFINITY, ""))
+        try:
+            while pending is not None:
+                records = await pending
+                pending = None
+                if len(records) == page_rows:
+                    pending = page_after((records[-1]["fetched_at"], records[-1]["url_hash"]))
+                if records:
+                    yield [
+                        {name: r[name] for name in fields} if light else dict(r) for r in records
+                    ]
+        finally:
+            if pending is not None:  # the reader stopped early
+                pending.cancel()
+                with contextlib.suppress(BaseException):
+                    await pending
 
     async def close(self) -> None:
         """The database belongs to the caller."""

@@ -205,3 +205,31 @@ WHERE s.search @@ websearch_to_tsquery('simple'::regconfig, $5)
   AND ($8::bool IS NOT TRUE OR r.near_duplicate_of IS NULL)
 ORDER BY r.fetched_at DESC, r.url_hash DESC
 LIMIT $4;
+
+-- Export (frontier.export): every document matching the filters, oldest first, keyset-paged
+-- on raw_content_recent_idx (fetched_at, url_hash): $1/$2 the last document of the previous
+-- page ($1 the oldest fetched_at wanted, or '-infinity', and '' for the first page); $3 the
+-- newest fetched_at exported (the export's start: documents written after it are left to
+-- the next export); $4 a source, $5 a host, $6 a language (the detected one, else the
+-- declared one, its region ignored: 'en' matches 'en-GB'), each NULL for all; $7 true keeps
+-- one document per near-duplicate cluster; $8 rows; $9 true reads the article's text (body,
+-- paragraphs, markdown; else NULL, not read from TOAST). The columns are checked against
+-- frontier.sinks.schema (tests/integration/test_document_schema.py). language_confidence
+-- (real) goes through numeric: its 6 significant digits, 0.97 and not 0.9700000286102295.
+
+-- name: export_page
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title,
+       CASE WHEN $9 THEN body END AS body, summary, author, published_at, image_url,
+       language, content_hash, word_count, extractor, http_status, fetched_at, paywalled,
+       warc_file, warc_offset, warc_length, warc_record_id, detected_language,
+       language_confidence::numeric::float8 AS language_confidence, modified_at, section, tags,
+       CASE WHEN $9 THEN paragraphs END AS paragraphs,
+       CASE WHEN $9 THEN markdown END AS markdown, minhash, near_duplicate_of
+FROM raw_content
+WHERE (fetched_at, url_hash) > ($1::timestamptz, $2::bpchar) AND fetched_at <= $3
+  AND ($4::uuid IS NULL OR source_id = $4)
+  AND ($5::text IS NULL OR host = $5)
+  AND ($6::text IS NULL OR split_part(lower(coalesce(detected_language, language)), '-', 1) = $6)
+  AND ($7::bool IS NOT TRUE OR near_duplicate_of IS NULL)
+ORDER BY fetched_at, url_hash
+LIMIT $8;

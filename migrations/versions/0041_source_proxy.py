@@ -5,14 +5,14 @@ password_env or password_file), never the password itself.
 On Citus, `sources` is a reference table: adding a nullable column without a constraint is
 propagated as it is.
 
-Revision ID: 0044
+Revision ID: 0041
 Revises: 0040
 Create Date: 2026-11-28
 """
 
 from alembic import op
 
-revision = "0044"
+revision = "0041"
 down_revision = "0040"
 branch_labels = None
 depends_on = None

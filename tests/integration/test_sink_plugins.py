@@ -42,7 +42,7 @@ def settings(tmp_path: Path, **values: object) -> Settings:
 
 def test_the_built_in_sinks_are_registered_in_the_entry_point_group() -> None:
     installed = load_sinks()
-    assert {"postgres", "elasticsearch"} <= set(installed.sinks), (
+    assert {"postgres", "elasticsearch", "opensearch", "jsonl"} <= set(installed.sinks), (
         "the installed metadata predates the frontier.sinks group: `pip install -e . --no-deps`"
     )
     assert installed.broken == {}
@@ -51,12 +51,11 @@ def test_the_built_in_sinks_are_registered_in_the_entry_point_group() -> None:
 def test_a_plugin_sink_is_installed_and_a_broken_one_is_told_apart(
     plugin: SinkRegistry,
 ) -> None:
-    assert {"postgres", "elasticsearch", "jsonl"} <= set(plugin.sinks)
+    assert {"postgres", "elasticsearch", "lines"} <= set(plugin.sinks)
     assert "broken" not in plugin.sinks
     assert plugin.missing("broken").startswith("sink 'broken' failed to load: AttributeError")
-    assert plugin.missing("nope") == (
-        "sink 'nope' is not installed (installed: elasticsearch, jsonl, postgres)"
-    )
+    installed = ", ".join(sorted(plugin.sinks))  # the built-ins and the plugin's `lines`
+    assert plugin.missing("nope") == f"sink 'nope' is not installed (installed: {installed})"
 
 
 def test_unset_frontier_sink_chooses_as_before(tmp_path: Path) -> None:
@@ -103,7 +102,7 @@ async def test_a_plugin_sink_keeps_the_interface_in_process(
     document (its reason by url_hash, the others stored), a deletion."""
     out = tmp_path / "d.jsonl"
     chosen = settings(
-        tmp_path, sink="jsonl", sink_options={"path": str(out), "refuse_hosts": ["b.test"]}
+        tmp_path, sink="lines", sink_options={"path": str(out), "refuse_hosts": ["b.test"]}
     )
     sink = await open_sink(chosen, db, plugin)
     assert await sink.health() == f"JSON lines in {out}"
@@ -146,12 +145,11 @@ def document(n: int, host: str) -> RawDocument:
     [
         (
             {"sink": "nope"},
-            "FRONTIER_SINK: sink 'nope' is not installed (installed: elasticsearch, jsonl, "
-            "postgres)",
+            "FRONTIER_SINK: sink 'nope' is not installed (installed: elasticsearch, ",
         ),
         ({"sink": "broken"}, "FRONTIER_SINK: sink 'broken' failed to load: AttributeError"),
         ({"sink": "elasticsearch"}, "FRONTIER_SINK=elasticsearch needs FRONTIER_ELASTICSEARCH_URL"),
-        ({"sink": "jsonl"}, "FRONTIER_SINK_OPTIONS of sink 'jsonl': path: Field required"),
+        ({"sink": "lines"}, "FRONTIER_SINK_OPTIONS of sink 'lines': path: Field required"),
         (
             {"sink": "postgres", "sink_options": {"path": "x"}},
             "FRONTIER_SINK_OPTIONS of sink 'postgres': path: Extra inputs are not permitted",
@@ -192,7 +190,7 @@ async def test_frontier_up_refuses_an_unknown_sink_before_it_starts_anything(
 async def test_frontier_fetch_writes_to_a_plugin_sink_installed_from_a_package(
     db: Database, fresh_dsn: str, tmp_path: Path, local_site: LocalSite
 ) -> None:
-    """A real `frontier fetch --until-idle` with FRONTIER_SINK=jsonl: the fetched articles
+    """A real `frontier fetch --until-idle` with FRONTIER_SINK=lines: the fetched articles
     are the file's lines, raw_content stays empty, and the documents the plugin refuses
     (DocumentRejected) end `failed` with its reason while the rest of the batch is stored."""
     for n in (1, 2, 3):
@@ -209,7 +207,7 @@ async def test_frontier_fetch_writes_to_a_plugin_sink_installed_from_a_package(
         path = os.pathsep.join(p for p in (str(PLUGIN), os.environ.get("PYTHONPATH")) if p)
         env = frontier_env(
             fresh_dsn,
-            FRONTIER_SINK="jsonl",
+            FRONTIER_SINK="lines",
             FRONTIER_SINK_OPTIONS=json.dumps(options),
             FRONTIER_HOME=str(tmp_path),
             FRONTIER_ARCHIVE_DIR=str(tmp_path / "archive"),
@@ -237,7 +235,7 @@ async def test_frontier_fetch_writes_to_a_plugin_sink_installed_from_a_package(
     assert {u: states[u][0] for u in urls} == dict.fromkeys(urls, "fetched")
     state, error = states[refused_site.url("/news/9")]
     assert state == "failed", state
-    assert error == "sink jsonl refused the document: host refused by this sink"
+    assert error == "sink lines refused the document: host refused by this sink"
 
 
 def test_the_demo_writes_to_its_own_database_whatever_frontier_sink_names(

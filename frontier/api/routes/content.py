@@ -28,6 +28,18 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
+# The filters `GET /api/v1/documents` and `GET /api/v1/export` share.
+SourceParam = Annotated[str | None, Query(max_length=200, description="Source name or id.")]
+HostParam = Annotated[str | None, Query(max_length=300, description="A host or URL.")]
+SinceParam = Annotated[
+    str | None, Query(max_length=64, description="ISO 8601 date or time, or an age: 30m, 6h, 2d.")
+]
+DistinctParam = Annotated[
+    Literal["cluster"] | None,
+    Query(description="`cluster`: one document per near-duplicate cluster (its earliest)."),
+]
+
+
 class NotFound(ApiError):
     status, code = 404, "not_found"
 
@@ -47,12 +59,9 @@ class DocumentPageModel(BaseModel):
 )
 async def documents(
     request: Request,
-    source: Annotated[str | None, Query(max_length=200, description="Source name or id.")] = None,
-    host: Annotated[str | None, Query(max_length=300, description="A host or URL.")] = None,
-    since: Annotated[
-        str | None,
-        Query(max_length=64, description="ISO 8601 date or time, or an age: 30m, 6h, 2d."),
-    ] = None,
+    source: SourceParam = None,
+    host: HostParam = None,
+    since: SinceParam = None,
     search: Annotated[
         str | None,
         Query(max_length=SEARCH_MAX_CHARS, description="Words all in the title or body."),
@@ -61,10 +70,7 @@ async def documents(
         str | None, Query(max_length=100, description="`next` of the previous page.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    distinct: Annotated[
-        Literal["cluster"] | None,
-        Query(description="`cluster`: one document per near-duplicate cluster (its earliest)."),
-    ] = None,
+    distinct: DistinctParam = None,
 ) -> dict[str, Any]:
     """Stored documents from the configured sink, newest first, keyset-paged. An
     expensive read: at most FRONTIER_API_READS_PER_CLIENT at once per client (429), each

@@ -25,7 +25,7 @@ class JsonLinesOptions(BaseModel):
 
 
 class JsonLinesSink:
-    name = "jsonl"
+    name = "lines"
 
     def __init__(self, path: Path, refuse_hosts: Sequence[str]) -> None:
         self._path = path
@@ -45,7 +45,7 @@ class JsonLinesSink:
         self._append([d.as_json() for d in documents if d.host not in self._refuse])
         if refused:
             reasons = {h: "host refused by this sink" for h in refused}
-            raise DocumentRejected("jsonl refused: host refused by this sink", refused, reasons)
+            raise DocumentRejected("lines refused: host refused by this sink", refused, reasons)
 
     async def delete(self, url_hashes: Sequence[str]) -> None:
         self._append([{"deleted": h} for h in url_hashes])
@@ -63,7 +63,7 @@ class JsonLinesSink:
 
 
 class JsonLinesKind:
-    name = "jsonl"
+    name = "lines"
     options_model = JsonLinesOptions
 
     async def open(self, settings: Any, db: Any, options: JsonLinesOptions) -> JsonLinesSink:
