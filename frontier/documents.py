@@ -15,18 +15,16 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from uuid import UUID
 
 from frontier.db import Database
 from frontier.durations import seconds_of
 from frontier.errors import FrontierError
 from frontier.sinks import DOCUMENT_FIELDS
+from frontier.sinks.schema import FIELD_NAMES, HEAVY_FIELDS
 from frontier.sources import SourceRepository, UnknownSource
 from frontier.urls import InvalidURL, host_key
-
-if TYPE_CHECKING:
-    from frontier.export import ExportQuery
 
 # What a list of documents leaves out of each (a page of 100 bodies could weigh MBs).
 UNLISTED_FIELDS = (
@@ -120,6 +118,26 @@ class DocumentFilter:
 class DocumentPage:
     items: list[dict[str, Any]]  # LISTED_FIELDS of each, JSON-ready
     next: str | None  # the cursor of the next page; None on the last
+
+
+def export_fields(with_body: bool) -> tuple[str, ...]:
+    """The fields an export holds, in the schema's order."""
+    return FIELD_NAMES if with_body else tuple(n for n in FIELD_NAMES if n not in HEAVY_FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportQuery:
+    """What to export: the documents filter (its search words unused), a language, the
+    article's text or not, and the newest fetched_at (the export's start)."""
+
+    where: DocumentFilter
+    until: datetime
+    language: str | None = None
+    with_body: bool = False
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return export_fields(self.with_body)
 
 
 class DocumentReader(Protocol):

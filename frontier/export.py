@@ -38,19 +38,14 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 from uuid import UUID
 
-from frontier.documents import BadDocumentQuery, DocumentFilter
-from frontier.sinks.schema import BY_NAME, DATE_FIELDS, FIELD_NAMES, HEAVY_FIELDS
+from frontier.documents import BadDocumentQuery, ExportQuery
+from frontier.sinks.schema import BY_NAME, DATE_FIELDS
 
 FORMATS = ("jsonl", "csv", "parquet")
 PAGE_ROWS = 1000
 ROWS_PER_FILE = 1_000_000
 ROW_GROUP_ROWS = 10_000  # a Parquet row group: 10 pages
 LANGUAGE_MAX_CHARS = 16
-
-
-def export_fields(with_body: bool) -> tuple[str, ...]:
-    """The fields an export holds, in the schema's order."""
-    return FIELD_NAMES if with_body else tuple(n for n in FIELD_NAMES if n not in HEAVY_FIELDS)
 
 
 def check_language(text: str) -> str:
@@ -61,21 +56,6 @@ def check_language(text: str) -> str:
             f"language: {text[:40]!r} is not a language code such as 'en' or 'pt-BR'"
         )
     return value
-
-
-@dataclass(frozen=True, slots=True)
-class ExportQuery:
-    """What to export: the documents filter (its search words unused), a language, the
-    article's text or not, and the newest fetched_at (the export's start)."""
-
-    where: DocumentFilter
-    until: datetime
-    language: str | None = None
-    with_body: bool = False
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        return export_fields(self.with_body)
 
 
 class ExportingReader(Protocol):

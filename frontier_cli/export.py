@@ -11,8 +11,8 @@ import typer
 
 from frontier.clock import utcnow
 from frontier.db import Database
-from frontier.documents import build_filter
-from frontier.export import FORMATS, ROWS_PER_FILE, ExportQuery, ExportResult, check_language
+from frontier.documents import ExportQuery, build_filter
+from frontier.export import FORMATS, ROWS_PER_FILE, ExportResult, check_language
 from frontier.export import run_export as export_documents
 from frontier.settings import SettingsError
 from frontier.sinks.configured import ELASTICSEARCH, OPENSEARCH, POSTGRES, open_reader, sink_name

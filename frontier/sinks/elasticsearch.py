@@ -42,10 +42,11 @@ from frontier.documents import (
     Cursor,
     DocumentFilter,
     DocumentPage,
+    ExportQuery,
     json_ready,
     page_of,
 )
-from frontier.export import PAGE_ROWS, ExportQuery, native_row
+from frontier.export import PAGE_ROWS, native_row
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.schema import HEAVY_FIELDS, index_definition
 from frontier.sinks.search_clients import (

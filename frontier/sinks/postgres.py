@@ -18,11 +18,12 @@ from frontier.documents import (
     Cursor,
     DocumentFilter,
     DocumentPage,
+    ExportQuery,
     json_ready,
     page_of,
 )
 from frontier.errors import DatabaseUnavailable
-from frontier.export import PAGE_ROWS, ExportQuery
+from frontier.export import PAGE_ROWS
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 

@@ -22,8 +22,8 @@ import jsonschema
 import pytest
 
 from frontier.db import Database
-from frontier.documents import DocumentFilter
-from frontier.export import ExportQuery, export_fields, ndjson
+from frontier.documents import DocumentFilter, ExportQuery, export_fields
+from frontier.export import ndjson
 from frontier.sinks import RawDocument
 from frontier.sinks.elasticsearch import load_index_definition
 from frontier.sinks.postgres import PostgresDocuments, PostgresSink

@@ -20,8 +20,8 @@ import pytest
 
 from frontier.api.app import create_app
 from frontier.db import Database
-from frontier.documents import BadDocumentQuery, DocumentFilter
-from frontier.export import ExportQuery, check_language, export_fields, run_export
+from frontier.documents import BadDocumentQuery, DocumentFilter, ExportQuery, export_fields
+from frontier.export import check_language, run_export
 from frontier.settings import Settings
 from frontier.sinks import RawDocument
 from frontier.sinks.postgres import PostgresDocuments, PostgresSink

@@ -20,8 +20,8 @@ import pytest
 
 from fetcher.sink_kinds import ElasticsearchKind, OpenSearchKind
 from frontier.db import Database
-from frontier.documents import DocumentFilter
-from frontier.export import ExportQuery, run_export
+from frontier.documents import DocumentFilter, ExportQuery
+from frontier.export import run_export
 from frontier.settings import Settings, SettingsError
 from frontier.sinks import Sink
 from frontier.sinks.configured import open_reader

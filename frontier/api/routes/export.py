@@ -29,8 +29,8 @@ from frontier.api.models import ErrorBody
 from frontier.api.read_gate import ReadGate, client_of
 from frontier.api.routes.content import DistinctParam, HostParam, SinceParam, SourceParam
 from frontier.clock import utcnow
-from frontier.documents import DocumentReader, build_filter
-from frontier.export import LANGUAGE_MAX_CHARS, ExportQuery, check_language, ndjson
+from frontier.documents import DocumentReader, ExportQuery, build_filter
+from frontier.export import LANGUAGE_MAX_CHARS, check_language, ndjson
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["content"], dependencies=[Depends(require_read)])
