@@ -1,6 +1,7 @@
 """frontier's own content sinks as the entry-point group `frontier.sinks` registers them
-(pyproject.toml): `postgres`, the `raw_content` table, and `elasticsearch`, the index
-FRONTIER_ELASTICSEARCH_URL points at. The fetcher writes to them, so it registers them; the
+(pyproject.toml): `postgres`, the `raw_content` table, `elasticsearch`, the index
+FRONTIER_ELASTICSEARCH_URL points at, and `webhook`, a receiver's URL
+(frontier.sinks.webhook). The fetcher writes to them, so it registers them; the
 sinks themselves live in the core (frontier.sinks.postgres, frontier.sinks.elasticsearch),
 beside the readers the API uses. A third-party sink registers a kind of the same shape
 (frontier.sinks.installed.SinkKind; docs/sinks.md)."""
@@ -9,10 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from frontier.db import Database
 from frontier.settings import Settings, SettingsError
 from frontier.sinks import Sink
 from frontier.sinks.installed import NoOptions
+from frontier.source_access import SecretRef
 
 
 class PostgresKind:
@@ -52,3 +56,47 @@ class ElasticsearchKind:
             await sink.close()  # its client's connections, before the error is reported
             raise
         return sink
+
+
+class WebhookOptions(BaseModel):
+    """The options of a `webhook` sink (docs/outputs.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(pattern=r"^https?://[^\s]+$", max_length=2000)
+    # the signing secret, by reference only: {"env": NAME} or {"file": PATH}
+    secret: SecretRef
+    batch: int = Field(default=1, ge=1, le=1000)  # documents per POST
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+
+
+class WebhookKind:
+    name = "webhook"
+    options_model = WebhookOptions
+
+    async def open(self, settings: Settings, db: Database, options: Any) -> Sink:
+        from frontier.safe_http.client import SafeClient
+        from frontier.safe_http.limits import HttpLimits
+        from frontier.sinks.webhook import WebhookSink, signing_key
+        from frontier.source_credentials import CredentialsUnavailable, read_secret
+
+        try:
+            secret = read_secret(options.secret.model_dump(exclude_none=True), "secret")
+        except CredentialsUnavailable as exc:
+            raise SettingsError(f"invalid configuration: webhook {options.url}: {exc}") from None
+        limits = HttpLimits.from_settings(
+            settings,
+            total_timeout_s=options.timeout_s,
+            max_connections=settings.webhook_max_in_flight,
+            max_connections_per_host=settings.webhook_max_in_flight,
+        )
+        return WebhookSink(
+            SafeClient(limits),
+            options.url,
+            signing_key(secret),
+            batch=options.batch,
+            timeout_s=options.timeout_s,
+            max_body_bytes=options.max_body_bytes,
+            max_in_flight=settings.webhook_max_in_flight,
+        )

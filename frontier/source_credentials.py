@@ -120,6 +120,13 @@ def _secret(access: Mapping[str, Any], key: str, env: Mapping[str, str]) -> str 
     return _read(ref, key, env) if ref else None
 
 
+def read_secret(ref: Mapping[str, str], what: str, env: Mapping[str, str] | None = None) -> str:
+    """The secret a reference names (`{"env": NAME}` or `{"file": PATH}`), read now from
+    `env` (os.environ) or the file; CredentialsUnavailable naming the reference, never a
+    value, when it cannot be read (another secret of the platform's: a webhook's key)."""
+    return _read(ref, what, os.environ if env is None else env)
+
+
 def _read(ref: Mapping[str, str], what: str, env: Mapping[str, str]) -> str:
     """The secret `ref` names; one trailing newline of a file dropped. Refused when it
     cannot be read or could break a header (a line break)."""

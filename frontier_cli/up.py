@@ -45,7 +45,7 @@ from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.loops import run_every
 from frontier.settings import Settings
-from frontier.sinks.configured import chosen_sink
+from frontier.sinks.configured import chosen_sinks
 from frontier.stats import FrontierStats, StatsRepository
 from frontier_cli.app import app, settings_of, start_service
 from frontier_cli.demo.profile import demo_settings, register, reset_home
@@ -174,7 +174,7 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
             )
         settings = demo_settings(settings)
         reset_home(settings.home)
-    chosen_sink(settings)  # a sink that is not installed stops `up` before it starts
+    chosen_sinks(settings)  # a sink that is not installed stops `up` before it starts
     with bind(options.host, options.port) as sock:
         if settings.database_url:
             console.event(f"database: {describe_dsn(settings.database_url)}")
