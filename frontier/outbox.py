@@ -82,6 +82,29 @@ class SinkBacklog:
         }
 
 
+def sinks_status(
+    settings: Settings, backlogs: Sequence[SinkBacklog], now: datetime
+) -> list[dict[str, Any]]:
+    """Each sink's line of `frontier sinks status` and the dashboard: the configured ones
+    in their order (a required one has no backlog: it is written before the URL
+    completes), then any other the outbox still holds rows for (configured no more)."""
+    from frontier.sinks.configured import sink_name
+
+    configured = (
+        [(e.name, e.required) for e in settings.sinks]
+        if settings.sinks
+        else [(sink_name(settings), True)]
+    )
+    by_name = {b.sink: b for b in backlogs}
+    lines = []
+    for name, required in configured:
+        backlog = by_name.pop(name, None) or SinkBacklog(name, 0, None, 0, None, None)
+        lines.append({**backlog.as_json(now), "required": required, "configured": True})
+    for backlog in by_name.values():
+        lines.append({**backlog.as_json(now), "required": False, "configured": False})
+    return lines
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxRow:
     id: int

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from frontier.safe_http.client import SafeClient
-from frontier.safe_http.errors import FetchFailed, PolicyBlocked
+from frontier.safe_http.errors import HttpError
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
 from frontier.sinks.payload import delivery_key, document_payload
 
@@ -160,7 +160,7 @@ class WebhookSink:
                 status, answer = await self._client.post(
                     self.url, body, headers=headers, timeout_s=self._timeout_s
                 )
-            except (FetchFailed, PolicyBlocked) as exc:
+            except HttpError as exc:
                 raise SinkUnavailable(f"webhook {self._host}: {exc}") from None
         if 200 <= status < 300:
             return None
