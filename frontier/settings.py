@@ -119,7 +119,7 @@ class Settings(BaseSettings):
         default=4,
         ge=1,
         le=256,
-        description="Webhook requests in flight at once per receiver host, per process.",
+        description="Requests in flight at once to a webhook sink's receiver, per process.",
     )
     api_token: str | None = Field(
         default=None,

@@ -167,10 +167,10 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
         stream or sys.stderr, settings.up_progress_s, as_log=settings.log_format == "json"
     )
     if options.demo:
-        if settings.database_url or settings.elasticsearch_url or settings.sink:
+        if settings.database_url or settings.elasticsearch_url or settings.sink or settings.sinks:
             console.event(
-                "demo: FRONTIER_DATABASE_URL, FRONTIER_ELASTICSEARCH_URL and FRONTIER_SINK "
-                "are ignored; the demo uses its own embedded database"
+                "demo: FRONTIER_DATABASE_URL, FRONTIER_ELASTICSEARCH_URL, FRONTIER_SINK and "
+                "FRONTIER_SINKS are ignored; the demo uses its own embedded database"
             )
         settings = demo_settings(settings)
         reset_home(settings.home)
