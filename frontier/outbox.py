@@ -34,7 +34,13 @@ from frontier.backoff import retry_delay
 from frontier.db import Database
 from frontier.settings import Settings
 from frontier.sinks import DocumentRejected, RawDocument, Sink
-from frontier.sinks.payload import delivery_key, document_from_payload, document_payload
+from frontier.sinks.payload import (
+    Prepared,
+    PreparedWrites,
+    delivery_key,
+    document_from_payload,
+    document_payload,
+)
 from frontier.sql import load
 
 SQL = load("sink_outbox")
@@ -243,24 +249,29 @@ class OutboxDelivery:
 
     async def _hand_over(self, sink: Sink, rows: list[OutboxRow]) -> dict[int, str]:
         """Deliver the rows (writes, then deletions); returns the reasons of the rows the
-        sink refused for good, by id."""
+        sink refused for good, by id. A sink with `write_prepared` (PreparedWrites) gets
+        the payloads' JSON as stored; any other the documents rebuilt from them."""
         rejected: dict[int, str] = {}
-        writes: dict[str, tuple[OutboxRow, RawDocument]] = {}
-        for row in rows:
-            if row.op != WRITE:
-                continue
-            try:
-                doc = document_from_payload(json.loads(row.payload or "null"))
-            except (ValueError, TypeError, KeyError) as exc:
-                rejected[row.id] = f"unreadable payload: {type(exc).__name__}: {exc}"
-                continue
-            writes[row.url_hash] = (row, doc)  # the newest version of a URL wins
+        newest = {r.url_hash: r for r in rows if r.op == WRITE}  # a URL's newest version
+        writes = {h: r for h, r in newest.items() if r.payload is not None}
         try:
-            await sink.write([doc for _, doc in writes.values()])
+            if isinstance(sink, PreparedWrites):
+                await sink.write_prepared(
+                    [Prepared(h, r.key, r.payload or "") for h, r in writes.items()]
+                )
+            else:
+                documents = []
+                for url_hash, row in list(writes.items()):
+                    try:
+                        documents.append(document_from_payload(json.loads(row.payload or "")))
+                    except (ValueError, TypeError, KeyError) as exc:
+                        rejected[row.id] = f"unreadable payload: {type(exc).__name__}: {exc}"
+                        del writes[url_hash]
+                await sink.write(documents)
         except DocumentRejected as exc:
             for url_hash, reason in exc.reasons.items():
                 if url_hash in writes:
-                    rejected[writes[url_hash][0].id] = reason
+                    rejected[writes[url_hash].id] = reason
         deletes = sorted({r.url_hash for r in rows if r.op == DELETE})
         if deletes:
             await sink.delete(deletes)

@@ -11,7 +11,7 @@ died after sending) carries the same key, and a new text a new one (the webhook'
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument
@@ -44,3 +44,20 @@ def delivery_key(url_hash: str, content_hash: str | None) -> str:
     """The idempotency key of a document's version (of its deletion: `content_hash`
     None)."""
     return f"{url_hash}.{content_hash[:32] if content_hash else 'deleted'}"
+
+
+class Prepared(NamedTuple):
+    """A document as the outbox holds it: its url_hash, its idempotency key and its
+    payload's JSON text (`document_payload`, encoded once, when it was queued)."""
+
+    url_hash: str
+    key: str
+    payload: str
+
+
+@runtime_checkable
+class PreparedWrites(Protocol):
+    """What a sink may add to `Sink` to take the outbox's documents as their JSON text
+    (the webhook sends it as it is): `write_prepared`, `write`'s contract otherwise."""
+
+    async def write_prepared(self, items: Any) -> None: ...

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import HttpError
 from frontier.sinks import DocumentRejected, RawDocument, SinkUnavailable
-from frontier.sinks.payload import delivery_key, document_payload
+from frontier.sinks.payload import Prepared, delivery_key, document_payload
 
 REFUSED = frozenset({400, 413, 422})  # the receiver will not take these documents, ever
 SECRET_PREFIX = "whsec_"
@@ -74,9 +74,10 @@ def signed_headers(
     }
 
 
-def _event(kind: str, data: Any) -> bytes:
+def _event(kind: str, data: str) -> bytes:
+    """An event's body around `data`, JSON text."""
     when = datetime.now(UTC).isoformat(timespec="seconds")
-    return json.dumps({"type": kind, "timestamp": when, "data": data}).encode()
+    return f'{{"type": "{kind}", "timestamp": "{when}", "data": {data}}}'.encode()
 
 
 class WebhookSink:
@@ -104,21 +105,28 @@ class WebhookSink:
         self._host = urlsplit(url).hostname or url
 
     async def write(self, documents: Sequence[RawDocument]) -> None:
+        await self.write_prepared(
+            [Prepared(d.url_hash, _key(d), json.dumps(document_payload(d))) for d in documents]
+        )
+
+    async def write_prepared(self, items: Sequence[Prepared]) -> None:
+        """`write`, of documents already as their payload's JSON (the outbox's rows, sent
+        as they are stored: no decoding and encoding again)."""
         refused: dict[str, str] = {}
         posts = []
-        for group in _groups(list(documents), self._batch):
+        for group in _groups(list(items), self._batch):
             body, msg_id = self._body(group)
             if len(body) > self._max_body and len(group) > 1:
-                for doc in group:  # too large together: one by one
-                    one, one_id = self._body([doc])
-                    posts.append((one, one_id, [doc]))
+                for item in group:  # too large together: one by one
+                    one, one_id = self._body([item])
+                    posts.append((one, one_id, [item]))
             else:
                 posts.append((body, msg_id, group))
         sendable = []
         for body, msg_id, group in posts:
             if len(body) > self._max_body:
-                for doc in group:
-                    refused[doc.url_hash] = f"{len(body)} bytes, over max_body_bytes"
+                for item in group:
+                    refused[item.url_hash] = f"{len(body)} bytes, over max_body_bytes"
             else:
                 sendable.append((body, msg_id, group))
         answers = await asyncio.gather(
@@ -128,24 +136,31 @@ class WebhookSink:
             if isinstance(answer, BaseException):
                 raise answer  # the batch is not stored; sent ones come again with their ids
             if answer is not None:
-                refused.update((doc.url_hash, answer) for doc in group)
+                refused.update((item.url_hash, answer) for item in group)
         if refused:
             raise DocumentRejected(
                 f"the webhook refused {len(refused)} documents", list(refused), refused
             )
 
-    def _body(self, group: list[RawDocument]) -> tuple[bytes, str]:
+    def _body(self, group: list[Prepared]) -> tuple[bytes, str]:
+        """The event of a group, assembled around the payloads' JSON as it is."""
         if self._batch == 1:
-            doc = group[0]
-            return _event("document.stored", document_payload(doc)), _key(doc)
-        items = [{"id": _key(d), "document": document_payload(d)} for d in group]
-        joined = "\n".join(item["id"] for item in items).encode()  # type: ignore[misc]
-        return _event("documents.stored", items), "batch_" + hashlib.sha256(joined).hexdigest()[:40]
+            item = group[0]
+            return _event("document.stored", item.payload), item.key
+        data = ", ".join(
+            f'{{"id": {json.dumps(item.key)}, "document": {item.payload}}}' for item in group
+        )
+        joined = "\n".join(item.key for item in group).encode()
+        return _event("documents.stored", f"[{data}]"), "batch_" + hashlib.sha256(
+            joined
+        ).hexdigest()[:40]
 
     async def delete(self, url_hashes: Sequence[str]) -> None:
         answers = await asyncio.gather(
             *(
-                self._post(_event("document.deleted", {"url_hash": h}), delivery_key(h, None))
+                self._post(
+                    _event("document.deleted", json.dumps({"url_hash": h})), delivery_key(h, None)
+                )
                 for h in sorted(set(url_hashes))
             )
         )
@@ -183,5 +198,5 @@ def _key(doc: RawDocument) -> str:
     return delivery_key(doc.url_hash, doc.content_hash)
 
 
-def _groups(documents: list[RawDocument], size: int) -> list[list[RawDocument]]:
-    return [documents[i : i + size] for i in range(0, len(documents), size)]
+def _groups(items: list[Prepared], size: int) -> list[list[Prepared]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]

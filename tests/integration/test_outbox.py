@@ -140,7 +140,7 @@ def raw(n: int) -> RawDocument:
         language="en",
         content_hash=f"{n:064x}",
         word_count=1,
-        extractor="test",
+        extractor="generic",
         http_status=200,
         fetched_at=datetime(2026, 11, 28, tzinfo=UTC),
         tags=("a",),
@@ -231,3 +231,29 @@ async def test_the_webhook_target_is_behind_the_ssrf_guard_and_batches(
     assert ids == [delivery_key(d.url_hash, d.content_hash) for d in (raw(1), raw(2), raw(3))]
     assert {event["type"] for _, event in receiver.accepted} == {"documents.stored"}
     assert receiver.bad_signatures == 0
+
+
+async def test_a_sink_without_prepared_writes_gets_documents_and_a_bad_row_is_kept(
+    db: Database,
+) -> None:
+    """An optional sink that takes RawDocuments (here the PostgreSQL sink) gets them
+    rebuilt from the payloads; an unreadable payload is refused for good and kept."""
+    from frontier.sinks.postgres import PostgresSink
+
+    outbox = OutboxRepository(db)
+    await outbox.enqueue_documents(["copy"], [raw(1), raw(2)])
+    await db.execute(
+        "UPDATE sink_outbox SET payload = '{\"url_hash\": 1}' WHERE url_hash = $1", raw(2).url_hash
+    )
+
+    async def postgres() -> PostgresSink:
+        return PostgresSink(db)
+
+    delivery = OutboxDelivery(outbox, {"copy": postgres}, "w", OutboxPolicy())
+    assert await delivery.drain() == 2
+    stored = await db.fetch("SELECT url_hash, title, tags FROM raw_content")
+    assert [(r["url_hash"], r["title"]) for r in stored] == [(raw(1).url_hash, "t1")]
+    left = await db.fetch("SELECT url_hash, rejected, last_error FROM sink_outbox")
+    assert [(r["url_hash"], r["rejected"]) for r in left] == [(raw(2).url_hash, True)]
+    assert left[0]["last_error"].startswith("unreadable payload: KeyError")
+    assert await delivery.drain() == 0  # refused for good: not tried again
