@@ -9,6 +9,7 @@ beside the readers the API uses. A third-party sink registers a kind of the same
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -84,7 +85,8 @@ class WebhookKind:
         try:
             secret = read_secret(options.secret.model_dump(exclude_none=True), "secret")
         except CredentialsUnavailable as exc:
-            raise SettingsError(f"invalid configuration: webhook {options.url}: {exc}") from None
+            host = urlsplit(options.url).hostname  # not the URL: it may carry a token
+            raise SettingsError(f"invalid configuration: webhook to {host}: {exc}") from None
         limits = HttpLimits.from_settings(
             settings,
             total_timeout_s=options.timeout_s,

@@ -188,7 +188,8 @@ class WebhookSink:
         return None  # a webhook does not read back
 
     async def health(self) -> str:
-        return f"webhook {self.url}"
+        # the host only: a receiver's URL may carry a token in its path or query
+        return f"webhook to {self._host}"
 
     async def close(self) -> None:
         await self._client.close()

@@ -17,7 +17,7 @@ from fetcher.sink_kinds import WebhookKind
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.outbox import OutboxDelivery, OutboxPolicy, OutboxRepository, sinks_status
-from frontier.settings import Settings
+from frontier.settings import Settings, SettingsError
 from frontier.sinks import RawDocument, SinkUnavailable
 from frontier.sinks.configured import open_sinks
 from frontier.sinks.installed import SinkRegistry, load_sinks
@@ -257,3 +257,16 @@ async def test_a_sink_without_prepared_writes_gets_documents_and_a_bad_row_is_ke
     assert [(r["url_hash"], r["rejected"]) for r in left] == [(raw(2).url_hash, True)]
     assert left[0]["last_error"].startswith("unreadable payload: KeyError")
     assert await delivery.drain() == 0  # refused for good: not tried again
+
+
+async def test_a_webhook_whose_secret_cannot_be_read_does_not_open(
+    db: Database, settings: Settings, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SECRET_ENV)
+    kind = WebhookKind()
+    options = kind.options_model.model_validate(hook_entry(receiver)["options"])
+    with pytest.raises(SettingsError) as refused:
+        await kind.open(settings, db, options)
+    assert str(refused.value) == (
+        f"invalid configuration: webhook to 127.0.0.1: secret: the variable {SECRET_ENV} is not set"
+    )
