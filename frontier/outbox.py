@@ -252,8 +252,8 @@ class OutboxDelivery:
         sink refused for good, by id. A sink with `write_prepared` (PreparedWrites) gets
         the payloads' JSON as stored; any other the documents rebuilt from them."""
         rejected: dict[int, str] = {}
-        newest = {r.url_hash: r for r in rows if r.op == WRITE}  # a URL's newest version
-        writes = {h: r for h, r in newest.items() if r.payload is not None}
+        last = {r.url_hash: r for r in sorted(rows, key=lambda r: r.id)}  # a URL's last op
+        writes = {h: r for h, r in last.items() if r.op == WRITE}
         try:
             if isinstance(sink, PreparedWrites):
                 await sink.write_prepared(
@@ -272,7 +272,7 @@ class OutboxDelivery:
             for url_hash, reason in exc.reasons.items():
                 if url_hash in writes:
                     rejected[writes[url_hash].id] = reason
-        deletes = sorted({r.url_hash for r in rows if r.op == DELETE})
+        deletes = sorted(h for h, r in last.items() if r.op == DELETE)
         if deletes:
             await sink.delete(deletes)
         return rejected

@@ -7,10 +7,22 @@
 
 -- name: enqueue
 -- Rows to deliver ($1..$5 parallel arrays: sink, key, url_hash, op, payload as JSON text);
--- one already waiting under the same (sink, key) stays as it is.
+-- one already waiting under the same (sink, key) stays as it is. A row of an older version
+-- of the same URL for the same sink, waiting and not leased, is superseded and goes: a
+-- retried old version must not reach the sink after the new one.
+WITH new AS (
+    SELECT s, k, h, o, p
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS i(s, k, h, o, p)
+),
+superseded AS (
+    DELETE FROM sink_outbox x
+    USING new
+    WHERE x.sink = new.s AND x.url_hash = new.h AND x.key <> new.k
+      AND (x.lease_until IS NULL OR x.lease_until < now())
+)
 INSERT INTO sink_outbox (sink, key, url_hash, op, payload)
 SELECT s, k, h, o, p::json
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS i(s, k, h, o, p)
+FROM new
 ORDER BY s, k
 ON CONFLICT (sink, key) DO NOTHING;
 

@@ -6,7 +6,8 @@ frontier/sinks/payload.py, or a URL's document to delete. The fetcher writes the
 the transaction that completes the URLs, so a document `fetched` is never lost to an
 optional sink; a delivery loop claims due rows with FOR UPDATE SKIP LOCKED under a lease
 (a dead fetcher's rows come back when it runs out), deletes them once delivered, and puts
-a failed one back with a later `next_at` (exponential backoff with jitter).
+a failed one back with a later `next_at` (exponential backoff with jitter). A new version
+of a URL supersedes the rows of its older ones still waiting.
 
 On Citus it stays a plain table on the coordinator, like raw_content and
 document_versions (migrations 0018, 0035): it is small (what is in flight), never joined
@@ -47,6 +48,8 @@ UPGRADE = (
     )
     """,
     "CREATE INDEX sink_outbox_due_idx ON sink_outbox (sink, next_at, id) WHERE NOT rejected",
+    # a new version of a URL supersedes the rows of its older ones (sink_outbox.sql enqueue)
+    "CREATE INDEX sink_outbox_url_idx ON sink_outbox (sink, url_hash)",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON sink_outbox TO frontier_fetcher",
     "GRANT USAGE ON SEQUENCE sink_outbox_id_seq TO frontier_fetcher",
     "GRANT SELECT ON sink_outbox TO frontier_api",

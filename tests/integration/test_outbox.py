@@ -7,6 +7,7 @@ what `frontier fetch --until-idle` runs)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -269,4 +270,25 @@ async def test_a_webhook_whose_secret_cannot_be_read_does_not_open(
         await kind.open(settings, db, options)
     assert str(refused.value) == (
         f"invalid configuration: webhook to 127.0.0.1: secret: the variable {SECRET_ENV} is not set"
+    )
+
+
+async def test_a_new_version_supersedes_an_older_one_still_waiting(db: Database) -> None:
+    """A version that failed and waits for its retry must not reach the sink after the
+    newer one: the newer one's row replaces it (one leased now stays)."""
+    outbox = OutboxRepository(db)
+    old = replace(raw(1), content_hash="a" * 64)
+    await outbox.enqueue_documents(["hook", "other"], [old, raw(2)])
+    [leased] = await outbox.claim("other", "w", 1, lease_s=60)  # raw(1)'s, in delivery
+    await outbox.enqueue_documents(["hook", "other"], [raw(1)])  # its new text
+    rows = await db.fetch("SELECT sink, key FROM sink_outbox ORDER BY sink, key")
+    new_key = delivery_key(raw(1).url_hash, raw(1).content_hash)
+    assert [(r["sink"], r["key"]) for r in rows] == sorted(
+        [
+            ("hook", new_key),
+            ("hook", delivery_key(raw(2).url_hash, raw(2).content_hash)),
+            ("other", leased.key),
+            ("other", new_key),
+            ("other", delivery_key(raw(2).url_hash, raw(2).content_hash)),
+        ]
     )
