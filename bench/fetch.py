@@ -43,7 +43,8 @@ These runs keep no WARC archive (``FRONTIER_ARCHIVE=false``: Scrapy keeps none e
 default pool, archiving off and on in turn (``--rounds`` each, 3 by default), on the first
 page set; it reports each one's median pages/s and CPU per page, on over off, and the
 archive's bytes on disk per page. ``--outbox-compare`` measures the outbox of issue 33
-the same way: the bench worker (extraction in its thread) with PostgreSQL alone, then with
+the same way: the bench worker (the default extraction pool; ``--extract-processes 0``:
+extraction in a thread of the fetch process) with PostgreSQL alone, then with
 PostgreSQL required and a webhook optional (a receiver in this process that checks each
 signature), in turn; every document must reach the receiver by the end of its run.
 """
@@ -53,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -520,10 +522,12 @@ async def serve_site(hosts: int) -> None:
 # -- our fetcher as a bench worker (extraction can be switched off) -------------------------
 
 
-def run_worker(dsn: str, concurrency: int, extract: bool, webhook: str | None = None) -> None:
+def run_worker(
+    dsn: str, concurrency: int, extract: bool, webhook: str | None = None, batch: int = 1
+) -> None:
     """`webhook`: a receiver's URL, made an optional sink beside PostgreSQL (the outbox's
     cost, `--outbox-compare`; the webhook kind is given here, as a checkout's entry points
-    may be newer than the installed metadata)."""
+    may be newer than the installed metadata), `batch` documents a POST."""
     from fetcher.service import run_fetcher
     from fetcher.sink_kinds import WebhookKind
     from frontier.connect import open_database
@@ -532,7 +536,7 @@ def run_worker(dsn: str, concurrency: int, extract: bool, webhook: str | None = 
 
     sinks = None
     if webhook:
-        options = {"url": webhook, "secret": {"env": "BENCH_WEBHOOK_SECRET"}}
+        options = {"url": webhook, "secret": {"env": "BENCH_WEBHOOK_SECRET"}, "batch": batch}
         sinks = [
             {"name": "postgres"},
             {"name": "hook", "kind": "webhook", "required": False, "options": options},
@@ -660,6 +664,7 @@ def ours(
     archive_dir: Path | None = None,
     worker: bool = False,
     webhook: str | None = None,
+    webhook_batch: int = 1,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
     (`extract_processes` None: its default pool), or the bench worker (`worker`, or
@@ -674,7 +679,7 @@ def ours(
         command = [sys.executable, "-m", "bench.fetch", "--worker", dsn]
         command += ["--concurrency", str(concurrency)]
         command += [] if extract else ["--no-extract"]
-        command += ["--webhook", webhook] if webhook else []
+        command += ["--webhook", webhook, "--webhook-batch", str(webhook_batch)] if webhook else []
     env = fetch_env(dsn, concurrency)
     if extract_processes is not None:
         env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
@@ -770,7 +775,8 @@ def archive_compare(
 @contextmanager
 def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
     """A webhook receiver on 127.0.0.1 in a thread of this process, checking each
-    signature (as a receiver would): its URL, and a one-item list counting what it took."""
+    signature (as a receiver would): its URL, and a one-item list counting the documents
+    it took."""
     import base64
     import hashlib
     import hmac
@@ -791,7 +797,8 @@ def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
         digest = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
         if h["webhook-signature"] != f"v1,{digest}":
             return web.Response(status=401)
-        taken[0] += 1
+        data = json.loads(body)["data"]
+        taken[0] += len(data) if isinstance(data, list) else 1
         return web.Response(status=204)
 
     async def serve() -> web.AppRunner:
@@ -822,11 +829,19 @@ def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
 
 
 def outbox_compare(
-    server: Any, page_set: str, hosts: int, pages: int, c: int, rounds: int
+    server: Any,
+    page_set: str,
+    hosts: int,
+    pages: int,
+    c: int,
+    rounds: int,
+    batch: int = 1,
+    extract_processes: int | None = None,
 ) -> dict[str, Any]:
-    """Ours (the bench worker, extraction in its thread) with PostgreSQL alone and with
-    PostgreSQL plus an optional webhook fed by the outbox, in turn, `rounds` times each;
-    the webhook's receiver must have every document by the end of each run."""
+    """Ours (the bench worker; `extract_processes` None: the default extraction pool) with
+    PostgreSQL alone and with PostgreSQL plus an optional webhook fed by the outbox
+    (`batch` documents a POST), in turn, `rounds` times each; the webhook's receiver must
+    have every document by the end of each run."""
     import base64
     import secrets
 
@@ -837,10 +852,25 @@ def outbox_compare(
     with webhook_receiver(secret) as (url, taken):
         for n in range(rounds):
             runs["off"].append(
-                ours(server, f"outbox_off_{n}", urls, c, worker=True, extract_processes=0)
+                ours(
+                    server,
+                    f"outbox_off_{n}",
+                    urls,
+                    c,
+                    worker=True,
+                    extract_processes=extract_processes,
+                )
             )
             before = taken[0]
-            run = ours(server, f"outbox_on_{n}", urls, c, webhook=url, extract_processes=0)
+            run = ours(
+                server,
+                f"outbox_on_{n}",
+                urls,
+                c,
+                webhook=url,
+                webhook_batch=batch,
+                extract_processes=extract_processes,
+            )
             run["webhook_deliveries"] = taken[0] - before
             if run["webhook_deliveries"] < run["pages"]:
                 raise RuntimeError(f"the webhook took {run['webhook_deliveries']} documents")
@@ -860,6 +890,8 @@ def outbox_compare(
     result["on_over_off_cpu_per_page"] = round(
         on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
     )
+    result["webhook_batch"] = batch
+    result["extract_processes"] = "default" if extract_processes is None else extract_processes
     log(f"outbox: {result}")
     return result
 
@@ -942,6 +974,15 @@ def main() -> None:
     )
     parser.add_argument("--webhook", metavar="URL", help="(the worker's optional webhook)")
     parser.add_argument(
+        "--webhook-batch", type=int, default=1, help="--outbox-compare: documents a POST"
+    )
+    parser.add_argument(
+        "--extract-processes",
+        type=int,
+        help="--outbox-compare: extraction processes (default: the pool's default; 0: a "
+        "thread of the fetch process)",
+    )
+    parser.add_argument(
         "--rounds", type=int, default=3, help="--archive-compare, --outbox-compare: runs each"
     )
     parser.add_argument(
@@ -952,7 +993,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.worker:
-        return run_worker(args.worker, args.concurrency or 32, not args.no_extract, args.webhook)
+        extract = not args.no_extract
+        c = args.concurrency or 32
+        return run_worker(args.worker, c, extract, args.webhook, args.webhook_batch)
     if args.scrapy:
         return run_scrapy(args.scrapy, args.concurrency or 32, args.extraction)
     if args.serve:
@@ -973,8 +1016,19 @@ def main() -> None:
         with running_server() as server:
             if args.archive_compare or args.outbox_compare:
                 set_hosts, pages, c = shapes[sets[0]]
-                compare = archive_compare if args.archive_compare else outbox_compare
-                compared = compare(server, sets[0], set_hosts, pages, c, args.rounds)
+                if args.archive_compare:
+                    compared = archive_compare(server, sets[0], set_hosts, pages, c, args.rounds)
+                else:
+                    compared = outbox_compare(
+                        server,
+                        sets[0],
+                        set_hosts,
+                        pages,
+                        c,
+                        args.rounds,
+                        args.webhook_batch,
+                        args.extract_processes,
+                    )
                 emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
                 return
             results = {s: one_set(server, s, *shapes[s], lean=args.lean) for s in sets}
