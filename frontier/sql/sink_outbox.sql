@@ -21,7 +21,7 @@ superseded AS (
       AND (x.lease_until IS NULL OR x.lease_until < now())
 )
 INSERT INTO sink_outbox (sink, key, url_hash, op, payload)
-SELECT s, k, h, o, p::json
+SELECT s, k, h, o, p
 FROM new
 ORDER BY s, k
 ON CONFLICT (sink, key) DO NOTHING;
@@ -45,7 +45,7 @@ SET leased_by = $2,
     lease_until = coalesce($4::timestamptz, now()) + make_interval(secs => $5::float8)
 FROM due
 WHERE o.id = due.id
-RETURNING o.id, o.key, o.url_hash, o.op, o.payload::text AS payload, o.attempts;
+RETURNING o.id, o.key, o.url_hash, o.op, o.payload, o.attempts;
 
 -- name: delivered
 -- The sink has these rows ($1 ids) of worker $2: they go.

@@ -1,8 +1,9 @@
 """The sinks' outbox (issue 33 item 2): what the optional sinks of FRONTIER_SINKS have yet
 to receive (frontier/outbox.py; SQL in frontier/sql/sink_outbox.sql).
 
-A row per (sink, idempotency key): a document's version to write, its payload the JSON of
-frontier/sinks/payload.py, or a URL's document to delete. The fetcher writes the rows in
+A row per (sink, idempotency key): a document's version to write, its payload the JSON text
+of frontier/sinks/payload.py (text: written by frontier's own encoder, it is not parsed
+again on the way in), or a URL's document to delete. The fetcher writes the rows in
 the transaction that completes the URLs, so a document `fetched` is never lost to an
 optional sink; a delivery loop claims due rows with FOR UPDATE SKIP LOCKED under a lease
 (a dead fetcher's rows come back when it runs out), deletes them once delivered, and puts
@@ -35,7 +36,7 @@ UPGRADE = (
         key         text NOT NULL,       -- the idempotency key (frontier.sinks.payload)
         url_hash    char(64) NOT NULL,
         op          text NOT NULL CHECK (op IN ('write', 'delete')),
-        payload     json,                -- the document to write; NULL for a delete
+        payload     text,                -- the document's JSON; NULL for a delete
         created_at  timestamptz NOT NULL DEFAULT now(),
         next_at     timestamptz NOT NULL DEFAULT now(),  -- due for (another) try
         attempts    integer NOT NULL DEFAULT 0,
@@ -47,6 +48,9 @@ UPGRADE = (
         UNIQUE (sink, key)
     )
     """,
+    # A row lives for as long as its delivery takes: its payload is stored out of line
+    # uncompressed (compressing ~10 KB a document cost the server more than it saved).
+    "ALTER TABLE sink_outbox ALTER COLUMN payload SET STORAGE EXTERNAL",
     "CREATE INDEX sink_outbox_due_idx ON sink_outbox (sink, next_at, id) WHERE NOT rejected",
     # a new version of a URL supersedes the rows of its older ones (sink_outbox.sql enqueue)
     "CREATE INDEX sink_outbox_url_idx ON sink_outbox (sink, url_hash)",
