@@ -46,6 +46,10 @@ REFUSED = frozenset({400, 413, 422})  # the receiver will not take these documen
 SECRET_PREFIX = "whsec_"
 
 
+class NotSent(SinkUnavailable):
+    """A document of a write not sent: another POST of the write failed first."""
+
+
 def signing_key(secret: str) -> bytes:
     """The HMAC key of a secret: Standard Webhooks' `whsec_<base64>`, else its bytes."""
     if secret.startswith(SECRET_PREFIX):
@@ -129,13 +133,19 @@ class WebhookSink:
                     refused[item.url_hash] = f"{len(body)} bytes, over max_body_bytes"
             else:
                 sendable.append((body, msg_id, group))
+        # Once a POST finds the receiver unable to take documents, those still waiting for
+        # their turn are not sent: a receiver that times out costs one round of timeouts,
+        # not one per document (the outbox's lease would run out first).
+        failed = asyncio.Event()
         answers = await asyncio.gather(
-            *(self._post(body, msg_id) for body, msg_id, _ in sendable), return_exceptions=True
+            *(self._post(body, msg_id, failed) for body, msg_id, _ in sendable),
+            return_exceptions=True,
         )
+        errors = [a for a in answers if isinstance(a, BaseException)]
+        if errors:  # the batch is not stored; sent ones come again with their ids
+            raise next((e for e in errors if not isinstance(e, NotSent)), errors[0])
         for (_, _, group), answer in zip(sendable, answers, strict=True):
-            if isinstance(answer, BaseException):
-                raise answer  # the batch is not stored; sent ones come again with their ids
-            if answer is not None:
+            if isinstance(answer, str):
                 refused.update((item.url_hash, answer) for item in group)
         if refused:
             raise DocumentRejected(
@@ -166,17 +176,30 @@ class WebhookSink:
         )
         del answers  # a refused deletion is nothing to keep: the receiver has no document
 
-    async def _post(self, body: bytes, msg_id: str) -> str | None:
+    async def _post(
+        self, body: bytes, msg_id: str, failed: asyncio.Event | None = None
+    ) -> str | None:
         """POST one signed body; None when the receiver took it, the reason when it
-        refused it for good; SinkUnavailable when it could not take it now."""
-        async with self._in_flight:
-            headers = signed_headers(self._key, msg_id, body)
+        refused it for good; SinkUnavailable when it could not take it now (NotSent when
+        `failed` says another POST of the same write found it so)."""
+        async with self._in_flight:  # the failure is known before the next one goes
+            if failed is not None and failed.is_set():
+                raise NotSent(f"webhook {self._host}: not sent after a failure")
             try:
-                status, answer = await self._client.post(
-                    self.url, body, headers=headers, timeout_s=self._timeout_s
-                )
-            except HttpError as exc:
-                raise SinkUnavailable(f"webhook {self._host}: {exc}") from None
+                return await self._post_now(body, msg_id)
+            except SinkUnavailable:
+                if failed is not None:
+                    failed.set()
+                raise
+
+    async def _post_now(self, body: bytes, msg_id: str) -> str | None:
+        headers = signed_headers(self._key, msg_id, body)
+        try:
+            status, answer = await self._client.post(
+                self.url, body, headers=headers, timeout_s=self._timeout_s
+            )
+        except HttpError as exc:
+            raise SinkUnavailable(f"webhook {self._host}: {exc}") from None
         if 200 <= status < 300:
             return None
         said = answer[:200].decode("utf-8", "replace").strip()

@@ -292,3 +292,20 @@ async def test_a_new_version_supersedes_an_older_one_still_waiting(db: Database)
             ("other", delivery_key(raw(2).url_hash, raw(2).content_hash)),
         ]
     )
+
+
+async def test_a_write_stops_posting_once_the_receiver_fails(
+    db: Database, settings: Settings, receiver: Receiver
+) -> None:
+    """Ten documents to a receiver that answers 503: the four in flight fail, the six
+    waiting for their turn are not sent (a receiver that times out costs one round)."""
+    receiver.down = True
+    kind = WebhookKind()
+    options = kind.options_model.model_validate(hook_entry(receiver)["options"])
+    sink = await kind.open(settings, db, options)  # FRONTIER_WEBHOOK_MAX_IN_FLIGHT=4
+    try:
+        with pytest.raises(SinkUnavailable, match="HTTP 503"):
+            await sink.write([raw(n) for n in range(10)])
+    finally:
+        await sink.close()
+    assert receiver.attempts == settings.webhook_max_in_flight == 4
