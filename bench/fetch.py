@@ -42,7 +42,11 @@ These runs keep no WARC archive (``FRONTIER_ARCHIVE=false``: Scrapy keeps none e
 ``--archive-compare`` measures what the archive costs instead (issue 30): ours with the
 default pool, archiving off and on in turn (``--rounds`` each, 3 by default), on the first
 page set; it reports each one's median pages/s and CPU per page, on over off, and the
-archive's bytes on disk per page.
+archive's bytes on disk per page. ``--outbox-compare`` measures the outbox of issue 33
+the same way: the bench worker (the default extraction pool; ``--extract-processes 0``:
+extraction in a thread of the fetch process) with PostgreSQL alone, then with
+PostgreSQL required and a webhook optional (a receiver in this process that checks each
+signature), in turn; every document must reach the receiver by the end of its run.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -517,22 +522,41 @@ async def serve_site(hosts: int) -> None:
 # -- our fetcher as a bench worker (extraction can be switched off) -------------------------
 
 
-def run_worker(dsn: str, concurrency: int, extract: bool) -> None:
+def run_worker(
+    dsn: str, concurrency: int, extract: bool, webhook: str | None = None, batch: int = 1
+) -> None:
+    """`webhook`: a receiver's URL, made an optional sink beside PostgreSQL (the outbox's
+    cost, `--outbox-compare`; the webhook kind is given here, as a checkout's entry points
+    may be newer than the installed metadata), `batch` documents a POST."""
     from fetcher.service import run_fetcher
+    from fetcher.sink_kinds import WebhookKind
     from frontier.connect import open_database
     from frontier.settings import Settings
+    from frontier.sinks.installed import SinkRegistry, load_sinks
 
+    sinks = None
+    if webhook:
+        options = {"url": webhook, "secret": {"env": "BENCH_WEBHOOK_SECRET"}, "batch": batch}
+        sinks = [
+            {"name": "postgres"},
+            {"name": "hook", "kind": "webhook", "required": False, "options": options},
+        ]
     settings = Settings.load(
         database_url=dsn,
         allow_private_networks=True,
         fetch_concurrency=concurrency,
         db_pool_size=4,
+        sinks=sinks,
         _env_file=None,
     )
+    found = load_sinks()
+    installed = SinkRegistry({**found.sinks, "webhook": WebhookKind()}, found.broken)
 
     async def main() -> None:
         async with open_database(dsn, settings) as db:
-            summary = await run_fetcher(settings, db, until_idle=True, extract=extract)
+            summary = await run_fetcher(
+                settings, db, until_idle=True, extract=extract, installed=installed
+            )
             print(f"pages {summary.pages}", flush=True)
 
     asyncio.run(main())
@@ -638,18 +662,24 @@ def ours(
     extract: bool = True,
     extract_processes: int | None = None,
     archive_dir: Path | None = None,
+    worker: bool = False,
+    webhook: str | None = None,
+    webhook_batch: int = 1,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
-    (`extract_processes` None: its default pool), or the bench worker, extraction off.
+    (`extract_processes` None: its default pool), or the bench worker (`worker`, or
+    extraction off; `webhook`: an optional webhook sink to this URL beside PostgreSQL).
     `archive_dir`: the WARC archive's directory (None: no archive)."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
     server.checkpoint()
-    if extract:
+    if extract and not worker and not webhook:
         command = [sys.executable, "-m", "frontier", "fetch", "--until-idle"]
     else:
-        command = [sys.executable, "-m", "bench.fetch", "--worker", dsn, "--no-extract"]
+        command = [sys.executable, "-m", "bench.fetch", "--worker", dsn]
         command += ["--concurrency", str(concurrency)]
+        command += [] if extract else ["--no-extract"]
+        command += ["--webhook", webhook, "--webhook-batch", str(webhook_batch)] if webhook else []
     env = fetch_env(dsn, concurrency)
     if extract_processes is not None:
         env["FRONTIER_EXTRACT_PROCESSES"] = str(extract_processes)
@@ -742,6 +772,130 @@ def archive_compare(
     return result
 
 
+@contextmanager
+def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
+    """A webhook receiver on 127.0.0.1 in a thread of this process, checking each
+    signature (as a receiver would): its URL, and a one-item list counting the documents
+    it took."""
+    import base64
+    import hashlib
+    import hmac
+    import threading
+
+    from aiohttp import web
+
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    taken = [0]
+    ready = threading.Event()
+    where: list[str] = []
+    loop = asyncio.new_event_loop()
+
+    async def take(request: web.Request) -> web.Response:
+        body = await request.read()
+        h = request.headers
+        signed = f"{h['webhook-id']}.{h['webhook-timestamp']}.".encode() + body
+        digest = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+        if h["webhook-signature"] != f"v1,{digest}":
+            return web.Response(status=401)
+        data = json.loads(body)["data"]
+        taken[0] += len(data) if isinstance(data, list) else 1
+        return web.Response(status=204)
+
+    async def serve() -> web.AppRunner:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/hook", take)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        where.append(f"http://127.0.0.1:{runner.addresses[0][1]}/hook")
+        return runner
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        runner = loop.run_until_complete(serve())
+        ready.set()
+        loop.run_forever()
+        loop.run_until_complete(runner.cleanup())
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    ready.wait(30)
+    try:
+        yield where[0], taken
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+
+
+def outbox_compare(
+    server: Any,
+    page_set: str,
+    hosts: int,
+    pages: int,
+    c: int,
+    rounds: int,
+    batch: int = 1,
+    extract_processes: int | None = None,
+) -> dict[str, Any]:
+    """Ours (the bench worker; `extract_processes` None: the default extraction pool) with
+    PostgreSQL alone and with PostgreSQL plus an optional webhook fed by the outbox
+    (`batch` documents a POST), in turn, `rounds` times each; the webhook's receiver must
+    have every document by the end of each run."""
+    import base64
+    import secrets
+
+    urls = url_list(hosts, pages, page_set)
+    secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+    os.environ["BENCH_WEBHOOK_SECRET"] = secret  # inherited by the worker
+    runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
+    with webhook_receiver(secret) as (url, taken):
+        for n in range(rounds):
+            runs["off"].append(
+                ours(
+                    server,
+                    f"outbox_off_{n}",
+                    urls,
+                    c,
+                    worker=True,
+                    extract_processes=extract_processes,
+                )
+            )
+            before = taken[0]
+            run = ours(
+                server,
+                f"outbox_on_{n}",
+                urls,
+                c,
+                webhook=url,
+                webhook_batch=batch,
+                extract_processes=extract_processes,
+            )
+            run["webhook_deliveries"] = taken[0] - before
+            if run["webhook_deliveries"] < run["pages"]:
+                raise RuntimeError(f"the webhook took {run['webhook_deliveries']} documents")
+            runs["on"].append(run)
+    result: dict[str, Any] = {}
+    for mode, measured in runs.items():
+        result[f"outbox_{mode}"] = {
+            "pages_per_s": [r["pages_per_s"] for r in measured],
+            "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
+            "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
+            "steal_s": [r["steal_s"] for r in measured],
+        }
+    on, off = result["outbox_on"], result["outbox_off"]
+    result["on_over_off_pages_per_s"] = round(
+        on["median_pages_per_s"] / off["median_pages_per_s"], 3
+    )
+    result["on_over_off_cpu_per_page"] = round(
+        on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
+    )
+    result["webhook_batch"] = batch
+    result["extract_processes"] = "default" if extract_processes is None else extract_processes
+    log(f"outbox: {result}")
+    return result
+
+
 def one_set(
     server: Any, page_set: str, hosts: int, pages: int, c: int, lean: bool = False
 ) -> dict[str, Any]:
@@ -812,7 +966,25 @@ def main() -> None:
         action="store_true",
         help="only ours, WARC archive off and on in turn (issue 30)",
     )
-    parser.add_argument("--rounds", type=int, default=3, help="--archive-compare runs each")
+    parser.add_argument(
+        "--outbox-compare",
+        action="store_true",
+        help="only ours, PostgreSQL alone and with an optional webhook fed by the outbox, "
+        "in turn (issue 33)",
+    )
+    parser.add_argument("--webhook", metavar="URL", help="(the worker's optional webhook)")
+    parser.add_argument(
+        "--webhook-batch", type=int, default=1, help="--outbox-compare: documents a POST"
+    )
+    parser.add_argument(
+        "--extract-processes",
+        type=int,
+        help="--outbox-compare: extraction processes (default: the pool's default; 0: a "
+        "thread of the fetch process)",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="--archive-compare, --outbox-compare: runs each"
+    )
     parser.add_argument(
         "--site",
         choices=("auto", "nginx", "aiohttp"),
@@ -821,7 +993,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.worker:
-        return run_worker(args.worker, args.concurrency or 32, not args.no_extract)
+        extract = not args.no_extract
+        c = args.concurrency or 32
+        return run_worker(args.worker, c, extract, args.webhook, args.webhook_batch)
     if args.scrapy:
         return run_scrapy(args.scrapy, args.concurrency or 32, args.extraction)
     if args.serve:
@@ -840,9 +1014,21 @@ def main() -> None:
         site = "nginx" if nginx else "aiohttp"
         log(f"site ({site}): sets (hosts, pages, in flight) {shapes}")
         with running_server() as server:
-            if args.archive_compare:
+            if args.archive_compare or args.outbox_compare:
                 set_hosts, pages, c = shapes[sets[0]]
-                compared = archive_compare(server, sets[0], set_hosts, pages, c, args.rounds)
+                if args.archive_compare:
+                    compared = archive_compare(server, sets[0], set_hosts, pages, c, args.rounds)
+                else:
+                    compared = outbox_compare(
+                        server,
+                        sets[0],
+                        set_hosts,
+                        pages,
+                        c,
+                        args.rounds,
+                        args.webhook_batch,
+                        args.extract_processes,
+                    )
                 emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
                 return
             results = {s: one_set(server, s, *shapes[s], lean=args.lean) for s in sets}

@@ -13,12 +13,14 @@ from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
 from frontier.loops import stop_event
+from frontier.outbox import OutboxDelivery, OutboxPolicy, OutboxRepository
 from frontier.parse_pool import ParsePool
 from frontier.queue_values import QueuePolicy
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits, raise_open_file_limit
 from frontier.settings import Settings
-from frontier.sinks.configured import open_sink
+from frontier.sinks.configured import open_sinks
+from frontier.sinks.installed import SinkRegistry
 
 
 def http_limits(settings: Settings, concurrency: int) -> HttpLimits:
@@ -55,8 +57,11 @@ async def run_fetcher(
     stop: asyncio.Event | None = None,
     extract: bool = True,
     extract_processes: int | None = None,
+    installed: SinkRegistry | None = None,
 ) -> FetchSummary:
-    """`concurrency` and `extract_processes` replace their settings when given."""
+    """`concurrency` and `extract_processes` replace their settings when given;
+    `installed`: the sinks to open the configured ones from (default: the entry-point
+    group's, frontier.sinks.installed)."""
     overrides: dict[str, object] = {"extract": extract}
     if concurrency:
         overrides["concurrency"] = concurrency
@@ -65,16 +70,42 @@ async def run_fetcher(
     config = FetcherConfig.from_settings(settings, **overrides)
     raise_open_file_limit()
     async with stop_event(stop) as stopping:
-        sink = await open_sink(settings, db)
+        sinks = await open_sinks(settings, db, installed)
         extraction = extraction_for(config)
+        # The optional sinks' delivery (frontier.outbox), beside the fetch loop.
+        delivery = OutboxDelivery(
+            OutboxRepository(db),
+            sinks.optional,
+            config.worker_id,
+            OutboxPolicy.from_settings(settings),
+        )
+        delivered = asyncio.Event()
+        delivering = asyncio.create_task(delivery.run(delivered))
         try:
             async with (
                 SafeClient(http_limits(settings, config.concurrency)) as client,
                 ParsePool(config.parse) as parser,
             ):
                 policy = QueuePolicy.from_settings(settings)
-                fetcher = Fetcher(db, client, sink, config, policy, extraction, parser)
-                return await fetcher.run(until_idle=until_idle, stop=stopping)
+                fetcher = Fetcher(
+                    db,
+                    client,
+                    sinks.required,
+                    config,
+                    policy,
+                    extraction,
+                    parser,
+                    optional_sinks=list(sinks.optional),
+                )
+                summary = await fetcher.run(until_idle=until_idle, stop=stopping)
+            if until_idle and not stopping.is_set():
+                delivered.set()
+                await delivering
+                await delivery.drain()  # what is due now; what waits for a retry stays
+            return summary
         finally:
+            delivered.set()
+            await asyncio.gather(delivering, return_exceptions=True)
+            await delivery.close()
             await asyncio.to_thread(extraction.close)  # waits for the workers to exit
-            await sink.close()
+            await sinks.required.close()

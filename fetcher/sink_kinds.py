@@ -2,15 +2,19 @@
 (pyproject.toml): `postgres`, the `raw_content` table; `elasticsearch`, the index
 FRONTIER_ELASTICSEARCH_URL points at (Elasticsearch 8 or 9); `opensearch`, an OpenSearch
 index (its options: url, index, ...; opensearch-py, the extra frontier[opensearch]);
-`jsonl`, JSON-lines files in a directory (its options: path, rotate_mb). The fetcher
-writes to them, so it registers them; the sinks themselves live in the core
-(frontier.sinks.postgres, .elasticsearch, .opensearch, .jsonl), beside the readers the
-API uses. A third-party sink registers a kind of the same shape
+`jsonl`, JSON-lines files in a directory (its options: path, rotate_mb); `webhook`, a
+receiver's URL (frontier.sinks.webhook). The fetcher writes to them, so it registers
+them; the sinks themselves live in the core (frontier.sinks.postgres, .elasticsearch,
+.opensearch, .jsonl, .webhook), beside the readers the API uses. A third-party sink
+registers a kind of the same shape
 (frontier.sinks.installed.SinkKind; docs/sinks.md)."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from frontier.db import Database
 from frontier.settings import Settings, SettingsError
@@ -19,6 +23,7 @@ from frontier.sinks.elasticsearch import ElasticsearchSink
 from frontier.sinks.installed import NoOptions
 from frontier.sinks.jsonl import JsonLinesOptions
 from frontier.sinks.opensearch import OpenSearchOptions
+from frontier.source_access import SecretRef
 
 
 class PostgresKind:
@@ -100,3 +105,48 @@ class JsonLinesKind:
         from frontier.sinks.jsonl import JsonLinesSink
 
         return JsonLinesSink.open(options)
+
+
+class WebhookOptions(BaseModel):
+    """The options of a `webhook` sink (docs/outputs.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(pattern=r"^https?://[^\s]+$", max_length=2000)
+    # the signing secret, by reference only: {"env": NAME} or {"file": PATH}
+    secret: SecretRef
+    batch: int = Field(default=1, ge=1, le=1000)  # documents per POST
+    timeout_s: float = Field(default=10.0, gt=0, le=120)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+
+
+class WebhookKind:
+    name = "webhook"
+    options_model = WebhookOptions
+
+    async def open(self, settings: Settings, db: Database, options: Any) -> Sink:
+        from frontier.safe_http.client import SafeClient
+        from frontier.safe_http.limits import HttpLimits
+        from frontier.sinks.webhook import WebhookSink, signing_key
+        from frontier.source_credentials import CredentialsUnavailable, read_secret
+
+        try:
+            secret = read_secret(options.secret.model_dump(exclude_none=True), "secret")
+        except CredentialsUnavailable as exc:
+            host = urlsplit(options.url).hostname  # not the URL: it may carry a token
+            raise SettingsError(f"invalid configuration: webhook to {host}: {exc}") from None
+        limits = HttpLimits.from_settings(
+            settings,
+            total_timeout_s=options.timeout_s,
+            max_connections=settings.webhook_max_in_flight,
+            max_connections_per_host=settings.webhook_max_in_flight,
+        )
+        return WebhookSink(
+            SafeClient(limits),
+            options.url,
+            signing_key(secret),
+            batch=options.batch,
+            timeout_s=options.timeout_s,
+            max_body_bytes=options.max_body_bytes,
+            max_in_flight=settings.webhook_max_in_flight,
+        )

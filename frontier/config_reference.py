@@ -43,7 +43,8 @@ def _type(annotation: Any) -> str:
     name = getattr(annotation, "__name__", None) or str(annotation)
     text = str(annotation) if "|" in str(annotation) else name
     text = text.replace("pathlib.", "").replace("typing.", "").replace("NoneType", "None")
-    return text.replace(" | None", "").replace("dict[str, Any]", "JSON object")
+    text = text.replace(" | None", "").replace("dict[str, Any]", "JSON object")
+    return text.replace("list[frontier.settings.SinkEntry]", "JSON list")
 
 
 def _default(value: Any) -> str:

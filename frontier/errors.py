@@ -45,8 +45,10 @@ under this root (one module each, named in brackets):
     │                            time, CPU or memory limit, stopped
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
-    │   │   └── UnsupportedServer (frontier.sinks.search_clients) not a server this
-    │   │                        sink speaks to (another product or major)
+    │   │   ├── UnsupportedServer (frontier.sinks.search_clients) not a server this
+    │   │   │                    sink speaks to (another product or major)
+    │   │   └── NotSent          (frontier.sinks.webhook) a document of a webhook write
+    │   │                        not sent: another POST of the write failed first
     │   └── DocumentRejected     permanent: the sink refused these documents
     ├── UnknownVersion           (frontier.versions; also a LookupError) a version a
     │                            document does not have, or no longer keeps

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -216,9 +216,15 @@ class QueueRepository:
         return claims
 
     async def complete(
-        self, worker_id: str, outcomes: Sequence[Outcome], *, now: datetime | None = None
+        self,
+        worker_id: str,
+        outcomes: Sequence[Outcome],
+        *,
+        now: datetime | None = None,
+        within: Callable[[Database, CompleteResult], Awaitable[None]] | None = None,
     ) -> CompleteResult:
-        """Apply outcomes in one transaction; a redirect's target is submitted with it."""
+        """Apply outcomes in one transaction; a redirect's target is submitted with it,
+        and `within(tx, result)` runs in it last (the sinks' outbox, frontier.outbox)."""
         outcomes, redirects = self._redirect_targets(outcomes)
 
         buckets = by_bucket(outcomes, _claim_host, await self._db.buckets())
@@ -249,6 +255,8 @@ class QueueRepository:
             if applied_redirects:
                 batch = prepare(applied_redirects, self.policy.default_delay_ms)
                 result.redirects = await self.submit_prepared(batch, now=now, db=tx, fold=False)
+            if within is not None:
+                await within(tx, result)
             return result
 
         result = await self._db.run_transaction(work)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from frontier.allowed_networks import AllowedNetworks, split_entries
@@ -28,6 +28,26 @@ MAKE_A_SECRET = "e.g. python3 -c 'import secrets; print(secrets.token_urlsafe(32
 
 class SettingsError(FrontierError, ValueError):
     """A `FRONTIER_*` variable holds a value the platform cannot use."""
+
+
+SINK_NAME = r"^[a-z][a-z0-9_]{0,49}$"
+
+
+class SinkEntry(BaseModel):
+    """One sink of FRONTIER_SINKS: its own name (the outbox's and the status's), the kind
+    (its name in the frontier.sinks entry-point group; default: the name), whether a
+    document is `fetched` only once this sink has it (required), and the kind's options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=SINK_NAME)
+    kind: str | None = Field(default=None, pattern=SINK_NAME)
+    required: bool = True
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind or self.name
 
 
 def _refuse_an_example_password(url: str) -> None:
@@ -59,7 +79,7 @@ class Settings(BaseSettings):
     )
     sink: str | None = Field(
         default=None,
-        pattern=r"^[a-z][a-z0-9_]{0,49}$",
+        pattern=SINK_NAME,
         description="The content sink, by its name in the frontier.sinks entry-point group "
         "(postgres, elasticsearch, or a plugin's). Unset: elasticsearch when "
         "FRONTIER_ELASTICSEARCH_URL is set, else postgres.",
@@ -69,6 +89,39 @@ class Settings(BaseSettings):
         description="The options of the sink FRONTIER_SINK names, a JSON object its options "
         "model checks (opensearch: url, index, flush_docs, flush_ms; jsonl: path, rotate_mb; "
         "postgres and elasticsearch take none: they read their own settings). Unset: none.",
+    )
+    sinks: list[SinkEntry] | None = Field(
+        default=None,
+        description="Several sinks at once, a JSON list of {name, kind, required, options} "
+        "(docs/outputs.md): a document is fetched once every required sink has it; the "
+        "others get it through the outbox. Replaces FRONTIER_SINK and FRONTIER_SINK_OPTIONS "
+        "(set one or the other). Unset: FRONTIER_SINK alone, required.",
+    )
+    outbox_retry_s: float = Field(
+        default=5.0,
+        gt=0,
+        le=86_400,
+        description="First wait before an optional sink's failed delivery is tried again "
+        "(doubling, with jitter).",
+    )
+    outbox_retry_max_s: float = Field(
+        default=3600.0,
+        gt=0,
+        le=86_400,
+        description="Longest wait between tries of an optional sink's delivery (the cap).",
+    )
+    outbox_lease_s: float = Field(
+        default=120.0,
+        ge=5,
+        le=86_400,
+        description="How long a fetcher holds the outbox rows it delivers; a dead "
+        "fetcher's rows are delivered by another once it runs out.",
+    )
+    webhook_max_in_flight: int = Field(
+        default=4,
+        ge=1,
+        le=256,
+        description="Requests in flight at once to a webhook sink's receiver, per process.",
     )
     api_token: str | None = Field(
         default=None,
@@ -473,6 +526,32 @@ class Settings(BaseSettings):
             f"(no such file: {value!r})"
         )
 
+    @field_validator("sinks", mode="before")
+    @classmethod
+    def _sinks_are_entries(cls, value: object) -> object:
+        """One clear reason per bad entry, naming it (pydantic's would name the list)."""
+        if value is None:
+            return None
+        if not isinstance(value, list) or not value:
+            raise ValueError("a non-empty JSON list of {name, kind, required, options}")
+        entries, names = [], set()
+        for i, raw in enumerate(value, 1):
+            try:
+                entry = SinkEntry.model_validate(raw)
+            except ValidationError as exc:
+                reasons = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: {e['msg']}"
+                    for e in exc.errors()
+                )
+                raise ValueError(f"entry {i}: {reasons}") from None
+            if entry.name in names:
+                raise ValueError(f"entry {i}: the name {entry.name!r} is taken twice")
+            names.add(entry.name)
+            entries.append(entry)
+        if not any(e.required for e in entries):
+            raise ValueError("at least one sink must be required (where documents are read)")
+        return entries
+
     @field_validator("allowed_networks")
     @classmethod
     def _allowed_networks_parse(cls, value: str) -> str:
@@ -548,13 +627,19 @@ class Settings(BaseSettings):
     def load(cls, **overrides: object) -> Settings:
         """Read the environment once; raise `SettingsError` naming each bad variable."""
         try:
-            return cls(**overrides)  # type: ignore[arg-type]
+            settings = cls(**overrides)  # type: ignore[arg-type]
         except ValidationError as exc:
             problems = []
             for error in exc.errors():
                 field = str(error["loc"][0]) if error["loc"] else "?"
                 problems.append(f"{ENV_PREFIX}{field.upper()}: {error['msg']}")
             raise SettingsError("invalid configuration: " + "; ".join(problems)) from None
+        if settings.sinks is not None and (settings.sink or settings.sink_options is not None):
+            raise SettingsError(
+                "invalid configuration: FRONTIER_SINKS replaces FRONTIER_SINK and "
+                "FRONTIER_SINK_OPTIONS: set one or the other"
+            )
+        return settings
 
     def describe(self) -> list[tuple[str, str, str]]:
         """(variable, default, meaning) for each setting, for docs and `--help`."""

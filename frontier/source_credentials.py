@@ -120,9 +120,12 @@ def _secret(access: Mapping[str, Any], key: str, env: Mapping[str, str]) -> str 
     return read_secret(ref, key, env) if ref else None
 
 
-def read_secret(ref: Mapping[str, str], what: str, env: Mapping[str, str]) -> str:
-    """The secret `ref` names; one trailing newline of a file dropped. Refused when it
-    cannot be read or could break a header (a line break)."""
+def read_secret(ref: Mapping[str, str], what: str, env: Mapping[str, str] | None = None) -> str:
+    """The secret a reference names (`{"env": NAME}` or `{"file": PATH}`), read now from
+    `env` (None: os.environ) or the file; one trailing newline of a file dropped.
+    CredentialsUnavailable naming the reference, never a value, when it cannot be read or
+    could break a header (a line break)."""
+    env = os.environ if env is None else env
     if ref.get("env"):
         value = env.get(ref["env"])
         if value is None:

@@ -15,6 +15,7 @@ Modules, one per group of commands:
 - `database`  `frontier db upgrade`
 - `status`    `frontier status`
 - `urls`      `frontier submit`, `frontier import`
+- `sinks`     `frontier sinks status`: each sink's backlog in the outbox (frontier.outbox)
 - `import_warc` `frontier import-warc`: WARC files into the documents (fetcher.warc_input)
 - `sources`   `frontier sources add|list|show|update|enable|disable|remove|import|export`
 - `poll`      `frontier poll`            (poller.service)
@@ -69,6 +70,7 @@ COMMAND_MODULES = {
     "reextract": "reextract",
     "url": "url_show",
     "urls": "url_actions",
+    "sinks": "sinks",
 }
 
 
@@ -98,6 +100,7 @@ SUMMARIES = {
     "configured).",
     "url": "One URL: its story.",
     "urls": "Act on failed and dead URLs, or fetch fetched ones again.",
+    "sinks": "The content sinks: backlog, oldest pending, last error.",
 }
 
 

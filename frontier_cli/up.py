@@ -45,7 +45,7 @@ from frontier.db import Database, describe_dsn
 from frontier.errors import DatabaseUnavailable, FrontierError
 from frontier.loops import run_every
 from frontier.settings import Settings
-from frontier.sinks.configured import chosen_sink
+from frontier.sinks.configured import chosen_sinks
 from frontier.stats import FrontierStats, StatsRepository
 from frontier_cli.app import app, settings_of, start_service
 from frontier_cli.demo.profile import demo_settings, register, reset_home
@@ -167,14 +167,14 @@ def run_up(settings: Settings, options: UpOptions, *, stream: TextIO | None = No
         stream or sys.stderr, settings.up_progress_s, as_log=settings.log_format == "json"
     )
     if options.demo:
-        if settings.database_url or settings.elasticsearch_url or settings.sink:
+        if settings.database_url or settings.elasticsearch_url or settings.sink or settings.sinks:
             console.event(
-                "demo: FRONTIER_DATABASE_URL, FRONTIER_ELASTICSEARCH_URL and FRONTIER_SINK "
-                "are ignored; the demo uses its own embedded database"
+                "demo: FRONTIER_DATABASE_URL, FRONTIER_ELASTICSEARCH_URL, FRONTIER_SINK and "
+                "FRONTIER_SINKS are ignored; the demo uses its own embedded database"
             )
         settings = demo_settings(settings)
         reset_home(settings.home)
-    chosen_sink(settings)  # a sink that is not installed stops `up` before it starts
+    chosen_sinks(settings)  # a sink that is not installed stops `up` before it starts
     with bind(options.host, options.port) as sock:
         if settings.database_url:
             console.event(f"database: {describe_dsn(settings.database_url)}")

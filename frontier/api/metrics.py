@@ -31,6 +31,7 @@ from prometheus_client.core import (
 from frontier.api.queries import ApiQueries
 from frontier.clock import utcnow
 from frontier.db import Database
+from frontier.outbox import OutboxRepository
 from frontier.states import FetchKind, Origin, UrlStatus
 
 POLL_KINDS = (FetchKind.FEED, FetchKind.SITEMAP)
@@ -53,6 +54,8 @@ class Snapshot:
     failing_sources: int = 0
     # reason -> (hosts, their pending URLs, the longest wait in seconds)
     held_back: dict[str, tuple[int, int, float]] = field(default_factory=dict)
+    # sink -> (rows waiting in the outbox, the oldest one's age in seconds)
+    outbox: dict[str, tuple[int, float]] = field(default_factory=dict)
 
 
 class DatabaseCollector:
@@ -134,6 +137,25 @@ class DatabaseCollector:
         )
         failing.add_metric([], snap.failing_sources)
         yield failing
+        yield from _outbox(snap)
+
+
+def _outbox(snap: Snapshot) -> Iterator[Metric]:
+    backlog = GaugeMetricFamily(
+        "frontier_sink_backlog",
+        "Documents waiting in the outbox for an optional sink (frontier.outbox).",
+        labels=["sink"],
+    )
+    oldest = GaugeMetricFamily(
+        "frontier_sink_oldest_pending_seconds",
+        "How long the oldest document waiting for an optional sink has waited.",
+        labels=["sink"],
+    )
+    for sink, (n, age) in sorted(snap.outbox.items()):
+        backlog.add_metric([sink], n)
+        oldest.add_metric([sink], age)
+    yield backlog
+    yield oldest
 
 
 # hosts.sql's rule: a request in flight, the host's politeness key busy (another host of
@@ -226,4 +248,7 @@ async def read_snapshot(db: Database, *, now: datetime | None = None) -> Snapsho
     for row in await views.metrics_politeness(at):
         snap.held_back[row["reason"]] = (row["hosts"], row["urls"], row["longest_wait_s"])
     snap.failing_sources = len(await views.failing_sources())
+    for line in await OutboxRepository(db).status():
+        age = (at - line.oldest_at).total_seconds() if line.oldest_at else 0.0
+        snap.outbox[line.sink] = (line.backlog, max(age, 0.0))
     return snap

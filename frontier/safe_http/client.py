@@ -391,6 +391,33 @@ class SafeClient:
                 raise request_failure(exc, via, url) from None
         raise TooManyRedirects(f"more than {self.limits.max_redirects} redirects ({url})")
 
+    async def post(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        headers: Mapping[str, str],
+        timeout_s: float,
+        max_answer_bytes: int = 64 * 1024,
+    ) -> tuple[int, bytes]:
+        """POST `body` to `url` (a webhook), through the same SSRF guard as every request;
+        no redirect is followed (a 3xx is the answer), `timeout_s` bounds the whole
+        exchange, and the answer's body is read up to `max_answer_bytes` (truncated).
+        Returns (status, answer body); FetchFailed for a transport failure."""
+        if url.split(":", 1)[0].lower() not in ("http", "https"):
+            raise PolicyBlocked(f"only http(s) URLs are posted to, not {url[:200]}")
+        self._check_literal_address(url)
+        timeout = aiohttp.ClientTimeout(
+            total=timeout_s, sock_connect=min(timeout_s, self.limits.connect_timeout_s)
+        )
+        try:
+            async with self._client().post(
+                url, data=body, headers=dict(headers), allow_redirects=False, timeout=timeout
+            ) as resp:
+                return resp.status, await read_capped(resp, max_answer_bytes, url, truncate=True)
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            raise FetchFailed(f"{_describe(exc)} ({url})") from None
+
     def _check_literal_address(self, url: str) -> None:
         if not self.limits.allow_private_networks:
             refuse_literal_address(url, self._allowed)

@@ -29,6 +29,7 @@ DEMO_VALUES: dict[str, Any] = {
     "elasticsearch_url": None,
     "sink": None,  # the demo's documents go to its own database's raw_content
     "sink_options": None,
+    "sinks": None,
     "allow_private_networks": True,  # the demo sites live on loopback addresses
     "seed_default_sources": False,
     "default_delay_ms": 200,

@@ -567,3 +567,23 @@ async def test_metrics_count_hosts_held_back_by_politeness_per_reason(
         assert f'frontier_politeness_held_hosts{{reason="{reason}"}} 1.0' in text, text
         assert f'frontier_politeness_held_urls{{reason="{reason}"}} 1.0' in text
     assert 'frontier_politeness_wait_seconds{reason="busy"}' in text
+
+
+async def test_the_outbox_backlog_shows_on_metrics_and_the_dashboard(
+    api: httpx.AsyncClient, db: Database
+) -> None:
+    from frontier.clock import utcnow
+    from frontier.outbox import OutboxRepository
+    from tests.integration.test_outbox import raw
+
+    outbox = OutboxRepository(db)
+    await outbox.enqueue_documents(["hook"], [raw(1), raw(2)])
+    rows = await outbox.claim("hook", "w", 1, lease_s=60)
+    await outbox.failed([r.id for r in rows], "w", utcnow(), "HTTP 503", None)
+    text = (await api.get("/metrics")).text
+    assert 'frontier_sink_backlog{sink="hook"} 2.0' in text
+    assert 'frontier_sink_oldest_pending_seconds{sink="hook"}' in text
+    page = (await api.get("/")).text
+    panel = page.split('data-testid="sinks"', 1)[1].split("</section>", 1)[0]
+    assert "<td>hook</td><td>removed</td>" in panel  # not in this API's configuration
+    assert "HTTP 503" in panel and "<td>postgres</td><td>required</td>" in panel

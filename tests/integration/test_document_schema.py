@@ -26,6 +26,7 @@ from frontier.documents import DocumentFilter, ExportQuery, export_fields
 from frontier.export import ndjson
 from frontier.sinks import RawDocument
 from frontier.sinks.elasticsearch import load_index_definition
+from frontier.sinks.payload import document_payload
 from frontier.sinks.postgres import PostgresDocuments, PostgresSink
 from frontier.sinks.schema import BY_NAME, FIELD_NAMES, FIELDS, index_definition, json_schema
 from tests.full_documents import full_document
@@ -77,6 +78,10 @@ async def _exported_without_body(db: Database, doc: RawDocument) -> list[dict[st
     return await _exported(db, doc, False)
 
 
+async def _webhook_payload(db: Database, doc: RawDocument) -> list[dict[str, Any]]:
+    return [json.loads(json.dumps(document_payload(doc)))]  # as it is sent
+
+
 # A JSON form of a document: its name, the fields it holds, and how to get it from a
 # document (given the test database). A new form (the webhook's payload, ...) goes here.
 JsonForm = Callable[[Database, RawDocument], Awaitable[list[dict[str, Any]]]]
@@ -84,6 +89,7 @@ JSON_FORMS: list[tuple[str, tuple[str, ...], JsonForm]] = [
     ("RawDocument.as_json (the search and jsonl sinks' source)", FIELD_NAMES, _as_json),
     ("export, --with-body (jsonl, GET /api/v1/export)", export_fields(True), _exported_with_body),
     ("export (jsonl, GET /api/v1/export)", export_fields(False), _exported_without_body),
+    ("document_payload (the webhook's body, the outbox's copy)", FIELD_NAMES, _webhook_payload),
 ]  # fmt: skip
 
 

@@ -22,6 +22,8 @@ from frontier.api.read_gate import expensive_read
 from frontier.api.templating import TEMPLATES, ago, host_href
 from frontier.clock import utcnow
 from frontier.fetch_log import FetchLogRepository
+from frontier.outbox import OutboxRepository
+from frontier.sinks.configured import sinks_status
 from frontier.states import UrlStatus
 from frontier.stats import StatsRepository
 
@@ -49,6 +51,7 @@ async def dashboard(request: Request) -> HTMLResponse:
     failing = await queries.failing_sources(20)
     backing_off = await queries.hosts_backing_off(now, 10)
     spider_runs = await queries.spider_runs(10)
+    sinks = sinks_status(context.settings, await OutboxRepository(db).status(), now)
     recent_errors = [{**r, "at": datetime.fromisoformat(r["at"])} for r in stats.recent_errors]
     session = await session_of(request)
     statuses = [(str(s), stats.by_status[str(s)]) for s in UrlStatus]
@@ -79,6 +82,7 @@ async def dashboard(request: Request) -> HTMLResponse:
         failing=failing,
         backing_off=backing_off,
         spider_runs=spider_runs,
+        sinks=sinks,
         recent_errors=recent_errors,
         session=session,
         notice=sessions.notice_shown(
