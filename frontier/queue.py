@@ -218,14 +218,16 @@ class QueueRepository:
     async def complete(
         self, worker_id: str, outcomes: Sequence[Outcome], *, now: datetime | None = None
     ) -> CompleteResult:
-        """Apply outcomes in one transaction; a redirect's target is submitted with it."""
+        """Apply outcomes, one statement per bucket (each a call of `frontier_complete`,
+        which Citus runs on the worker holding the bucket: it delegates no call inside a
+        transaction block). With redirects, all of it is one transaction, so that a
+        redirect's target is submitted with the URL it ends."""
         outcomes, redirects = self._redirect_targets(outcomes)
+        groups = sorted(by_bucket(outcomes, _claim_host, await self._db.buckets()).items())
 
-        buckets = by_bucket(outcomes, _claim_host, await self._db.buckets())
-
-        async def work(tx: Database) -> CompleteResult:
+        async def apply(db: Database) -> CompleteResult:
             result = CompleteResult()
-            for bucket, group in sorted(buckets.items()):
+            for bucket, group in groups:
                 params = CompleteParams(
                     worker_id,
                     _outcome_columns(group),
@@ -238,11 +240,20 @@ class QueueRepository:
                     fetch_urls=[o.fetch_url for o in group],
                     bucket=bucket,
                 )
-                records = await tx.fetch(SQL["complete"], *params.args())
+                records = await db.fetch(SQL["complete"], *params.args())
                 result.applied.update((r["url_hash"], r["status"]) for r in records)
             result.refused = [
                 o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
             ]
+            return result
+
+        if not redirects:
+            # A bucket's statement is atomic; one that fails leaves its URLs claimed, for a
+            # retry of the whole batch (the buckets done refuse it) or the reaper.
+            return await apply(self._db)
+
+        async def with_redirects(tx: Database) -> CompleteResult:
+            result = await apply(tx)
             applied_redirects = [
                 candidate for hash_, candidate in redirects if hash_ in result.applied
             ]
@@ -251,11 +262,10 @@ class QueueRepository:
                 result.redirects = await self.submit_prepared(batch, now=now, db=tx, fold=False)
             return result
 
-        result = await self._db.run_transaction(work)
-        if redirects:
-            # After the commit: a fold inside the completion's transaction would hold the
-            # host rows it writes (an import's waiting summaries too) until then.
-            await self.fold_host_deltas()
+        result = await self._db.run_transaction(with_redirects)
+        # After the commit: a fold inside the completion's transaction would hold the host
+        # rows it writes (an import's waiting summaries too) until then.
+        await self.fold_host_deltas()
         return result
 
     def _redirect_targets(
@@ -341,7 +351,7 @@ class QueueRepository:
 
     async def reap(self, *, now: datetime | None = None, limit: int = 10_000) -> ReapResult:
         """Return expired URL leases to pending (up to `limit` per bucket) and free expired
-        host leases."""
+        host leases: one call of `frontier_reap` per bucket."""
         returned = dead = host_leases = 0
         for bucket in range(await self._db.buckets()):
             record = await self._db.fetchrow(
@@ -350,8 +360,7 @@ class QueueRepository:
             assert record is not None
             returned += record["returned"]
             dead += record["dead"]
-            status = await self._db.execute(SQL["reap_host_leases"], now, bucket)
-            host_leases += int(status.split()[-1])
+            host_leases += record["host_leases"]
         return ReapResult(returned, dead, host_leases)
 
     async def stored_claims(self, urls: Sequence[tuple[str, str]]) -> list[Claim]:
