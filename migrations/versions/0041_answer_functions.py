@@ -23,6 +23,9 @@ text is the one that was reviewed there; the function passes its arguments in th
 leases first, then the host leases, each with its own snapshot, as when they were two
 calls.
 
+The trade-off, as with 0040: these statements now live in a migration, so changing one
+takes a new migration (CREATE OR REPLACE of its function), not an edit of queue.sql.
+
 Not hosts.sql's `release_slots`: it notifies the fetchers (pg_notify) in its statement,
 and a delegated call runs on a worker, where nobody LISTENs.
 
