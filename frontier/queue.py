@@ -223,15 +223,18 @@ class QueueRepository:
         now: datetime | None = None,
         within: Callable[[Database, CompleteResult], Awaitable[None]] | None = None,
     ) -> CompleteResult:
-        """Apply outcomes in one transaction; a redirect's target is submitted with it,
-        and `within(tx, result)` runs in it last (the sinks' outbox, frontier.outbox)."""
+        """Apply outcomes, one statement per bucket (each a call of `frontier_complete`,
+        which Citus runs on the worker holding the bucket: it delegates no call inside a
+        transaction block). With redirects or `within`, all of it is one transaction: a
+        redirect's target is submitted with the URL it ends, and `within(tx, result)` runs
+        in it last (the sinks' outbox, frontier.outbox: its rows exist exactly when the
+        completion does)."""
         outcomes, redirects = self._redirect_targets(outcomes)
+        groups = sorted(by_bucket(outcomes, _claim_host, await self._db.buckets()).items())
 
-        buckets = by_bucket(outcomes, _claim_host, await self._db.buckets())
-
-        async def work(tx: Database) -> CompleteResult:
+        async def apply(db: Database) -> CompleteResult:
             result = CompleteResult()
-            for bucket, group in sorted(buckets.items()):
+            for bucket, group in groups:
                 params = CompleteParams(
                     worker_id,
                     _outcome_columns(group),
@@ -244,11 +247,20 @@ class QueueRepository:
                     fetch_urls=[o.fetch_url for o in group],
                     bucket=bucket,
                 )
-                records = await tx.fetch(SQL["complete"], *params.args())
+                records = await db.fetch(SQL["complete"], *params.args())
                 result.applied.update((r["url_hash"], r["status"]) for r in records)
             result.refused = [
                 o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
             ]
+            return result
+
+        if not redirects and within is None:
+            # A bucket's statement is atomic; one that fails leaves its URLs claimed, for a
+            # retry of the whole batch (the buckets done refuse it) or the reaper.
+            return await apply(self._db)
+
+        async def in_one_transaction(tx: Database) -> CompleteResult:
+            result = await apply(tx)
             applied_redirects = [
                 candidate for hash_, candidate in redirects if hash_ in result.applied
             ]
@@ -259,11 +271,10 @@ class QueueRepository:
                 await within(tx, result)
             return result
 
-        result = await self._db.run_transaction(work)
-        if redirects:
-            # After the commit: a fold inside the completion's transaction would hold the
-            # host rows it writes (an import's waiting summaries too) until then.
-            await self.fold_host_deltas()
+        result = await self._db.run_transaction(in_one_transaction)
+        # After the commit: a fold inside the completion's transaction would hold the host
+        # rows it writes (an import's waiting summaries too) until then.
+        await self.fold_host_deltas()
         return result
 
     def _redirect_targets(
@@ -349,7 +360,7 @@ class QueueRepository:
 
     async def reap(self, *, now: datetime | None = None, limit: int = 10_000) -> ReapResult:
         """Return expired URL leases to pending (up to `limit` per bucket) and free expired
-        host leases."""
+        host leases: one call of `frontier_reap` per bucket."""
         returned = dead = host_leases = 0
         for bucket in range(await self._db.buckets()):
             record = await self._db.fetchrow(
@@ -358,8 +369,7 @@ class QueueRepository:
             assert record is not None
             returned += record["returned"]
             dead += record["dead"]
-            status = await self._db.execute(SQL["reap_host_leases"], now, bucket)
-            host_leases += int(status.split()[-1])
+            host_leases += record["host_leases"]
         return ReapResult(returned, dead, host_leases)
 
     async def stored_claims(self, urls: Sequence[tuple[str, str]]) -> list[Claim]:

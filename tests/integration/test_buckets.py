@@ -5,8 +5,10 @@ buckets, and SQL's `frontier_bucket` agrees with Python's `bucket_of`."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
+import asyncpg
 import psycopg
 import pytest
 
@@ -99,6 +101,42 @@ async def test_every_url_is_claimed_once_over_the_buckets(db: Database, manual: 
     }
     counts = await db.fetch("SELECT host, pending_count FROM host_state WHERE pending_count <> 1")
     assert counts == []
+
+
+async def test_the_answer_path_is_one_delegated_call_per_bucket_on_citus(
+    db: Database, fresh_dsn: str, manual: SourceRef
+) -> None:
+    """Migration 0043: on Citus, a renew, a complete and a reap of a batch over several
+    buckets are each one call per bucket, which the coordinator sends whole to the worker
+    holding the bucket (function call delegation), and no statement it plans and routes to
+    the shards itself (`citus.log_remote_commands` shows what it sends)."""
+    if not await db.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"):
+        pytest.skip("Citus's function call delegation")
+    await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
+    queue = QueueRepository(db, POLICY, rotation_start=0)
+    await queue.submit(candidates(manual), now=at(0))
+    claims = await queue.claim("w1", 100, now=at(1))
+    assert {bucket_of(c.host, BUCKETS) for c in claims} == set(range(BUCKETS))
+    conn = await asyncpg.connect(fresh_dsn)
+    sent: list[str] = []
+    conn.add_log_listener(lambda _, message: sent.append(message.message))
+    try:
+        await conn.execute("SET citus.log_remote_commands = on")
+        logged = QueueRepository(Database(conn), POLICY)
+        renewed = await logged.renew("w1", claims, now=at(2))
+        outcomes = [Outcome(c, OutcomeKind.FETCHED, http_status=200) for c in claims[1:]]
+        done = await logged.complete("w1", outcomes, now=at(3))
+        reaped = await logged.reap(now=at(200))  # claims[0]'s lease ran out
+    finally:
+        await conn.close()
+    assert renewed == {c.url_hash for c in claims}
+    assert done.refused == [] and len(done.applied) == len(claims) - 1
+    assert (reaped.returned, reaped.dead) == (1, 0)
+    commands = [m.removeprefix("issuing ") for m in sent if m.startswith("issuing ")]
+    to_shards = [c for c in commands if re.search(r"\b(url_frontier|host_state)_\d+\b", c)]
+    assert to_shards == []
+    calls = [name for c in commands for name in re.findall(r"\bpublic\.frontier_(\w+)\(", c)]
+    assert sorted(calls) == sorted(["renew", "complete", "reap"] * BUCKETS)
 
 
 async def test_claims_start_at_their_own_bucket(db: Database, manual: SourceRef) -> None:

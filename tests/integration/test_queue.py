@@ -493,7 +493,7 @@ async def test_a_renew_writes_no_count(
         await tx.execute("SET LOCAL track_functions = 'pl'")
         assert await QueueRepository(tx, POLICY).renew("w1", [claim], now=at(50))
         calls = dict(await tx.fetch("SELECT funcname, calls FROM pg_stat_xact_user_functions"))
-    assert calls == {"url_frontier_count_updated": 1}
+    assert calls == {"frontier_renew": 1, "url_frontier_count_updated": 1}  # migration 0043
 
 
 async def test_stats_follow_the_queue(
