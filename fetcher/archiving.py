@@ -95,8 +95,10 @@ class ArchiveStep:
         plan: list[tuple[Exchange, Original | None]] = []
         finals: list[int] = []  # index in `plan` of each page's last exchange
         for page in todo:
-            last = len(page.exchanges) - 1
-            for i, exchange in enumerate(page.exchanges):
+            # a rendered page's requests first: the document's pointer is its own response
+            exchanges = [*page.render_exchanges, *page.exchanges]
+            last = len(exchanges) - 1
+            for i, exchange in enumerate(exchanges):
                 digest = digests.get(id(page)) if i == last else None
                 plan.append((exchange, originals.get(digest) if digest else None))
             finals.append(len(plan) - 1)

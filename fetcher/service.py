@@ -1,6 +1,7 @@
-"""A fetch process from settings: the safe client, the content sink, the extraction pool
-and the worker, with SIGTERM/SIGINT wired to a graceful stop (the pool's processes exit
-before it returns). Used by `frontier fetch` (and `frontier up`)."""
+"""A fetch process from settings: the safe client, the content sink, the extraction pool,
+the browsers that render pages (fetcher.render_step) and the worker, with SIGTERM/SIGINT
+wired to a graceful stop (the pools' processes exit before it returns). Used by
+`frontier fetch` (and `frontier up`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool
 from fetcher.extract_thread import InProcessExtraction
+from fetcher.render_step import RenderStep
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
@@ -68,13 +70,18 @@ async def run_fetcher(
         sink = await open_sink(settings, db)
         extraction = extraction_for(config)
         try:
+            limits = http_limits(settings, config.concurrency)
+            renderer = RenderStep.from_settings(settings, db, limits)
             async with (
-                SafeClient(http_limits(settings, config.concurrency)) as client,
+                SafeClient(limits) as client,
                 ParsePool(config.parse) as parser,
             ):
                 policy = QueuePolicy.from_settings(settings)
-                fetcher = Fetcher(db, client, sink, config, policy, extraction, parser)
-                return await fetcher.run(until_idle=until_idle, stop=stopping)
+                fetcher = Fetcher(db, client, sink, config, policy, extraction, parser, renderer)
+                try:
+                    return await fetcher.run(until_idle=until_idle, stop=stopping)
+                finally:
+                    await renderer.close()  # its browsers exit
         finally:
             await asyncio.to_thread(extraction.close)  # waits for the workers to exit
             await sink.close()

@@ -1,6 +1,7 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule, the sites it publishes from, the languages it keeps, its credentials), cached
-per process for five minutes so a source edit reaches every fetcher within that time."""
+schedule, the sites it publishes from, the languages it keeps, its credentials, whether
+its pages are rendered), cached per process for five minutes so a source edit reaches
+every fetcher within that time."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class SourceInfo:
     # its access, resolved (frontier.source_credentials); or why its secrets are unreadable
     credentials: Credentials | None = None
     credentials_error: str | None = None
+    render: str = "never"  # never, auto, always (fetcher.render_step)
 
 
 UNKNOWN = SourceInfo(None)
@@ -87,6 +89,7 @@ class SourceCache:
             languages,
             credentials,
             error,
+            source.render,
         )
 
 

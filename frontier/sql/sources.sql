@@ -17,12 +17,12 @@ source AS (
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
                          keep_trailing_slash, enabled, kind, config, revisit, politeness_key,
-                         languages, access)
+                         languages, access, render)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
            coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages,
-           access
+           access, coalesce(render, 'never')
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -70,6 +70,7 @@ source AS (
                          ELSE s.politeness_key END,
         languages = CASE WHEN $2 ? 'languages' THEN c.languages ELSE s.languages END,
         access = CASE WHEN $2 ? 'access' THEN c.access ELSE s.access END,
+        render = CASE WHEN $2 ? 'render' THEN c.render ELSE s.render END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1
