@@ -61,14 +61,17 @@ class RenderStep:
         client: SafeClient | None,
         *,
         unavailable: str | None = None,
+        pool: BrowserPool | None = None,
     ) -> None:
         """`client`: the safe client of the pages' requests, holding each request's host
         (SafeClient with HostSlots); `unavailable`: why no browser can run here (then no
-        pool is started and `client` may be None)."""
+        pool is started and `client` may be None); `pool`: browsers to share (the
+        caller's to close), else a pool of the step's own."""
         self.limits = limits
         self.unavailable = unavailable
         self.client = client
-        self.pool = None if unavailable else BrowserPool(limits)
+        self._own_pool = pool is None and not unavailable
+        self.pool = pool if pool is not None or unavailable else BrowserPool(limits)
         self._told = False
 
     @classmethod
@@ -162,7 +165,7 @@ class RenderStep:
         return rendered.html.encode("utf-8")
 
     async def close(self) -> None:
-        if self.pool is not None:
+        if self.pool is not None and self._own_pool:
             await self.pool.close()
         if self.client is not None:
             await self.client.close()
