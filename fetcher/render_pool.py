@@ -205,20 +205,18 @@ class BrowserPool:
         slot = await self._free.get()
         browser = slot
         try:
-            if browser is None or browser.dead:
-                browser = await self._launch(replacing=browser)
+            if browser is None:
+                browser = await self._launch()
             return await self._render_on(browser, url, document, subrequests)
         finally:
-            if browser is not None and browser.dead:
+            if browser is not None and browser.dead:  # died or killed: replaced
                 self._forget(browser)
+                self.replaced += 1
                 browser = None  # its slot starts a fresh one for the next page
             self._free.put_nowait(browser)
 
-    async def _launch(self, replacing: _Browser | None) -> _Browser:
+    async def _launch(self) -> _Browser:
         async with self._starting:
-            if replacing is not None:
-                self._forget(replacing)
-                self.replaced += 1
             if self._playwright is None:
                 from playwright.async_api import async_playwright
 
