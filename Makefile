@@ -116,15 +116,18 @@ test-citus: $(STAMP)
 	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider $(CITUS_XDIST)
 
 # requirements.lock, which the image installs: the current resolution of the runtime
-# dependencies, from a fresh venv.
+# dependencies and the `render` extra (the image renders pages: deploy/Dockerfile), from a
+# fresh venv.
 lock:
 	rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet .
+	build/lock-venv/bin/python -m pip install --quiet '.[render]'
 	{ sed -n '/^#/p' requirements.lock; build/lock-venv/bin/python -m pip freeze --exclude frontier; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 	rm -rf build/lock-venv
 
-# The dashboard's browser test drives Debian's chromium (headless, via Playwright).
+# Debian's chromium, driven headless by Playwright: the fetcher renders pages with it (a
+# source's `render`, docs/fetching.md), and the browser tests (the dashboard's, the
+# rendering zoo's) use it. Playwright itself comes with the `render` extra (`dev` has it).
 chromium:
 	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 

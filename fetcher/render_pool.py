@@ -184,6 +184,7 @@ class BrowserPool:
         self._all: list[_Browser] = []
         self.peak_rss = 0  # the largest resident size of one browser seen, in bytes
         self.replaced = 0  # browsers that died or were killed, and replaced
+        self._sandbox = os.geteuid() != 0  # Chromium's sandbox refuses to run as root
 
     def browser_pids(self) -> list[int]:
         return [b.pid for b in self._all if b.pid is not None and not b.dead]
@@ -222,19 +223,36 @@ class BrowserPool:
 
                 self._playwright = await async_playwright().start()
             before = _descendants(os.getpid())
-            heap_mb = max(64, self.limits.memory_mb // 2)
-            browser = await self._playwright.chromium.launch(
-                executable_path=self.limits.chromium,
-                headless=True,
-                # Chromium's sandbox needs an unprivileged user (it refuses to start as root)
-                chromium_sandbox=os.geteuid() != 0,
-                args=[*ARGS, f"--js-flags=--max-old-space-size={heap_mb}"],
-            )
+            browser = await self._start_browser()
             new = _descendants(os.getpid()) - before
             pid = min((p for p in new if _is_browser(p)), default=None)
             entry = _Browser(browser, pid)
             self._all.append(entry)
             return entry
+
+    async def _start_browser(self) -> Browser:
+        """A Chromium of the pool, in its sandbox where it can have one: not as root (it
+        refuses), nor where the system gives no user namespaces (a container under Docker's
+        default seccomp profile): then without it, said once in the log. Either way the
+        page reaches nothing by itself (see the module's docstring)."""
+        assert self._playwright is not None
+        heap_mb = max(64, self.limits.memory_mb // 2)
+        args = [*ARGS, f"--js-flags=--max-old-space-size={heap_mb}"]
+        if self._sandbox:
+            try:
+                return await self._playwright.chromium.launch(
+                    executable_path=self.limits.chromium, chromium_sandbox=True, args=args
+                )
+            except Exception as exc:
+                self._sandbox = False
+                log.warning(
+                    "render: Chromium cannot start in its sandbox here (%s); running it "
+                    "without one",
+                    str(exc).splitlines()[0][:200],
+                )
+        return await self._playwright.chromium.launch(
+            executable_path=self.limits.chromium, chromium_sandbox=False, args=args
+        )
 
     def _forget(self, browser: _Browser) -> None:
         if browser in self._all:
