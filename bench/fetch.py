@@ -58,7 +58,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -638,12 +638,16 @@ def ours(
     extract: bool = True,
     extract_processes: int | None = None,
     archive_dir: Path | None = None,
+    prepare: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
     (`extract_processes` None: its default pool), or the bench worker, extraction off.
-    `archive_dir`: the WARC archive's directory (None: no archive)."""
+    `archive_dir`: the WARC archive's directory (None: no archive). `prepare`: called
+    with the database's DSN once the URLs are in (a source's settings: bench.render)."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
+    if prepare is not None:
+        prepare(dsn)
     server.checkpoint()
     if extract:
         command = [sys.executable, "-m", "frontier", "fetch", "--until-idle"]

@@ -18,8 +18,9 @@ Limits, as the extraction pool's (fetcher.extract_pool):
 - time: a page's rendering, its requests included, is cut at `timeout_s`
   (`RenderOverLimit`); the context is closed, and the browser killed if closing hangs;
 - memory: the page's JavaScript heap is capped by V8 (`--max-old-space-size`, half the
-  limit), and the resident size of the browser's processes (renderer, GPU and utility
-  processes included, read from /proc) is watched while it renders: over `memory_mb`,
+  limit), and the anonymous resident memory of the browser's processes (renderer, GPU and
+  utility processes included, read from /proc in a thread) is watched while it renders:
+  over `memory_mb`,
   the browser is killed and the page is over its limit (`RenderOverLimit`), not retried;
 - a crash: a browser that dies under a page (killed, out of memory, a renderer bug) is
   replaced, and the page is rendered once more, alone in a fresh browser; dying again, it
@@ -30,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import logging
+import math
 import os
 import shutil
 import signal
@@ -47,7 +50,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MEMORY_POLL_S = 0.2  # how often a rendering browser's resident size is read
+MEMORY_POLL_S = 0.2  # how often a rendering browser's memory is read
+RESCAN_S = 1.0  # how often its processes are listed again
 CLOSE_S = 5.0  # how long closing a page's context may take before its browser is killed
 # Resource types the text never needs: refused unless FRONTIER_RENDER_MEDIA asks for them.
 MEDIA_TYPES = frozenset({"image", "media", "font"})
@@ -137,9 +141,8 @@ def find_chromium(name: str) -> str | None:
 
 def unavailable_reason(chromium_setting: str) -> str | None:
     """Why nothing can be rendered here, or None when a browser is there to drive."""
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
+    # found, not imported: a fetch process imports it when its first page is rendered
+    if importlib.util.find_spec("playwright") is None:
         return "Playwright is not installed (pip install 'frontier[render]')"
     if find_chromium(chromium_setting) is None:
         return (
@@ -182,7 +185,7 @@ class BrowserPool:
         for _ in range(max(1, limits.browsers)):
             self._free.put_nowait(None)  # a slot whose browser is started when taken
         self._all: list[_Browser] = []
-        self.peak_rss = 0  # the largest resident size of one browser seen, in bytes
+        self.peak_rss = 0  # the largest anonymous memory of one browser seen, in bytes
         self.replaced = 0  # browsers that died or were killed, and replaced
         self._sandbox = os.geteuid() != 0  # Chromium's sandbox refuses to run as root
 
@@ -353,15 +356,22 @@ class BrowserPool:
         return Rendered(html, served, tuple(refused))
 
     async def _watch(self, browser: _Browser, over: list[int]) -> None:
-        """Kill `browser` once its processes' resident size passes the memory limit."""
+        """Kill `browser` once its processes' memory passes the limit. Read from /proc in a
+        thread, not on the event loop (a scan of /proc takes milliseconds on a busy host);
+        the browser's processes are listed again every `RESCAN_S`."""
         if browser.pid is None:
             return
         cap = self.limits.memory_mb * 1024 * 1024
+        pids: set[int] = set()
+        listed = -math.inf
         while True:
-            rss = _tree_rss(browser.pid)
-            self.peak_rss = max(self.peak_rss, rss)
-            if rss > cap:
-                over.append(rss)
+            if time.monotonic() - listed >= RESCAN_S:
+                pids = {browser.pid, *await asyncio.to_thread(_descendants, browser.pid)}
+                listed = time.monotonic()
+            size = await asyncio.to_thread(_anonymous_bytes, pids)
+            self.peak_rss = max(self.peak_rss, size)
+            if size > cap:
+                over.append(size)
                 browser.kill()
                 return
             await asyncio.sleep(MEMORY_POLL_S)
@@ -441,18 +451,16 @@ def _is_browser(pid: int) -> bool:
     )
 
 
-def _tree_rss(pid: int) -> int:
-    """The memory of `pid` and its descendants, in bytes: the sum of their proportional
-    resident sizes (Pss: a page shared by n of them counts 1/n in each; their plain
-    resident sizes would count Chromium's shared code and memory once per process)."""
+def _anonymous_bytes(pids: set[int]) -> int:
+    """The anonymous resident memory of `pids` together (statm's resident less shared
+    pages: the heaps a page's scripts grow, without Chromium's code and mapped files, which
+    every process of it shares and a sum of resident sizes would count once per process)."""
+    page = os.sysconf("SC_PAGE_SIZE")
     total = 0
-    for p in (pid, *_descendants(pid)):
+    for pid in pids:
         try:
-            with open(f"/proc/{p}/smaps_rollup", "rb") as rollup:
-                for line in rollup:
-                    if line.startswith(b"Pss:"):
-                        total += int(line.split()[1]) * 1024
-                        break
+            fields = Path(f"/proc/{pid}/statm").read_text().split()
+            total += (int(fields[1]) - int(fields[2])) * page
         except (OSError, IndexError, ValueError):
             continue
     return total

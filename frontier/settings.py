@@ -275,9 +275,9 @@ class Settings(BaseSettings):
         default=1024,
         ge=128,
         le=65_536,
-        description="Memory of one browser (the resident size of its processes, in MiB; "
-        "the page's JavaScript heap is held to half of it): a page over it is stopped, "
-        "its browser replaced.",
+        description="Memory of one browser (the anonymous resident memory of its processes, "
+        "in MiB; the page's JavaScript heap is held to half of it): a page over it is "
+        "stopped, its browser replaced.",
     )
     render_media: bool = Field(
         default=False,
