@@ -57,6 +57,7 @@ class Page:
     render_exchanges: list[Exchange] = field(default_factory=list)
     render_refused: tuple[str, ...] = ()
     render_error: str | None = None
+    rendered_dom: bytes | None = None  # what its document was extracted from (archived)
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""

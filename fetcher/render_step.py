@@ -49,7 +49,6 @@ NEVER, AUTO, ALWAYS = "never", "auto", "always"
 _FINAL = frozenset({OutcomeKind.CHALLENGE})
 _HTML = ("text/html", "application/xhtml+xml")
 _ACCEPT = "*/*"
-RENDERED_TYPE = "text/html; charset=utf-8"  # a rendered DOM, as extraction reads it
 
 
 class RenderStep:

@@ -32,9 +32,10 @@ from fetcher.extract_thread import InProcessExtraction
 from fetcher.language import other_language
 from fetcher.link_header import link_values
 from fetcher.page import Page
-from fetcher.render_step import RENDERED_TYPE, RenderStep
+from fetcher.render_step import RenderStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.verdict import Verdict
+from frontier.archive.records import RENDERED_TYPE
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.queue import QueueRepository
@@ -112,6 +113,7 @@ class ResponseSteps:
                 dom = await renderer.render(page, status, headers, body, archive=self._archiving)
                 if dom is not None:
                     body, content_type = dom, RENDERED_TYPE
+                    page.rendered_dom = dom
             extraction = await self._extract(page, status, headers, body, content_type)
             if extraction is None:
                 return
@@ -119,6 +121,7 @@ class ResponseSteps:
                 # auto: a client-side app's shell, before its verdict (an empty page)
                 dom = await renderer.render(page, status, headers, body, archive=self._archiving)
                 if dom is not None:
+                    page.rendered_dom = dom
                     extraction = await self._extract(page, status, headers, dom, RENDERED_TYPE)
                     if extraction is None:
                         return

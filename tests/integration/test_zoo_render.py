@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from fetcher.config import FetcherConfig
+from fetcher.config import FetcherConfig, archive_location
+from fetcher.reextract import run_reextract
 from fetcher.render_pool import BrowserPool, RenderLimits, find_chromium
 from fetcher.render_step import RenderStep
 from fetcher.worker import Fetcher
+from frontier.archive.files import Location
+from frontier.archive.reader import read_record
 from frontier.db import Database
+from frontier.documents import DocumentFilter
 from frontier.host_slots import HostSlots
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
+from frontier.settings import Settings
 from frontier.sinks.postgres import PostgresSink
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
@@ -48,16 +55,21 @@ async def browsers() -> AsyncIterator[BrowserPool]:
         await pool.close()
 
 
-async def fetch_all(db: Database, browsers: BrowserPool, *, concurrency: int = 4) -> None:
+async def fetch_all(
+    db: Database, browsers: BrowserPool, *, concurrency: int = 4, archive: Path | None = None
+) -> None:
     """Fetch every URL due, rendering through `browsers` and a client holding hosts."""
     slots = HostSlots(db, "render-test", new_host_delay_ms=0, lease_s=60)
-    config = FetcherConfig(user_agent=UA, worker_id="w-render", concurrency=concurrency)
+    config = FetcherConfig(
+        user_agent=UA, worker_id="w-render", concurrency=concurrency, archive_dir=archive
+    )
     async with SafeClient(LIMITS) as client, SafeClient(LIMITS, slots) as render_client:
         renderer = RenderStep(RENDER, render_client, pool=browsers)
         fetcher = Fetcher(
             db, client, PostgresSink(db), config, QueuePolicy(default_delay_ms=0), renderer=renderer
         )
         await fetcher.run(until_idle=True)
+        await fetcher.close()
         await renderer.close()
 
 
@@ -78,8 +90,11 @@ async def stored(db: Database, url: str) -> tuple[str | None, str | None]:
 
 
 async def test_client_rendered_articles_are_stored_with_their_full_text_under_auto(
-    db: Database, local_site: LocalSite, browsers: BrowserPool
+    db: Database, settings: Settings, local_site: LocalSite, browsers: BrowserPool
 ) -> None:
+    """...and archived: the rendered DOM as a conversion record of the page's response,
+    which the document points at, the requests of its scripts as exchanges of their own;
+    `frontier reextract` reads the DOM back and finds the same documents."""
     local_site.serve("/robots.txt", "User-agent: *\nAllow: /\n", content_type="text/plain")
     react_shell(local_site, "/story/bridge", "/api/story/bridge.json", "swing")
     next_shell(local_site, "/news/bridge", "lifting")
@@ -90,7 +105,8 @@ async def test_client_rendered_articles_are_stored_with_their_full_text_under_au
     await submit(db, auto, rendered)
     await submit(db, never, [local_site.url("/plain/bridge")])
 
-    await fetch_all(db, browsers)
+    archive = archive_location(settings)
+    await fetch_all(db, browsers, archive=archive)
 
     for url, subject in zip(rendered, ("swing", "lifting"), strict=True):
         row = await frontier_row(db, url)
@@ -105,6 +121,25 @@ async def test_client_rendered_articles_are_stored_with_their_full_text_under_au
     assert local_site.hits("/api/plain/bridge.json") == []
     # The browser did not request the page again: its document is the fetcher's answer.
     assert len(local_site.hits("/story/bridge")) == 1
+    # The archive: the document's pointer is the rendered DOM, converted from the response.
+    where = await db.fetchrow(
+        "SELECT warc_file, warc_offset, warc_length FROM raw_content WHERE url = $1", rendered[0]
+    )
+    record = read_record(archive, Location(*where.values()))
+    assert record.headers["WARC-Type"] == "conversion" and record.headers["WARC-Refers-To"]
+    assert story("swing")["paragraphs"][0].encode() in record.payload
+    archived = set()
+    for path in archive.iterdir():
+        with path.open("rb") as stream:
+            archived |= {
+                r.headers["WARC-Target-URI"]
+                for r in ArchiveIterator(stream, record_types=WarcRecordType.response)
+            }
+    assert {rendered[0], local_site.url("/api/story/bridge.json")} <= archived
+    again = await run_reextract(
+        settings, db, DocumentFilter(source_id=auto.id), extract_processes=0
+    )
+    assert (again.examined, again.unchanged, again.unreadable, again.failed) == (2, 2, 0, 0)
 
 
 async def test_a_private_address_tried_by_the_pages_script_is_refused(
