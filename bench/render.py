@@ -112,23 +112,29 @@ async def render_pages(pages: int) -> dict[str, Any]:
     }
 
 
-def rendering(pages: int) -> dict[str, Any]:
-    run = run_measured(
-        [sys.executable, "-m", "bench.render", "--render-child", str(pages)], cwd=ROOT
-    )
-    if run.returncode:
-        raise RuntimeError(f"rendering failed:\n{run.stderr[-3000:]}")
-    child = json.loads(run.stdout.strip().splitlines()[-1])
-    result = {
-        **child,
-        "browsers": BROWSERS,
-        "pages_per_s": round(child["pages"] / child["render_wall_s"], 2),
-        "tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
-        "cpu_ms_per_page": round(1000 * run.cpu_s / child["pages"], 1),
-        "steal_s": round(run.steal_s, 1),
+def rendering(pages: int, rounds: int) -> dict[str, Any]:
+    """`rounds` child processes, each rendering `pages`: each one's figures and the medians."""
+    runs = []
+    for n in range(rounds):
+        command = [sys.executable, "-m", "bench.render", "--render-child", str(pages)]
+        run = run_measured(command, cwd=ROOT)
+        if run.returncode:
+            raise RuntimeError(f"rendering failed:\n{run.stderr[-3000:]}")
+        child = json.loads(run.stdout.strip().splitlines()[-1])
+        result = {
+            **child,
+            "pages_per_s": round(child["pages"] / child["render_wall_s"], 2),
+            "tree_peak_rss_mib": round(run.tree_peak_rss_mib, 1),
+            "cpu_ms_per_page": round(1000 * run.cpu_s / child["pages"], 1),
+            "steal_s": round(run.steal_s, 1),
+        }
+        log(f"rendering {n}: {result}")
+        runs.append(result)
+    medians = {
+        f"median_{name}": median([r[name] for r in runs])
+        for name in ("pages_per_s", "tree_peak_rss_mib", "browser_peak_anon_mib", "cpu_ms_per_page")
     }
-    log(f"rendering: {result}")
-    return result
+    return {"browsers": BROWSERS, "pages": pages, **medians, "runs": runs}
 
 
 # -- 2. auto's cost on ordinary pages --------------------------------------------------------
@@ -178,18 +184,20 @@ def auto_cost(quick: bool, rounds: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each render mode")
-    parser.add_argument("--render-pages", type=int, help="pages rendered (default 200, quick 40)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each measurement")
+    parser.add_argument(
+        "--render-pages", type=int, help="pages rendered per run (default 100, quick 40)"
+    )
     parser.add_argument("--render-child", type=int, metavar="PAGES", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.render_child:
         print(json.dumps(asyncio.run(render_pages(args.render_child))), flush=True)
         return
-    pages = args.render_pages or (40 if args.quick else 200)
+    pages = args.render_pages or (40 if args.quick else 100)
     emit_result(
         {
             "quick": args.quick,
-            "rendering": rendering(pages),
+            "rendering": rendering(pages, args.rounds),
             "auto_cost": auto_cost(args.quick, args.rounds),
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
