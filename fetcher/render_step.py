@@ -37,6 +37,7 @@ from fetcher.render_pool import (
 from frontier.db import Database
 from frontier.host_slots import HostSlots
 from frontier.queue_values import OutcomeKind
+from frontier.robots_directives import NOINDEX
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.errors import BlockedAddress, PolicyBlocked
 from frontier.safe_http.limits import HttpLimits
@@ -112,6 +113,8 @@ class RenderStep:
             return False
         if extraction.verdict is not None and extraction.verdict.kind in _FINAL:
             return False
+        if NOINDEX in extraction.robots:  # the page's own word, whatever its scripts add
+            return False
         if self.unavailable:
             if not self._told:
                 self._told = True
@@ -137,7 +140,8 @@ class RenderStep:
                 response = await client.get(
                     target,
                     fetchprotection=max(1, source.fetchprotection),
-                    follow_redirects=False,
+                    # followed here, each hop through the guard and in its host's turn: a
+                    # redirect fulfilled to the browser is not followed by its fetch()
                     headers={"Accept": sent.get("accept", _ACCEPT)},
                     exchanges=page.render_exchanges if archive else None,
                     politeness_key=source.politeness_key,

@@ -156,6 +156,7 @@ async def test_a_private_address_tried_by_the_pages_script_is_refused(
     await fetch_all(db, browsers)
 
     assert partner_site.requests == []  # nothing arrived at the private address
+    assert len(local_site.hits("/go/admin")) == 1  # the redirect there was not followed
     row = await frontier_row(db, local_site.url("/story/prying"))
     assert row["status"] == "fetched", row["last_error"]
     _title, body = await stored(db, local_site.url("/story/prying"))

@@ -17,8 +17,9 @@ browser (issue 32 item 1; docs/fetching.md, "Rendering in a browser").
   (nextjs.org/docs/pages/building-your-application/routing/api-routes).
 - `next_server_rendered`: the same page rendered on the server (`getServerSideProps`): the
   article's text is in the HTML already, beside its `__NEXT_DATA__`; nothing to render.
-- `prying_shell`: a React shell whose script, besides fetching its story, tries a private
-  address (the router's admin page, another loopback address here) before it renders.
+- `prying_shell`: a React shell whose script, besides fetching its story (through a
+  redirect of its own host), tries a private address (the router's admin page, another
+  loopback address here) directly and through a redirect of its own host, before it renders.
 """
 
 from __future__ import annotations
@@ -123,13 +124,17 @@ def next_server_rendered(slug: str) -> str:
 
 
 def prying_shell(site: LocalSite, path: str, api: str, private_url: str, subject: str) -> None:
-    """`path`: a React shell whose script tries `private_url` first (an image beacon and a
-    fetch), then renders the story from `api`."""
+    """`path`: a React shell whose script tries `private_url` first (an image beacon, a
+    fetch, and a fetch of its own host's `/go/admin`, which redirects there), then renders
+    the story from `api` through a redirect of its own host (`/api/v1/...`, moved)."""
     script = (
         f"<script>{RENDER_JS}\nconst MOUNT = 'root';\n"
         f"new Image().src = '{private_url}?via=img';\n"
         f"fetch('{private_url}?via=fetch').catch(() => null)\n"
-        f"  .then(() => fetch('{api}')).then(r => r.json()).then(render);</script>"
+        "  .then(() => fetch('/go/admin')).catch(() => null)\n"
+        f"  .then(() => fetch('/api/v1{api}')).then(r => r.json()).then(render);</script>"
     )
     site.serve(path, _shell("root", "", script))
+    site.redirect("/go/admin", f"{private_url}?via=redirect", status=302)
+    site.redirect(f"/api/v1{api}", api)
     site.serve(api, json.dumps(story(subject)), content_type="application/json")
