@@ -10,10 +10,12 @@ object with every figure.
    client, as the fetcher does (no host slots: this measures the browsers, not the
    politeness delay). It runs as a child process, so that its peak RSS is the whole tree's:
    the Python process, Playwright's driver and every Chromium process (``tree_peak_rss_mib``,
-   the largest sum of their VmRSS at one time, which counts Chromium's shared memory once per
-   process; ``browser_peak_anon_mib`` is one browser's anonymous resident memory, what the
-   pool's memory limit watches). Pages/s is pages over the wall time of the renders, the
-   browsers' start included. 200 pages (``--quick``: 40).
+   the largest sum of their VmRSS at one time, as bench.fetch reports it, which counts
+   Chromium's shared code and memory once per process; ``tree_peak_pss_mib``, the largest
+   sum of their Pss, which counts it once; ``browser_peak_anon_mib``, one browser's
+   anonymous resident memory, what the pool's memory limit watches). Pages/s is pages over
+   the wall time of the renders, the browsers' start included. 100 pages a run
+   (``--quick``: 40), ``--rounds`` runs (3 by default): each run's figures and the medians.
 2. **The cost of ``auto`` on pages that need no rendering.** bench.fetch's ``small`` set
    (news pages with their text in the HTML, 2,000 over 20 hosts; ``--quick``: 1,000 over 10)
    fetched by one ``frontier fetch --until-idle`` process with the default extraction pool,
@@ -28,7 +30,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -97,19 +101,56 @@ async def render_pages(pages: int) -> dict[str, Any]:
             if story(f"number {n}")["paragraphs"][0] not in rendered.html:
                 raise RuntimeError(f"{url}: not rendered")
 
+        peak = TreePss()
+        peak.start()
         started = time.perf_counter()
         try:
             await asyncio.gather(*(one(n) for n in range(pages)))
             wall = time.perf_counter() - started
         finally:
+            peak.stop()
             await pool.close()
     await runner.cleanup()
     return {
         "pages": pages,
         "render_wall_s": round(wall, 2),
         "browser_peak_anon_mib": round(pool.peak_rss / 2**20, 1),
+        "tree_peak_pss_mib": round(peak.peak / 2**20, 1),
         "browsers_replaced": pool.replaced,
     }
+
+
+class TreePss(threading.Thread):
+    """The largest proportional set size (Pss) of this process and all below it (the
+    driver, every Chromium process) seen at one time, sampled twice a second in a thread:
+    a page shared by n processes counts 1/n in each, so the sum is the memory the tree
+    holds, which a sum of their resident sizes overcounts by Chromium's shared code."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        from fetcher.render_pool import _descendants
+
+        while not self._stop.wait(0.5):
+            total = 0
+            for pid in (os.getpid(), *_descendants(os.getpid())):
+                try:
+                    with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+                        total += sum(
+                            int(line.split()[1]) * 1024
+                            for line in rollup
+                            if line.startswith(b"Pss:")
+                        )
+                except OSError:
+                    continue
+            self.peak = max(self.peak, total)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.join()
 
 
 def rendering(pages: int, rounds: int) -> dict[str, Any]:
@@ -132,7 +173,13 @@ def rendering(pages: int, rounds: int) -> dict[str, Any]:
         runs.append(result)
     medians = {
         f"median_{name}": median([r[name] for r in runs])
-        for name in ("pages_per_s", "tree_peak_rss_mib", "browser_peak_anon_mib", "cpu_ms_per_page")
+        for name in (
+            "pages_per_s",
+            "tree_peak_rss_mib",
+            "tree_peak_pss_mib",
+            "browser_peak_anon_mib",
+            "cpu_ms_per_page",
+        )
     }
     return {"browsers": BROWSERS, "pages": pages, **medians, "runs": runs}
 
@@ -188,6 +235,9 @@ def main() -> None:
     parser.add_argument(
         "--render-pages", type=int, help="pages rendered per run (default 100, quick 40)"
     )
+    parser.add_argument(
+        "--only", choices=("rendering", "auto-cost"), help="one of the two measurements"
+    )
     parser.add_argument("--render-child", type=int, metavar="PAGES", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.render_child:
@@ -197,8 +247,12 @@ def main() -> None:
     emit_result(
         {
             "quick": args.quick,
-            "rendering": rendering(pages, args.rounds),
-            "auto_cost": auto_cost(args.quick, args.rounds),
+            **({} if args.only == "auto-cost" else {"rendering": rendering(pages, args.rounds)}),
+            **(
+                {}
+                if args.only == "rendering"
+                else {"auto_cost": auto_cost(args.quick, args.rounds)}
+            ),
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
     )

@@ -52,10 +52,9 @@ class Page:
     exchanges: list[Exchange] = field(default_factory=list)
     archived: bool = False  # its exchanges are in the WARC archive
     # Rendered in a browser (fetcher.render_step): the requests its scripts made and their
-    # answers (archived with its own), what was refused, why a rendering failed
+    # answers (archived with its own), why a rendering failed
     rendered: bool = False
     render_exchanges: list[Exchange] = field(default_factory=list)
-    render_refused: tuple[str, ...] = ()
     render_error: str | None = None
     rendered_dom: bytes | None = None  # what its document was extracted from (archived)
 

@@ -164,7 +164,6 @@ class RenderStep:
                 len(rendered.refused),
                 "; ".join(rendered.refused[:5]),
             )
-        page.render_refused = rendered.refused
         return rendered.html.encode("utf-8")
 
     async def close(self) -> None:

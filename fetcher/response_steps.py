@@ -127,7 +127,10 @@ class ResponseSteps:
                         return
             verdict = _not_the_article(extraction)
             if verdict is not None:
-                page.end(verdict.kind, http_status=status, error=verdict.reason)
+                why = verdict.reason
+                if page.render_error:  # the shell it stayed, and why
+                    why = f"{why} (not rendered: {page.render_error})"
+                page.end(verdict.kind, http_status=status, error=why)
                 return
             page.canonical = extraction.canonical
             page.names_itself = extraction.names_itself
