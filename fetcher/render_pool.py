@@ -276,13 +276,15 @@ class BrowserPool:
             kind = request.resource_type
             target = request.url
             why = None
-            if kind == "document" and not answered_document and target == url:
+            if kind == "document" and not answered_document and _main_frame(request):
                 answered_document = True
                 await route.fulfill(
                     status=document.status, headers=_passed(document.headers), body=document.body
                 )
                 return
-            if not target.startswith(("http://", "https://")):
+            if kind == "document":  # a frame, or the page navigating away: not its text
+                why = "a frame or a navigation (the page's DOM holds neither)"
+            elif not target.startswith(("http://", "https://")):
                 why = "not http(s)"
             elif request.method not in READ_METHODS:
                 why = f"method {request.method}"
@@ -391,6 +393,15 @@ class BrowserPool:
 
 class _Crashed(Exception):
     """The browser died under the page (internal: `render` retries the page once)."""
+
+
+def _main_frame(request: Request) -> bool:
+    """The request is for the page's own frame (its first is the page: `goto`'s, whatever
+    spelling Chromium gave the URL)."""
+    try:
+        return request.frame.parent_frame is None
+    except Exception:  # a request of no frame (a worker's)
+        return False
 
 
 async def _quietly(action: Awaitable[Any]) -> None:

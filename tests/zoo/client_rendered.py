@@ -125,11 +125,13 @@ def next_server_rendered(slug: str) -> str:
 
 def prying_shell(site: LocalSite, path: str, api: str, private_url: str, subject: str) -> None:
     """`path`: a React shell whose script tries `private_url` first (an image beacon, a
-    fetch, and a fetch of its own host's `/go/admin`, which redirects there), then renders
+    frame, a fetch, and a fetch of its own host's `/go/admin`, which redirects there), then renders
     the story from `api` through a redirect of its own host (`/api/v1/...`, moved)."""
     script = (
         f"<script>{RENDER_JS}\nconst MOUNT = 'root';\n"
         f"new Image().src = '{private_url}?via=img';\n"
+        "const frame = document.createElement('iframe');\n"
+        f"frame.src = '{private_url}?via=frame'; document.body.appendChild(frame);\n"
         f"fetch('{private_url}?via=fetch').catch(() => null)\n"
         "  .then(() => fetch('/go/admin')).catch(() => null)\n"
         f"  .then(() => fetch('/api/v1{api}')).then(r => r.json()).then(render);</script>"
