@@ -46,7 +46,7 @@ from frontier.settings import Settings
 log = logging.getLogger(__name__)
 
 NEVER, AUTO, ALWAYS = "never", "auto", "always"
-# Verdicts a rendering cannot change: a challenge is the wall's, noindex the page's word.
+# Verdicts a rendering cannot change: a challenge's "enable JavaScript" is the wall's.
 _FINAL = frozenset({OutcomeKind.CHALLENGE})
 _HTML = ("text/html", "application/xhtml+xml")
 _ACCEPT = "*/*"
@@ -137,11 +137,11 @@ class RenderStep:
 
         async def subrequest(target: str, kind: str, sent: Mapping[str, str]) -> Answer:
             try:
+                # Redirects are followed here, each hop through the guard and in its host's
+                # turn: a 3xx fulfilled to the browser is not followed by the page's fetch().
                 response = await client.get(
                     target,
                     fetchprotection=max(1, source.fetchprotection),
-                    # followed here, each hop through the guard and in its host's turn: a
-                    # redirect fulfilled to the browser is not followed by its fetch()
                     headers={"Accept": sent.get("accept", _ACCEPT)},
                     exchanges=page.render_exchanges if archive else None,
                     politeness_key=source.politeness_key,
