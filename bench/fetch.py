@@ -712,6 +712,28 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> 
     return result
 
 
+def medians(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs of one kind (`ours`'s results): each one's pages/s, CPU per page and stolen
+    time, and the medians."""
+    return {
+        "pages_per_s": [r["pages_per_s"] for r in measured],
+        "cpu_ms_per_page": [r["cpu_ms_per_page"] for r in measured],
+        "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
+        "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
+        "steal_s": [r["steal_s"] for r in measured],
+    }
+
+
+def compared(this: dict[str, Any], that: dict[str, Any], name: str) -> dict[str, float]:
+    """`this` over `that` (both `medians`): `{name}_pages_per_s`, `{name}_cpu_per_page`."""
+    return {
+        f"{name}_pages_per_s": round(this["median_pages_per_s"] / that["median_pages_per_s"], 3),
+        f"{name}_cpu_per_page": round(
+            this["median_cpu_ms_per_page"] / that["median_cpu_ms_per_page"], 3
+        ),
+    }
+
+
 def archive_compare(
     server: Any, page_set: str, hosts: int, pages: int, c: int, rounds: int
 ) -> dict[str, Any]:
@@ -726,21 +748,8 @@ def archive_compare(
             size = sum(f.stat().st_size for f in Path(directory).iterdir())
             disk.append(size / run["pages"])
             runs["on"].append(run)
-    result: dict[str, Any] = {}
-    for mode, measured in runs.items():
-        result[f"archive_{mode}"] = {
-            "pages_per_s": [r["pages_per_s"] for r in measured],
-            "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
-            "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
-            "steal_s": [r["steal_s"] for r in measured],
-        }
-    on, off = result["archive_on"], result["archive_off"]
-    result["on_over_off_pages_per_s"] = round(
-        on["median_pages_per_s"] / off["median_pages_per_s"], 3
-    )
-    result["on_over_off_cpu_per_page"] = round(
-        on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
-    )
+    result: dict[str, Any] = {f"archive_{mode}": medians(runs[mode]) for mode in runs}
+    result |= compared(result["archive_on"], result["archive_off"], "on_over_off")
     result["archive_bytes_per_page"] = round(median(disk))
     log(f"archive: {result}")
     return result

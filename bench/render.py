@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.fetch import aiohttp_site, ours, shape, url_list
+from bench.fetch import aiohttp_site, compared, medians, ours, shape, url_list
 from bench.server import emit_result, log, median, run_measured, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -209,21 +209,8 @@ def auto_cost(quick: bool, rounds: int) -> dict[str, Any]:
                     ours(server, f"render_{mode}_{n}", urls, concurrency, prepare=render_mode(mode))
                 )
     result: dict[str, Any] = {"pages": pages, "hosts": hosts, "concurrency": concurrency}
-    for mode, measured in runs.items():
-        result[mode] = {
-            "pages_per_s": [r["pages_per_s"] for r in measured],
-            "cpu_ms_per_page": [r["cpu_ms_per_page"] for r in measured],
-            "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
-            "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
-            "steal_s": [r["steal_s"] for r in measured],
-        }
-    never, auto = result["never"], result["auto"]
-    result["auto_over_never_pages_per_s"] = round(
-        auto["median_pages_per_s"] / never["median_pages_per_s"], 3
-    )
-    result["auto_over_never_cpu_per_page"] = round(
-        auto["median_cpu_ms_per_page"] / never["median_cpu_ms_per_page"], 3
-    )
+    result |= {mode: medians(measured) for mode, measured in runs.items()}
+    result |= compared(result["auto"], result["never"], "auto_over_never")
     log(f"auto's cost: {result}")
     return result
 
