@@ -129,12 +129,12 @@ class TreePss(threading.Thread):
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.peak = 0
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def run(self) -> None:
         from fetcher.render_pool import _descendants
 
-        while not self._stop.wait(0.5):
+        while not self._done.wait(0.5):
             total = 0
             for pid in (os.getpid(), *_descendants(os.getpid())):
                 try:
@@ -149,7 +149,7 @@ class TreePss(threading.Thread):
             self.peak = max(self.peak, total)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._done.set()
         self.join()
 
 
