@@ -58,6 +58,8 @@ MEDIA_TYPES = frozenset({"image", "media", "font"})
 # Never served: a beacon, a manifest, a WebSocket or an EventSource stream.
 REFUSED_TYPES = frozenset({"ping", "manifest", "websocket", "eventsource", "texttrack", "other"})
 READ_METHODS = frozenset({"GET", "HEAD"})  # a render reads: it never posts a form
+# The serialized DOM's length in characters: at most its UTF-8 bytes (checked after it).
+DOM_CHARACTERS = "document.documentElement ? document.documentElement.outerHTML.length : 0"
 # What a fulfilled answer does not pass on: the safe client has decoded the body already.
 _HOP_HEADERS = frozenset(
     {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive"}
@@ -331,11 +333,20 @@ class BrowserPool:
                     left = limits.timeout_s - (time.monotonic() - started)
                     with contextlib.suppress(Exception):
                         await page.wait_for_load_state("networkidle", timeout=left * 800)
+                    # measured in the page first: a DOM over the cap never crosses to
+                    # this process (Playwright parses what crosses on the event loop)
+                    size = await page.evaluate(DOM_CHARACTERS)
+                    if not isinstance(size, int) or size > limits.max_dom_bytes:
+                        raise RenderFailed(
+                            f"the rendered DOM is over {limits.max_dom_bytes} bytes ({size})"
+                        )
                     html = await page.content()
             except TimeoutError:
                 if over_memory:
                     raise RenderOverLimit(_memory_reason(over_memory[0], limits)) from None
                 raise RenderOverLimit(f"over the {limits.timeout_s:g} s time limit") from None
+            except RenderFailed:
+                raise
             except Exception as exc:
                 if over_memory:
                     raise RenderOverLimit(_memory_reason(over_memory[0], limits)) from None

@@ -24,7 +24,9 @@ from fetcher.render_pool import (
 from tests.browser import needs_chromium
 
 pytestmark = needs_chromium
-LIMITS = RenderLimits(find_chromium("chromium"), browsers=1, timeout_s=4.0, memory_mb=700)
+LIMITS = RenderLimits(
+    find_chromium("chromium"), browsers=1, timeout_s=4.0, memory_mb=700, max_dom_bytes=1_000_000
+)
 URL = "http://news.example/story"
 SHELL = (
     b"<html><body><div id='root'></div><script>fetch('/api/story.json').then(r => r.json())"
@@ -90,3 +92,9 @@ async def test_a_page_over_its_memory_limit_is_stopped_and_the_pool_goes_on(
         await pool.render(URL, page(hog), story)
     rendered = await pool.render(URL, Answer(200, {}, SHELL), story)
     assert "The bridge opened." in rendered.html
+
+
+async def test_a_rendered_dom_over_the_cap_is_refused(pool: BrowserPool) -> None:
+    huge = f"document.body.textContent = 'x'.repeat({LIMITS.max_dom_bytes + 1});"
+    with pytest.raises(RenderFailed, match=f"over {LIMITS.max_dom_bytes} bytes"):
+        await pool.render(URL, page(huge), story)
