@@ -1,14 +1,17 @@
 """Without a browser (FRONTIER_RENDER_CHROMIUM names none): a source with `render: always`
 is a configuration error on that source, its pages retried with the reason and not
-requested; one with `render: auto` keeps the plain result, the reason logged."""
+requested; one with `render: auto` keeps the plain result, the reason logged. And a page
+whose rendering failed keeps its plain result, its outcome saying why."""
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
 from fetcher.config import FetcherConfig
+from fetcher.render_pool import RenderLimits, RenderOverLimit
 from fetcher.render_step import RenderStep
 from fetcher.worker import Fetcher
 from frontier.db import Database
@@ -63,3 +66,30 @@ async def test_always_is_the_sources_error_and_auto_keeps_the_plain_page(
     plain = await frontier_row(db, local_site.url("/story/auto"))
     assert plain["status"] != "fetched" and "no body text" in (plain["last_error"] or "")
     assert "kept as fetched, unrendered: no Chromium" in caplog.text
+
+
+class OverTime:
+    """Stands in for the browser pool: every page goes over its time limit."""
+
+    async def render(self, url: str, document: Any, subrequests: Any) -> Any:
+        raise RenderOverLimit("over the 20 s time limit")
+
+
+async def test_a_shell_left_unrendered_says_why(db: Database, local_site: LocalSite) -> None:
+    local_site.serve("/robots.txt", "", status=404)
+    react_shell(local_site, "/story/slow", "/api/slow.json", "slow")
+    source = await SourceRepository(db).create(parse_config({"name": "slow", "render": "auto"}))
+    await QueueRepository(db).submit(
+        [Candidate(local_site.url("/story/slow"), source.ref, Origin.MANUAL)]
+    )
+    limits = RenderLimits(None)
+    async with SafeClient(LIMITS) as client:
+        renderer = RenderStep(limits, client, pool=OverTime())  # type: ignore[arg-type]
+        config = FetcherConfig(user_agent=UA, worker_id="w-slow", concurrency=2)
+        fetcher = Fetcher(
+            db, client, PostgresSink(db), config, QueuePolicy(default_delay_ms=0), renderer=renderer
+        )
+        await fetcher.run_once()
+
+    row = await frontier_row(db, local_site.url("/story/slow"))
+    assert row["last_error"] == "no body text (not rendered: over the 20 s time limit)"
