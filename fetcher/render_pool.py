@@ -222,18 +222,39 @@ class BrowserPool:
             self._free.put_nowait(browser)
 
     async def _launch(self) -> _Browser:
+        """A new browser of the pool; when it cannot start, Playwright's driver is started
+        afresh once (it may have died, and its browsers with it). Raises RenderFailed."""
         async with self._starting:
-            if self._playwright is None:
-                from playwright.async_api import async_playwright
-
-                self._playwright = await async_playwright().start()
             before = _descendants(os.getpid())
-            browser = await self._start_browser()
+            try:
+                await self._driver()
+                browser = await self._start_browser()
+            except Exception as exc:
+                log.warning("render: a browser could not start (%s); again, with a new driver", exc)
+                await self._stop_driver()
+                try:
+                    await self._driver()
+                    browser = await self._start_browser()
+                except Exception as again:
+                    first = str(again).splitlines()[0][:300] if str(again) else repr(again)
+                    raise RenderFailed(f"a browser could not start: {first}") from None
             new = _descendants(os.getpid()) - before
             pid = min((p for p in new if _is_browser(p)), default=None)
             entry = _Browser(browser, pid)
             self._all.append(entry)
             return entry
+
+    async def _driver(self) -> None:
+        if self._playwright is None:
+            from playwright.async_api import async_playwright
+
+            self._playwright = await async_playwright().start()
+
+    async def _stop_driver(self) -> None:
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await self._playwright.stop()
+            self._playwright = None
 
     async def _start_browser(self) -> Browser:
         """A Chromium of the pool, in its sandbox where it can have one: not as root (it
@@ -316,11 +337,15 @@ class BrowserPool:
             refused.append(f"{target[:300]}: {why}")
             await _quietly(route.abort("blockedbyclient"))
 
-        context = await browser.browser.new_context(
-            service_workers="block",
-            accept_downloads=False,
-            user_agent=limits.user_agent,
-        )
+        try:
+            context = await browser.browser.new_context(
+                service_workers="block",
+                accept_downloads=False,
+                user_agent=limits.user_agent,
+            )
+        except Exception as exc:  # the browser, or Playwright's driver, is gone
+            browser.kill()
+            raise _Crashed(str(exc).splitlines()[0][:300] if str(exc) else repr(exc)) from None
         watch = asyncio.create_task(self._watch(browser, over_memory))
         try:
             await context.route("**/*", route)
@@ -396,10 +421,7 @@ class BrowserPool:
                     await browser.browser.close()
             browser.kill()
         self._all.clear()
-        if self._playwright is not None:
-            with contextlib.suppress(Exception):
-                await self._playwright.stop()
-            self._playwright = None
+        await self._stop_driver()
 
 
 class _Crashed(Exception):

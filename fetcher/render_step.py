@@ -157,6 +157,10 @@ class RenderStep:
             log.warning("render: %s kept as fetched: %s", page.claim.url, exc)
             page.render_error = str(exc)
             return None
+        except Exception as exc:  # rendering must never lose the claim
+            log.exception("render: %s kept as fetched", page.claim.url)
+            page.render_error = f"rendering failed: {exc}"
+            return None
         if rendered.refused:
             log.info(
                 "render: %s: %d requests refused (%s)",

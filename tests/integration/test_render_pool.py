@@ -10,6 +10,7 @@ import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,7 @@ from fetcher.render_pool import (
     RenderFailed,
     RenderLimits,
     RenderOverLimit,
+    _descendants,
     find_chromium,
 )
 from tests.browser import needs_chromium
@@ -98,3 +100,20 @@ async def test_a_rendered_dom_over_the_cap_is_refused(pool: BrowserPool) -> None
     huge = f"document.body.textContent = 'x'.repeat({LIMITS.max_dom_bytes + 1});"
     with pytest.raises(RenderFailed, match=f"over {LIMITS.max_dom_bytes} bytes"):
         await pool.render(URL, page(huge), story)
+
+
+async def test_a_dead_playwright_driver_is_started_again(pool: BrowserPool) -> None:
+    await pool.render(URL, Answer(200, {}, SHELL), story)  # the driver and a browser run
+    drivers = [p for p in _descendants(os.getpid()) if b"node" in _command(p)]
+    assert drivers
+    for pid in drivers:
+        os.kill(pid, signal.SIGKILL)
+    rendered = await pool.render(URL, Answer(200, {}, SHELL), story)
+    assert "The bridge opened." in rendered.html
+
+
+def _command(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    except OSError:
+        return b""
