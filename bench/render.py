@@ -66,8 +66,8 @@ async def render_pages(pages: int) -> dict[str, Any]:
         def url(self, path: str) -> str:
             return f"http://127.0.0.1:{self.port}{path}"
 
-        def serve(self, path: str, body: str, *, content_type: str = "text/html") -> None:
-            data = body.encode()
+        def serve(self, path: str, body: str | bytes, *, content_type: str = "text/html") -> None:
+            data = body.encode() if isinstance(body, str) else body
             kind = content_type.split(";")[0]
 
             async def handler(_request: web.Request) -> web.Response:

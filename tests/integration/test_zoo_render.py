@@ -119,8 +119,10 @@ async def test_client_rendered_articles_are_stored_with_their_full_text_under_au
     plain = await frontier_row(db, local_site.url("/plain/bridge"))
     assert plain["status"] != "fetched" and "no body text" in (plain["last_error"] or "")
     assert local_site.hits("/api/plain/bridge.json") == []
-    # The browser did not request the page again: its document is the fetcher's answer.
+    # The browser did not request the page again: its document is the fetcher's answer;
+    # nor the shell's image (FRONTIER_RENDER_MEDIA is off).
     assert len(local_site.hits("/story/bridge")) == 1
+    assert local_site.hits("/logo192.png") == []
     # The archive: the document's pointer is the rendered DOM, converted from the response.
     where = await db.fetchrow(
         "SELECT warc_file, warc_offset, warc_length FROM raw_content WHERE url = $1", rendered[0]

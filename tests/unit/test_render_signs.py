@@ -42,9 +42,8 @@ class Recorder:
         """No page."""
 
     def serve(self, path: str, body: Any = b"", **options: Any) -> None:
-        text = body.decode() if isinstance(body, bytes) else body
         if options.get("content_type", "text/html").startswith("text/html"):
-            self.pages[path] = text
+            self.pages[path] = body.decode() if isinstance(body, bytes) else body
 
 
 def zoo_pages() -> dict[str, str]:

@@ -71,8 +71,8 @@ def _shell(mount: str, head: str, scripts: str, *, noscript: str = "") -> str:
 
 
 def react_shell(site: LocalSite, path: str, api: str, subject: str) -> None:
-    """`path`: Create React App's shell; its bundle (named by its content's hash, as CRA
-    names them) fetches `api` (`story(subject)`)."""
+    """`path`: Create React App's shell, with the template's logo image; its bundle (named by
+    its content's hash, as CRA names them) fetches `api` (`story(subject)`)."""
     bundle = f"{RENDER_JS}\nconst MOUNT = 'root';\nfetch('{api}').then(r => r.json()).then(render);"
     name = f"/static/js/main.{hashlib.sha256(bundle.encode()).hexdigest()[:8]}.js"
     site.serve(
@@ -80,11 +80,12 @@ def react_shell(site: LocalSite, path: str, api: str, subject: str) -> None:
         _shell(
             "root",
             "",
-            f"<script src='{name}'></script>",
+            f"<img src='/logo192.png' alt=''><script src='{name}'></script>",
             noscript="<noscript>You need to enable JavaScript to run this app.</noscript>",
         ),
     )
     site.serve(name, bundle, content_type="application/javascript")
+    site.serve("/logo192.png", b"\x89PNG\r\n\x1a\n", content_type="image/png")
     site.serve(api, json.dumps(story(subject)), content_type="application/json")
 
 
