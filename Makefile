@@ -117,10 +117,11 @@ test-citus: $(STAMP)
 	  $(PY) -m pytest $(CITUS_TESTS) -q -p no:cacheprovider $(CITUS_XDIST)
 
 # requirements.lock, which the image installs: the current resolution of the runtime
-# dependencies and of the extras the image ships (opensearch, parquet), from a fresh venv.
+# dependencies and of the extras the image ships (opensearch, parquet; render: the image
+# renders pages, deploy/Dockerfile), from a fresh venv.
 lock:
 	rm -rf build/lock-venv && $(PYTHON) -m venv build/lock-venv
-	build/lock-venv/bin/python -m pip install --quiet '.[opensearch,parquet]'
+	build/lock-venv/bin/python -m pip install --quiet '.[opensearch,parquet,render]'
 	{ sed -n '/^#/p' requirements.lock; build/lock-venv/bin/python -m pip freeze --exclude frontier; } > requirements.lock.new
 	mv requirements.lock.new requirements.lock
 	rm -rf build/lock-venv
@@ -129,7 +130,9 @@ lock:
 jq:
 	command -v jq || (apt-get update && apt-get install -y --no-install-recommends jq)
 
-# The dashboard's browser test drives Debian's chromium (headless, via Playwright).
+# Debian's chromium, driven headless by Playwright: the fetcher renders pages with it (a
+# source's `render`, docs/fetching.md), and the browser tests (the dashboard's, the
+# rendering zoo's) use it. Playwright itself comes with the `render` extra (`dev` has it).
 chromium:
 	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
 

@@ -63,7 +63,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -665,13 +665,17 @@ def ours(
     worker: bool = False,
     webhook: str | None = None,
     webhook_batch: int = 1,
+    prepare: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
     (`extract_processes` None: its default pool), or the bench worker (`worker`, or
     extraction off; `webhook`: an optional webhook sink to this URL beside PostgreSQL).
-    `archive_dir`: the WARC archive's directory (None: no archive)."""
+    `archive_dir`: the WARC archive's directory (None: no archive). `prepare`: called
+    with the database's DSN once the URLs are in (a source's settings: bench.render)."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
+    if prepare is not None:
+        prepare(dsn)
     server.checkpoint()
     if extract and not worker and not webhook:
         command = [sys.executable, "-m", "frontier", "fetch", "--until-idle"]
@@ -738,6 +742,28 @@ def scrapy_run(url_file: str, count: int, concurrency: int, extraction: str) -> 
     return result
 
 
+def medians(measured: list[dict[str, Any]]) -> dict[str, Any]:
+    """Runs of one kind (`ours`'s results): each one's pages/s, CPU per page and stolen
+    time, and the medians."""
+    return {
+        "pages_per_s": [r["pages_per_s"] for r in measured],
+        "cpu_ms_per_page": [r["cpu_ms_per_page"] for r in measured],
+        "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
+        "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
+        "steal_s": [r["steal_s"] for r in measured],
+    }
+
+
+def compared(this: dict[str, Any], that: dict[str, Any], name: str) -> dict[str, float]:
+    """`this` over `that` (both `medians`): `{name}_pages_per_s`, `{name}_cpu_per_page`."""
+    return {
+        f"{name}_pages_per_s": round(this["median_pages_per_s"] / that["median_pages_per_s"], 3),
+        f"{name}_cpu_per_page": round(
+            this["median_cpu_ms_per_page"] / that["median_cpu_ms_per_page"], 3
+        ),
+    }
+
+
 def archive_compare(
     server: Any, page_set: str, hosts: int, pages: int, c: int, rounds: int
 ) -> dict[str, Any]:
@@ -752,21 +778,8 @@ def archive_compare(
             size = sum(f.stat().st_size for f in Path(directory).iterdir())
             disk.append(size / run["pages"])
             runs["on"].append(run)
-    result: dict[str, Any] = {}
-    for mode, measured in runs.items():
-        result[f"archive_{mode}"] = {
-            "pages_per_s": [r["pages_per_s"] for r in measured],
-            "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
-            "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
-            "steal_s": [r["steal_s"] for r in measured],
-        }
-    on, off = result["archive_on"], result["archive_off"]
-    result["on_over_off_pages_per_s"] = round(
-        on["median_pages_per_s"] / off["median_pages_per_s"], 3
-    )
-    result["on_over_off_cpu_per_page"] = round(
-        on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
-    )
+    result: dict[str, Any] = {f"archive_{mode}": medians(runs[mode]) for mode in runs}
+    result |= compared(result["archive_on"], result["archive_off"], "on_over_off")
     result["archive_bytes_per_page"] = round(median(disk))
     log(f"archive: {result}")
     return result

@@ -94,14 +94,19 @@ class ArchiveStep:
         originals |= await self.payloads.originals(missing)
         plan: list[tuple[Exchange, Original | None]] = []
         finals: list[int] = []  # index in `plan` of each page's last exchange
+        conversions: dict[int, bytes] = {}  # a rendered document's DOM, by that index
         for page in todo:
-            last = len(page.exchanges) - 1
-            for i, exchange in enumerate(page.exchanges):
+            # a rendered page's requests first: the document's pointer is its own response
+            exchanges = [*page.render_exchanges, *page.exchanges]
+            last = len(exchanges) - 1
+            for i, exchange in enumerate(exchanges):
                 digest = digests.get(id(page)) if i == last else None
                 plan.append((exchange, originals.get(digest) if digest else None))
             finals.append(len(plan) - 1)
+            if page.rendered_dom is not None and page.document is not None:
+                conversions[len(plan) - 1] = page.rendered_dom
         try:
-            archived = await self.writer.write(plan)
+            archived = await self.writer.write(plan, conversions)
         except ArchiveWriteFailed as exc:
             wait = self.backoff.failed(time.monotonic())
             await self._count(exc.code)

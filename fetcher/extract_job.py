@@ -19,7 +19,8 @@ from fetcher.canonical import page_canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.link_header import canonical_from_links
-from fetcher.verdict import Verdict, page_verdict
+from fetcher.render_signs import app_shell_sign
+from fetcher.verdict import THIN_WORDS, Verdict, page_verdict
 from frontier.errors import FrontierError
 from frontier.near_duplicates import minhash
 from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
@@ -54,6 +55,8 @@ class Extraction:
     verdict: Verdict | None = None  # the page is not the article (`fetcher.verdict`)
     robots: frozenset[str] = frozenset()  # its `<meta name="robots">` rules that apply to us
     minhash: bytes | None = None  # the body's near-duplicate fingerprint (frontier.near_duplicates)
+    # a thin page's sign of a client-side app's shell (fetcher.render_signs): render it
+    app_shell: str | None = None
 
 
 Job = Callable[..., Extraction]
@@ -75,7 +78,8 @@ def extract_page(
     targets resolved against `base`, the URL that answered: `fetcher.link_header`), with
     the verdict on whether it is the article at all (`fetcher.verdict`) and the `<meta>`
     robots rules for the crawler known by `robots_names`, from the same parse; and the
-    body's MinHash (its words capped: `frontier.near_duplicates.MAX_WORDS`)."""
+    body's MinHash (its words capped: `frontier.near_duplicates.MAX_WORDS`); and, for a
+    thin page, its sign of a client-side app's shell (`fetcher.render_signs`)."""
     html, _encoding = decode_html(body, content_type)
     tree = LexborHTMLParser(html)
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
@@ -97,4 +101,5 @@ def extract_page(
         page_verdict(tree, html, own_words, stored=bool(extracted.body)),
         meta_directives(metas, robots_names),
         minhash(extracted.body) if extracted.body else None,
+        app_shell_sign(tree, html) if own_words < THIN_WORDS else None,
     )

@@ -51,6 +51,12 @@ class Page:
     # Each request made for the page and its answer, redirect hops included (the archive's)
     exchanges: list[Exchange] = field(default_factory=list)
     archived: bool = False  # its exchanges are in the WARC archive
+    # Rendered in a browser (fetcher.render_step): the requests its scripts made and their
+    # answers (archived with its own), why a rendering failed
+    rendered: bool = False
+    render_exchanges: list[Exchange] = field(default_factory=list)
+    render_error: str | None = None
+    rendered_dom: bytes | None = None  # what its document was extracted from (archived)
 
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""

@@ -26,6 +26,7 @@ from fetcher.extract_thread import InProcessExtraction
 from fetcher.meta_refresh import refresh_target
 from fetcher.page import Page, ms_since
 from fetcher.politeness import BatchHolds
+from fetcher.render_step import RenderStep
 from fetcher.response_steps import ResponseSteps
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
@@ -83,6 +84,7 @@ class BatchPipeline(ResponseSteps):
         extraction: ExtractionPool | InProcessExtraction | None = None,
         archive: ArchiveStep | None = None,
         versions: DocumentVersions | None = None,
+        renderer: RenderStep | None = None,
     ) -> None:
         super().__init__(
             sink=sink,
@@ -94,6 +96,7 @@ class BatchPipeline(ResponseSteps):
             archive=archive,
             versions=versions,
             near_duplicates=near_duplicates,
+            renderer=renderer,
         )
         self.client = client
         self.keys = keys
@@ -140,6 +143,8 @@ class BatchPipeline(ResponseSteps):
                     )
                 elif page.source.credentials_error:  # retried: the secret may appear
                     page.end(OutcomeKind.RETRY, error=page.source.credentials_error)
+                elif self.renderer is not None and (why := self.renderer.config_error(page)):
+                    page.end(OutcomeKind.RETRY, error=why)  # retried: a browser may come
             await self._take_keys([p for p in pages if p.outcome is None], context, holds, now)
             waiting = [p for p in pages if p.outcome is None]
             await self.robots.check(waiting, context, holds, now=now)

@@ -41,6 +41,7 @@ from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import UNKNOWN, SourceCache
 from frontier.archive.files import Location
 from frontier.archive.reader import RecordUnreadable, StoredRecord, read_record
+from frontier.archive.records import RENDERED_TYPE
 from frontier.db import Database
 from frontier.documents import Cursor, DocumentFilter, DocumentReader
 from frontier.queue import QueueRepository
@@ -263,9 +264,19 @@ class Reextractor:
                 log.warning("reextract: %s: %s", doc["url"], exc)
                 record = None
             if record is not None and record.http_status is None:
-                record = None  # not a response with its HTTP head (a revisit, a resource)
+                record = _rendered(record)  # a rendered page's DOM, or not a response
             records.append(record)
         return records
+
+
+def _rendered(record: StoredRecord) -> StoredRecord | None:
+    """A rendered page's `conversion` record (its DOM, fetcher.render_step) as the response
+    it is re-extracted from: a 200 of HTML (it was rendered from a 2xx). None for another
+    record without an HTTP head (a revisit, a resource)."""
+    if record.headers.get("WARC-Type") != "conversion":
+        return None
+    kind = record.headers.get("Content-Type", RENDERED_TYPE)
+    return replace(record, http_status=200, http_headers=[("Content-Type", kind)])
 
 
 def _status(record: StoredRecord) -> int:

@@ -32,8 +32,10 @@ from fetcher.extract_thread import InProcessExtraction
 from fetcher.language import other_language
 from fetcher.link_header import link_values
 from fetcher.page import Page
+from fetcher.render_step import RenderStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.verdict import Verdict
+from frontier.archive.records import RENDERED_TYPE
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
 from frontier.queue import QueueRepository
@@ -70,8 +72,11 @@ class ResponseSteps:
         archive: ArchiveStep | None = None,
         versions: DocumentVersions | None = None,
         near_duplicates: NearDuplicates | None = None,
+        renderer: RenderStep | None = None,
     ) -> None:
         self.archive = archive
+        self._archiving = archive is not None
+        self.renderer = renderer  # pages rendered in a browser (fetcher.render_step)
         self.near_duplicates = near_duplicates
         self.extraction = extraction or InProcessExtraction()
         self.sink = sink
@@ -102,39 +107,36 @@ class ResponseSteps:
             return
         get = headers.get
         content_type = get("Content-Type")
-        claim = page.claim
         if self.config.extract:
-            try:
-                extraction = await self.extraction.extract(
-                    body,
-                    content_type,
-                    claim.url,
-                    page.source.selectors,
-                    claim.discovery_meta,
-                    link_values(headers),
-                    page.fetch_url or claim.request_url,  # the URL that answered
-                    self.robots_names,
-                )
-            except ExtractionCrashed as exc:  # a page that kills the parser's process
-                log.error("extraction crashed for %s: %s", claim.url, exc)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
+            renderer = self.renderer
+            if renderer is not None and renderer.wants(page, content_type, None):  # always
+                dom = await renderer.render(page, status, headers, body, archive=self._archiving)
+                if dom is not None:
+                    body, content_type = dom, RENDERED_TYPE
+                    page.rendered_dom = dom
+            extraction = await self._extract(page, status, headers, body, content_type)
+            if extraction is None:
                 return
-            except ExtractionOverLimit as exc:  # a page costlier than its limits: stopped
-                log.warning("extraction stopped for %s: %s", claim.url, exc)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
-                return
-            except Exception as exc:  # extraction must never lose the claim
-                log.exception("extraction failed for %s", claim.url)
-                page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
-                return
+            if renderer is not None and renderer.wants(page, content_type, extraction):
+                # auto: a client-side app's shell, before its verdict (an empty page)
+                dom = await renderer.render(page, status, headers, body, archive=self._archiving)
+                if dom is not None:
+                    page.rendered_dom = dom
+                    extraction = await self._extract(page, status, headers, dom, RENDERED_TYPE)
+                    if extraction is None:
+                        return
             verdict = _not_the_article(extraction)
             if verdict is not None:
-                page.end(verdict.kind, http_status=status, error=verdict.reason)
+                why = verdict.reason
+                if page.render_error:  # the shell it stayed, and why
+                    why = f"{why} (not rendered: {page.render_error})"
+                page.end(verdict.kind, http_status=status, error=why)
                 return
             page.canonical = extraction.canonical
             page.names_itself = extraction.names_itself
         else:
             extraction = NOT_EXTRACTED
+        claim = page.claim
         extracted = extraction.extracted
         excluded = other_language(extracted, page.source.languages)
         if excluded is not None:
@@ -177,6 +179,38 @@ class ResponseSteps:
             etag=get("ETag"),
             last_modified=get("Last-Modified"),
         )
+
+    async def _extract(
+        self,
+        page: Page,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes,
+        content_type: str | None,
+    ) -> Extraction | None:
+        """The page's extraction on the extraction pool; None when it ended the page."""
+        claim = page.claim
+        try:
+            return await self.extraction.extract(
+                body,
+                content_type,
+                claim.url,
+                page.source.selectors,
+                claim.discovery_meta,
+                link_values(headers),
+                page.fetch_url or claim.request_url,  # the URL that answered
+                self.robots_names,
+            )
+        except ExtractionCrashed as exc:  # a page that kills the parser's process
+            log.error("extraction crashed for %s: %s", claim.url, exc)
+            page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction crashed: {exc}")
+        except ExtractionOverLimit as exc:  # a page costlier than its limits: stopped
+            log.warning("extraction stopped for %s: %s", claim.url, exc)
+            page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+        except Exception as exc:  # extraction must never lose the claim
+            log.exception("extraction failed for %s", claim.url)
+            page.end(OutcomeKind.FAILED, http_status=status, error=f"extraction failed: {exc}")
+        return None
 
     # -- store ----------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""A fetch process from settings: the safe client, the content sink, the extraction pool
-and the worker, with SIGTERM/SIGINT wired to a graceful stop (the pool's processes exit
-before it returns). Used by `frontier fetch` (and `frontier up`)."""
+"""A fetch process from settings: the safe client, the content sink, the extraction pool,
+the browsers that render pages (fetcher.render_step) and the worker, with SIGTERM/SIGINT
+wired to a graceful stop (the pools' processes exit before it returns). Used by
+`frontier fetch` (and `frontier up`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import asyncio
 from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool
 from fetcher.extract_thread import InProcessExtraction
+from fetcher.render_step import RenderStep
 from fetcher.summary import FetchSummary
 from fetcher.worker import Fetcher
 from frontier.db import Database
@@ -82,8 +84,10 @@ async def run_fetcher(
         delivered = asyncio.Event()
         delivering = asyncio.create_task(delivery.run(delivered))
         try:
+            limits = http_limits(settings, config.concurrency)
+            renderer = RenderStep.from_settings(settings, db, limits)
             async with (
-                SafeClient(http_limits(settings, config.concurrency)) as client,
+                SafeClient(limits) as client,
                 ParsePool(config.parse) as parser,
             ):
                 policy = QueuePolicy.from_settings(settings)
@@ -95,9 +99,13 @@ async def run_fetcher(
                     policy,
                     extraction,
                     parser,
+                    renderer,
                     optional_sinks=list(sinks.optional),
                 )
-                summary = await fetcher.run(until_idle=until_idle, stop=stopping)
+                try:
+                    summary = await fetcher.run(until_idle=until_idle, stop=stopping)
+                finally:
+                    await renderer.close()  # its browsers exit
             if until_idle and not stopping.is_set():
                 delivered.set()
                 await delivering

@@ -1,6 +1,7 @@
 """What the fetcher needs of each source (name, fetchprotection, CSS selectors, revisit
-schedule, the sites it publishes from, the languages it keeps, its credentials and proxy), cached
-per process for five minutes so a source edit reaches every fetcher within that time."""
+schedule, the sites it publishes from, the languages it keeps, its credentials and proxy,
+whether its pages are rendered), cached per process for five minutes so a source edit
+reaches every fetcher within that time."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class SourceInfo:
     credentials: Credentials | None = None
     credentials_error: str | None = None
     proxy: ProxyRoute | None = None  # its own proxy, for its hosts (frontier.proxies)
+    render: str = "never"  # never, auto, always (fetcher.render_step)
 
 
 UNKNOWN = SourceInfo(None)
@@ -94,6 +96,7 @@ class SourceCache:
             credentials,
             error,
             proxy,
+            source.render,
         )
 
 

@@ -32,6 +32,7 @@ from fetcher.heartbeat import BEAT_EVERY_S, Heartbeat
 from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
+from fetcher.render_step import RenderStep
 from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import SourceCache
@@ -72,12 +73,15 @@ class Fetcher:
         policy: QueuePolicy | None = None,
         extraction: ExtractionPool | InProcessExtraction | None = None,
         parser: ParsePool | None = None,
+        renderer: RenderStep | None = None,
         optional_sinks: Sequence[str] = (),
     ) -> None:
         """`extraction`: where pages are parsed (default: a thread of this process);
         `parser`: where robots.txt is (default: a pool of its own, under `config.parse`);
-        `optional_sinks`: the names of the sinks each document fetched is put in the
-        outbox for, in the transaction that completes its URL (frontier.outbox)."""
+        `renderer`: the browsers of the sources that render (None: none rendered; the
+        caller closes it); `optional_sinks`: the names of the sinks each document fetched
+        is put in the outbox for, in the transaction that completes its URL
+        (frontier.outbox)."""
         self.db = db
         self.optional_sinks = list(optional_sinks)
         self.outbox = OutboxRepository(db)
@@ -125,6 +129,7 @@ class Fetcher:
             versions=(
                 DocumentVersions(db, config.document_versions) if config.document_versions else None
             ),
+            renderer=renderer,
         )
         self.summary = FetchSummary()  # everything this worker did
         self.in_flight: dict[str, Claim] = {}  # claims being processed, by url_hash

@@ -43,6 +43,12 @@ under this root (one module each, named in brackets):
     │                            or memory limit, stopped
     ├── ParseLimitExceeded       (frontier.parse_pool) a feed or sitemap parse over its
     │                            time, CPU or memory limit, stopped
+    ├── RenderUnavailable        (fetcher.render_pool) no browser to render with
+    ├── RenderFailed             (fetcher.render_pool) a page that could not be rendered
+    │   ├── RenderOverLimit      over its rendering time or memory limit, stopped
+    │   └── RenderCrashed        its browser died under it twice, the second time alone
+    ├── SubrequestRefused        (fetcher.render_pool) a rendered page's request the rules
+    │                            refuse (the SSRF guard, a policy)
     ├── SinkError                (frontier.sinks) storing documents
     │   ├── SinkUnavailable      retryable: the sink cannot take documents now
     │   │   ├── UnsupportedServer (frontier.sinks.search_clients) not a server this

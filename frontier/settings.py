@@ -319,6 +319,40 @@ class Settings(BaseSettings):
         description="Address space of one extraction worker process, in MiB; a page that "
         "takes it within an eighth of this ends failed, and its worker is replaced.",
     )
+    render_browsers: int = Field(
+        default=1,
+        ge=0,
+        le=32,
+        description="Headless Chromium browsers per fetch process rendering the pages of "
+        'sources with `render` auto or always (docs/fetching.md, "Rendering in a browser"), '
+        "each one page at a time; 0: never render (`auto` keeps the plain page).",
+    )
+    render_chromium: str = Field(
+        default="chromium",
+        min_length=1,
+        description="The Chromium the renderer drives: a command on PATH (Debian's "
+        "`chromium`) or an absolute path. Never downloaded.",
+    )
+    render_timeout_s: float = Field(
+        default=20.0,
+        gt=0,
+        le=600,
+        description="Seconds one page's rendering may take, its requests included; a page "
+        "over it keeps its plain (unrendered) result.",
+    )
+    render_memory_mb: int = Field(
+        default=1024,
+        ge=128,
+        le=65_536,
+        description="Memory of one browser (the anonymous resident memory of its processes, "
+        "in MiB; the page's JavaScript heap is held to half of it): a page over it is "
+        "stopped, its browser replaced.",
+    )
+    render_media: bool = Field(
+        default=False,
+        description="Let rendered pages fetch images, media and fonts; false: refused "
+        "(the text does not need them).",
+    )
     fetch_log_retention_days: int = Field(
         default=30, ge=1, le=3650, description="fetch_log rows older than this are pruned."
     )

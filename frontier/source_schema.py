@@ -298,6 +298,12 @@ class SourceConfig(BaseModel):
     config: dict[str, Any] = Field(
         default_factory=dict, description="The kind's options (the kind validates them)."
     )
+    render: Literal["never", "auto", "always"] = Field(
+        default="never",
+        description="Render the source's pages in a headless browser: never; auto, a page"
+        " whose HTML is a client-side app's shell (a thin body and an empty mount element,"
+        " a framework's bootstrap data or a <noscript> notice); always.",
+    )
     access: SourceAccess | None = Field(
         default=None,
         description="HTTP basic or bearer credentials, extra headers and cookies for the"

@@ -89,6 +89,7 @@ class Source:
     languages: list[str] | None = None  # articles detected in others are not stored
     access: Any = None  # credentials, headers, cookies by reference (frontier.source_access)
     proxy: Any = None  # its proxy, the password by reference (frontier.source_access)
+    render: str = "never"  # never, auto, always (fetcher.render_signs)
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> Source:

@@ -175,6 +175,17 @@ SOURCE_FLAGS: list[tuple[str, str, Any, Any]] = [
         ),
     ),
     (
+        "render",
+        "render",
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            None,
+            "--render",
+            help="Render its pages in a headless browser: never (default), auto (a page "
+            "that is a client-side app's empty shell), always.",
+        ),
+    ),
+    (
         "access",
         "access",
         Optional[str],  # noqa: UP045

@@ -64,6 +64,11 @@ class SourceOut(BaseModel):
     languages: list[str] | None = Field(
         default=None, description="The languages its articles are kept in; null: any."
     )
+    render: str = Field(
+        default="never",
+        description="never, auto (render in a browser a page that is a client-side app's"
+        " empty shell), always.",
+    )
     access: dict[str, Any] | None = Field(
         default=None,
         description="Its credentials, headers and cookies as stored: references to where"

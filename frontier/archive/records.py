@@ -33,6 +33,7 @@ from frontier.safe_http.responses import Exchange
 SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 GZIP_LEVEL = 6  # zlib's default: level 9 costs twice the CPU for a few percent of disk
+RENDERED_TYPE = "text/html; charset=utf-8"  # a conversion record's rendered DOM
 # Headers that described the bytes on the wire, not the payload stored.
 WIRE_HEADERS = frozenset({"content-encoding", "transfer-encoding", "content-length"})
 
@@ -119,6 +120,26 @@ def exchange_records(
     )
 
 
+def conversion_record(response: Built, html: bytes, moment: datetime) -> Built:
+    """A rendered page's DOM (fetcher.render_step), serialized as HTML: a `conversion`
+    record (WARC 1.1, 6.7: "an alternative version of another record's content that was
+    created as the result of an archival process") of its response record, which
+    `WARC-Refers-To` names. The requests the page's scripts made are archived before it
+    as exchanges of their own."""
+    record_id = new_record_id()
+    date = warc_date(moment)
+    member = _member(
+        "conversion",
+        record_id,
+        response.target_uri,
+        date,
+        html,
+        RENDERED_TYPE,
+        {"WARC-Refers-To": response.record_id, "WARC-Payload-Digest": payload_digest(html)},
+    )
+    return Built(member, record_id, "conversion", response.target_uri, date)
+
+
 def warcinfo(filename: str, moment: datetime, software: str) -> Built:
     """The first record of each file: what wrote it."""
     fields = f"software: {software}\r\nformat: WARC File Format 1.1\r\nrobots: obey\r\n"
@@ -195,4 +216,5 @@ _TYPES = {
     "revisit": WarcRecordType.revisit,
     "request": WarcRecordType.request,
     "warcinfo": WarcRecordType.warcinfo,
+    "conversion": WarcRecordType.conversion,
 }

@@ -17,12 +17,12 @@ source AS (
                          feed_poll_interval_minutes, priority, rate_limit_ms, fetchprotection,
                          selectors, article_url_patterns, url_filters, min_published_at,
                          keep_trailing_slash, enabled, kind, config, revisit, politeness_key,
-                         languages, access, proxy)
+                         languages, access, proxy, render)
     SELECT name, base_url, feed_url, sitemap_url, ingestion_mode, feed_poll_interval_minutes,
            priority, rate_limit_ms, fetchprotection, selectors, article_url_patterns,
            url_filters, min_published_at, keep_trailing_slash, enabled,
            coalesce(kind, 'feed'), coalesce(config, '{}'), revisit, politeness_key, languages,
-           access, proxy
+           access, proxy, coalesce(render, 'never')
     FROM config
     ON CONFLICT (name) DO NOTHING
     RETURNING *
@@ -71,6 +71,7 @@ source AS (
         languages = CASE WHEN $2 ? 'languages' THEN c.languages ELSE s.languages END,
         access = CASE WHEN $2 ? 'access' THEN c.access ELSE s.access END,
         proxy = CASE WHEN $2 ? 'proxy' THEN c.proxy ELSE s.proxy END,
+        render = CASE WHEN $2 ? 'render' THEN c.render ELSE s.render END,
         updated_at = now()
     FROM config c
     WHERE s.id = $1

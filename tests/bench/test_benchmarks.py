@@ -28,6 +28,7 @@ BENCHES = [
     "reextract",
     "robots_parse",
     "export",
+    "render",
 ]
 
 

@@ -61,6 +61,7 @@ SOURCE: dict[str, Any] = {
     "config": {"per_page": 50, "timeout_s": 5.0, "host_header": "www.harbour.example"},
     "revisit": ["1h", "6h", "1d"],
     "languages": ["en", "de"],
+    "render": "auto",
     "access": {
         "username": "harbour",
         "password_file": "/run/secrets/harbour",
@@ -84,6 +85,7 @@ FLAGS = {
     "priority": "--priority",
     "rate_limit_ms": "--rate-limit-ms",
     "politeness_key": "--politeness-key",
+    "render": "--render",
     "fetchprotection": "--fetchprotection",
     "min_published_at": "--min-published-at",
     "spider_interval_minutes": "--spider-interval-minutes",
@@ -115,6 +117,7 @@ BAD = [
     ("priority", 11),
     ("rate_limit_ms", 3_600_001),
     ("politeness_key", "subnet"),
+    ("render", "sometimes"),
     ("url_filters", {"colour": ["red"]}),
     ("feed_url", "ftp://harbour.example/feed"),
     ("min_published_at", "yesterday"),

@@ -279,8 +279,13 @@ def test_the_lock_pins_every_dependency_within_its_range() -> None:
             assert version and " " not in line, line
             pins[canonicalize_name(name)] = version
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    extras = project["optional-dependencies"]  # the image ships these two (requirements.lock)
-    shipped = [*project["dependencies"], *extras["opensearch"], *extras["parquet"]]
+    extras = project["optional-dependencies"]  # the image ships these (requirements.lock)
+    shipped = [
+        *project["dependencies"],
+        *extras["opensearch"],
+        *extras["parquet"],
+        *extras["render"],  # the image renders pages
+    ]
     for requirement in map(Requirement, shipped):
         version = pins.get(canonicalize_name(requirement.name))
         assert version is not None, f"{requirement.name} is not in requirements.lock"

@@ -12,6 +12,8 @@ def test_defaults_match_the_design() -> None:
     assert settings.lease_seconds == 300
     assert settings.default_delay_ms == 1000
     assert settings.allow_private_networks is False
+    assert settings.render_browsers == 1 and settings.render_chromium == "chromium"
+    assert settings.render_media is False
 
 
 def test_values_come_from_frontier_variables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,6 +33,9 @@ def test_values_come_from_frontier_variables(monkeypatch: pytest.MonkeyPatch) ->
         ("FRONTIER_DEFAULT_DELAY_MS", "fast"),
         ("FRONTIER_ALLOW_PRIVATE_NETWORKS", "maybe"),
         ("FRONTIER_ALLOWED_NETWORKS", "10.0.0.0/8,intranet wiki"),
+        ("FRONTIER_RENDER_BROWSERS", "-1"),
+        ("FRONTIER_RENDER_MEMORY_MB", "64"),  # under a browser's own footprint
+        ("FRONTIER_RENDER_TIMEOUT_S", "0"),
     ],
 )
 def test_bad_values_name_the_variable(
