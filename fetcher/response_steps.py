@@ -30,12 +30,12 @@ from fetcher.extract_job import Extraction, ExtractionCrashed, ExtractionOverLim
 from fetcher.extract_pool import ExtractionPool
 from fetcher.extract_thread import InProcessExtraction
 from fetcher.language import other_language
-from fetcher.link_header import link_values
 from fetcher.page import Page
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.verdict import Verdict
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
+from frontier.link_header import link_values
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for
