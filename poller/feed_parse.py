@@ -70,6 +70,20 @@ def parse_feed(body: bytes, headers: Mapping[str, str], url: str) -> ParsedFeed:
     return parsed
 
 
+def parse_feeds(
+    documents: list[tuple[bytes, Mapping[str, str], str]],
+) -> list[ParsedFeed | str]:
+    """`parse_feed` over several documents in one parse job (WebSub notifications: one
+    process for a look's notifications, not one each); a refused one gives its reason."""
+    parsed: list[ParsedFeed | str] = []
+    for body, headers, url in documents:
+        try:
+            parsed.append(parse_feed(body, headers, url))
+        except DocumentRefused as exc:
+            parsed.append(str(exc))
+    return parsed
+
+
 def _websub_links(parsed: ParsedFeed, headers: Mapping[str, str], url: str) -> None:
     """The hub and topic (W3C WebSub section 4): the response's `Link` headers first, then
     what the feed declares; the topic defaults to the URL the feed came from."""

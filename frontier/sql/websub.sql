@@ -31,14 +31,15 @@ WHERE w.state <> 'unsubscribing'
 
 -- name: take_due
 -- Up to $1 subscriptions with a request to send to their hub at $2 (NULL: now()): asked
--- for and never sent, or sent more than $4 seconds ago without an answer; active with a
--- lease ending within $3 seconds or half the lease the hub granted, whichever is shorter
--- (renew); denied more than a day ago; being unsubscribed.
--- Marked as sent at $2, so that another poller does not take them.
+-- for and not sent yet, or sent more than $4 seconds ago without an answer (also an
+-- unsubscription); active with a lease ending within $3 seconds or half the lease the hub
+-- granted, whichever is shorter, and not renewed since it was verified (renew); denied
+-- more than a day ago. Marked as sent at $2, so that another poller does not take them.
 WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
 due AS (
     SELECT w.id FROM websub_subscriptions w CROSS JOIN clock c
-    WHERE (w.requested_at IS NULL OR w.requested_at <= frontier_after(c.now, -$4::float8))
+    WHERE (w.requested_at IS NULL OR w.requested_at <= frontier_after(c.now, -$4::float8)
+           OR (w.state = 'active' AND w.requested_at <= w.verified_at))
       AND (w.state IN ('requested', 'unsubscribing')
            OR (w.state = 'active' AND w.lease_until <= frontier_after(c.now, least(
                    $3::float8, extract(epoch FROM w.lease_until - w.verified_at)::float8 / 2)))
