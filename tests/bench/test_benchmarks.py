@@ -27,6 +27,7 @@ BENCHES = [
     "import_warc",
     "reextract",
     "robots_parse",
+    "freshness",
 ]
 
 
