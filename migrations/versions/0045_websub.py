@@ -59,8 +59,10 @@ UPGRADE = (
     "CREATE INDEX websub_notifications_received_idx ON websub_notifications (received_at)",
     "GRANT SELECT, INSERT, UPDATE, DELETE ON websub_subscriptions TO frontier_poller",
     "GRANT SELECT, UPDATE, DELETE ON websub_notifications TO frontier_poller",
-    "GRANT SELECT, UPDATE ON websub_subscriptions TO frontier_api",
-    "GRANT INSERT ON websub_notifications TO frontier_api",
+    # the callback: verify (update), a verified unsubscription (delete), a notification
+    # (insert ... returning, so select too)
+    "GRANT SELECT, UPDATE, DELETE ON websub_subscriptions TO frontier_api",
+    "GRANT SELECT, INSERT ON websub_notifications TO frontier_api",
 )
 
 

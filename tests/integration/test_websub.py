@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -46,18 +47,16 @@ class Served:
     url: str  # the API's base URL, FRONTIER_PUBLIC_URL
 
 
-@pytest.fixture
-async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[Served]:
+@asynccontextmanager
+async def serving(db: Database, dsn: str, home: Path) -> AsyncIterator[Served]:
+    """The API over `db` (settings from `dsn`) on a socket of 127.0.0.1, whose URL is its
+    FRONTIER_PUBLIC_URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     settings = Settings.load(
-        database_url=fresh_dsn,
-        home=tmp_path,
-        public_url=url,
-        websub_max_bytes=64 * 1024,
-        _env_file=None,
+        database_url=dsn, home=home, public_url=url, websub_max_bytes=64 * 1024, _env_file=None
     )
     server = uvicorn.Server(uvicorn_config(create_app(settings, db), settings))
     task = asyncio.create_task(server.serve(sockets=[sock]))
@@ -67,6 +66,12 @@ async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[
         server.should_exit = True
         await task
         sock.close()
+
+
+@pytest.fixture
+async def served(db: Database, fresh_dsn: str, tmp_path: Path) -> AsyncIterator[Served]:
+    async with serving(db, fresh_dsn, tmp_path) as running:
+        yield running
 
 
 @pytest.fixture
@@ -256,11 +261,17 @@ async def test_the_callback_verifies_only_what_the_poller_asked(
         unsubscribe = await api.get(
             callback, params={**query, "hub.mode": "unsubscribe", "hub.topic": source.feed_url}
         )
+        held = await api.get(  # a lease past any date: held to a year
+            callback, params={**query, "hub.topic": source.feed_url, "hub.lease_seconds": "9" * 30}
+        )
         gone = await api.post(other, content=b"<feed/>")
         too_large = await api.post(callback, content=b"x" * (64 * 1024 + 1))
     assert [r.status_code for r in (wrong_topic, unknown, unsubscribe)] == [404, 404, 404]
     assert "c1" not in wrong_topic.text + unknown.text + unsubscribe.text
     assert (gone.status_code, too_large.status_code) == (410, 413)
+    assert (held.status_code, held.text) == (200, "c1")
+    row = await subscription(db, source)
+    assert row is not None and row["lease_until"] > utcnow() + timedelta(days=365)
 
     assert await hub.deny(callback, source.feed_url or "", "not on this hub") == 200
     row = await subscription(db, source)

@@ -38,6 +38,7 @@ router = APIRouter(tags=["websub"])
 
 PATH = CALLBACK_PREFIX + "/{subscription_id}"
 MAX_PARAM = 2000  # a topic, a challenge, a reason: what a hub sends is short
+MAX_LEASE_S = 366 * 86_400  # a longer lease is held to a year (renewed before it ends)
 
 
 @router.get(PATH, response_class=PlainTextResponse, responses={404: {}})
@@ -62,9 +63,9 @@ async def verify_intent(
     if challenge is None or mode not in ("subscribe", "unsubscribe"):
         return PlainTextResponse("", status_code=404)
     if mode == "subscribe":
-        lease = (
-            lease_seconds if lease_seconds is not None else context.settings.websub_lease_seconds
-        )
+        lease = context.settings.websub_lease_seconds
+        if lease_seconds is not None:
+            lease = min(lease_seconds, MAX_LEASE_S)  # a hub's whim never overflows a date
         found = await subscriptions.verified(subscription_id, topic, float(lease))
     else:
         found = await subscriptions.unsubscribed(subscription_id, topic)
