@@ -230,9 +230,22 @@ async def test_a_notification_without_its_signature_is_answered_and_ignored(
         == 0
     )
 
-    assert await hub.publish(topic, body) == [202]  # the real one
+    assert await hub.publish(topic, b"<html>not a feed</html>") == [202]  # signed, unusable
+    refused = await push.run_once()
+    assert (refused.notifications, refused.refused, refused.submitted) == (1, 1, 0)
+    assert await db.fetchval("SELECT count(*) FROM websub_notifications") == 0
+
+    await db.execute(  # the source's filters hold for a push as for a poll
+        """UPDATE sources SET url_filters = '{"exclude": ["/skipped/"]}' WHERE id = $1""",
+        source.id,
+    )
+    real = atom(local_site, "/signed/2", "/signed/skipped/3", hub=hub.url, self_url=topic)
+    assert await hub.publish(topic, real.encode()) == [202]
     summary = await push.run_once()
-    assert (summary.notifications, summary.submitted) == (1, 1)
+    assert (summary.notifications, summary.submitted, summary.refused) == (1, 1, 0)
+    queued = {r["url"] for r in await db.fetch("SELECT url FROM url_frontier")}
+    assert local_site.url("/signed/2") in queued
+    assert local_site.url("/signed/skipped/3") not in queued
 
 
 async def test_the_callback_verifies_only_what_the_poller_asked(
