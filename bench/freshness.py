@@ -34,7 +34,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -44,6 +43,7 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
+from bench.poll import FeedServer
 from bench.server import emit_result, log, percentile, running_server
 from tests.websub_hub import LocalHub
 
@@ -53,24 +53,17 @@ PUSH_TARGET_S = 5.0
 POLL_SLACK_S = 5.0
 
 
-class FeedSite:
-    """Feeds and their articles on several loopback addresses, and (push) a hub, in a
-    thread with an event loop of its own."""
+class FeedSite(FeedServer):
+    """Feeds and their articles on several loopback addresses (bench.poll's server), and
+    (push) a hub, in a thread with an event loop of its own."""
 
     def __init__(self, feeds: int, hosts: int, *, push: bool) -> None:
+        super().__init__(hosts)
         self.feeds = feeds
-        self.addresses = [f"127.0.0.{i}" for i in range(1, hosts + 1)]
         self.push = push
-        self.port = 0
         self.hub: LocalHub | None = None
         self.appeared: dict[str, float] = {}  # article URL -> time.time() it appeared
         self._visible: set[int] = set()  # feeds whose new entry is out
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def feed_url(self, n: int) -> str:
-        return f"http://{self.addresses[n % len(self.addresses)]}:{self.port}/feed/{n}.xml"
 
     def article_url(self, n: int) -> str:
         return f"http://{self.addresses[n % len(self.addresses)]}:{self.port}/a/{n}/1.html"
@@ -82,8 +75,7 @@ class FeedSite:
         links = ""
         if self.hub is not None:
             links = (
-                f'<link rel="hub" href="{self.hub.url}"/>'
-                f'<link rel="self" href="{self.feed_url(n)}"/>'
+                f'<link rel="hub" href="{self.hub.url}"/><link rel="self" href="{self.url(n)}"/>'
             )
         old = self.old_url(n)  # there from the start: its fetch warms the host's robots.txt
         entry = (
@@ -118,35 +110,22 @@ class FeedSite:
     async def _robots(self, _request: web.Request) -> web.Response:
         return web.Response(status=404)
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-        app = web.Application()
+    def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/feed/{n}.xml", self._feed)
         app.router.add_get("/a/{n}/{k}.html", self._article)
         app.router.add_get("/robots.txt", self._robots)
-        runner = web.AppRunner(app, access_log=None)
-        self._loop.run_until_complete(runner.setup())
-        first = web.TCPSite(runner, self.addresses[0], 0, backlog=1024)
-        self._loop.run_until_complete(first.start())
-        self.port = runner.addresses[0][1]
-        for address in self.addresses[1:]:
-            site = web.TCPSite(runner, address, self.port, backlog=1024)
-            self._loop.run_until_complete(site.start())
-        if self.push:
-            # the hub on an address of its own, beside the feeds
-            self.hub = self._loop.run_until_complete(LocalHub("127.0.0.254").start())
-        self._ready.set()
-        self._loop.run_forever()
 
     def start(self) -> FeedSite:
-        self._thread.start()
-        self._ready.wait(30)
+        super().start()
+        if self.push:  # the hub on an address of its own, beside the feeds
+            hub = LocalHub("127.0.0.254").start()
+            self.hub = asyncio.run_coroutine_threadsafe(hub, self._loop).result(30)
         return self
 
     def stop(self) -> None:
         if self.hub is not None:
             asyncio.run_coroutine_threadsafe(self.hub.stop(), self._loop).result(30)
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        super().stop()
 
     def subscribed(self) -> int:
         return len(self.hub.subscriptions) if self.hub is not None else 0
@@ -162,7 +141,7 @@ class FeedSite:
         self.appeared[self.article_url(n)] = time.time()
         self._visible.add(n)
         if self.hub is not None:  # the publisher pings its hub, which distributes at once
-            self._loop.create_task(self.hub.publish(self.feed_url(n), self.feed_body(n)))
+            self._loop.create_task(self.hub.publish(self.url(n), self.feed_body(n)))
 
 
 WORDS = [
@@ -302,7 +281,7 @@ def run_mode(
     push = mode == "push"
     site = FeedSite(feeds, hosts, push=push).start()
     dsn = pg.migrated_database(f"bench_freshness_{mode}")
-    insert_sources(dsn, [site.feed_url(n) for n in range(feeds)])
+    insert_sources(dsn, [site.url(n) for n in range(feeds)])
     pg.checkpoint()
     env = {
         "PATH": os.environ.get("PATH", ""),

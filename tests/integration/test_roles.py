@@ -45,7 +45,14 @@ from tests.conditions import wait_until
 from tests.conftest import PostgresServer, group_roles_held
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
 from tests.integration.test_warc_input import cc_news_warc
-from tests.integration.test_websub import atom, feed_source, policy_for, serving, subscribed
+from tests.integration.test_websub import (
+    Loops,
+    atom,
+    feed_source,
+    policy_for,
+    serving,
+    subscribed,
+)
 from tests.local_site import LocalSite
 from tests.websub_hub import running_hub
 
@@ -312,7 +319,7 @@ async def test_poller_and_api_roles_subscribe_verify_apply_and_unsubscribe_websu
         policy = policy_for(served)
         poller = Poller(poller_db, client, policy, parser=parser)
         push = WebSubLoop(poller_db, client, policy, None, parser)
-        await subscribed(poller_db, poller, push, hub, source)
+        await subscribed(Loops(poller, push), hub, source)
         pushed = atom(local_site, "/pushed/2", hub=hub.url, self_url=source.feed_url)
         assert await hub.publish(source.feed_url or "", pushed.encode()) == [202]
         assert (await push.run_once()).submitted == 1

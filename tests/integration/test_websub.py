@@ -92,6 +92,21 @@ async def parser() -> AsyncIterator[ParsePool]:
         yield pool
 
 
+@dataclass
+class Loops:
+    poller: Poller
+    push: WebSubLoop
+
+
+@pytest.fixture
+def loops(db: Database, served: Served, client: SafeClient, parser: ParsePool) -> Loops:
+    """The poller and its WebSub loop, as `frontier poll` runs them, over `db`."""
+    policy = policy_for(served)
+    return Loops(
+        Poller(db, client, policy, parser=parser), WebSubLoop(db, client, policy, None, parser)
+    )
+
+
 def policy_for(served: Served) -> PollPolicy:
     websub = WebSubPolicy(public_url=served.url, poll_s=FALLBACK_S, tick_s=60.0)
     return PollPolicy(concurrency=4, per_host=2, lease_s=60, websub=websub)
@@ -125,12 +140,10 @@ async def feed_source(db: Database, site: LocalSite, hub: LocalHub, name: str) -
     return await SourceRepository(db).add(name, feed_url=feed_url)
 
 
-async def subscribed(
-    db: Database, poller: Poller, push: WebSubLoop, hub: LocalHub, *sources: Source
-) -> None:
+async def subscribed(loops: Loops, hub: LocalHub, *sources: Source) -> None:
     """Poll, send the subscription requests, and wait for the hub to have verified them."""
-    await poller.run_once()
-    await push.run_once()
+    await loops.poller.run_once()
+    await loops.push.run_once()
     topics = {s.feed_url for s in sources}
     await wait_until(
         lambda: topics <= {s.topic for s in hub.subscriptions.values()},
@@ -144,16 +157,13 @@ async def test_a_hub_pushes_an_entry_that_is_fetched_within_seconds(
     served: Served,
     hub: LocalHub,
     local_site: LocalSite,
-    client: SafeClient,
-    parser: ParsePool,
+    loops: Loops,
 ) -> None:
     local_site.serve("/robots.txt", "", status=404)
     for path in ("/news/1", "/news/2"):
         local_site.serve(path, article(f"story {path}"))
     source = await feed_source(db, local_site, hub, "news")
-    policy = policy_for(served)
-    poller = Poller(db, client, policy, parser=parser)
-    push = WebSubLoop(db, client, policy, None, parser)
+    poller, push = loops.poller, loops.push
 
     [polled] = await poller.run_once()
     assert polled.items_new == 1
@@ -200,19 +210,13 @@ async def test_a_hub_pushes_an_entry_that_is_fetched_within_seconds(
 
 async def test_a_notification_without_its_signature_is_answered_and_ignored(
     db: Database,
-    served: Served,
     hub: LocalHub,
     local_site: LocalSite,
-    client: SafeClient,
-    parser: ParsePool,
+    loops: Loops,
 ) -> None:
     source = await feed_source(db, local_site, hub, "signed")
-    policy = policy_for(served)
-    poller, push = (
-        Poller(db, client, policy, parser=parser),
-        WebSubLoop(db, client, policy, None, parser),
-    )
-    await subscribed(db, poller, push, hub, source)
+    push = loops.push
+    await subscribed(loops, hub, source)
     topic = source.feed_url or ""
     body = atom(local_site, "/signed/2", hub=hub.url, self_url=topic).encode()
 
@@ -253,16 +257,10 @@ async def test_the_callback_verifies_only_what_the_poller_asked(
     served: Served,
     hub: LocalHub,
     local_site: LocalSite,
-    client: SafeClient,
-    parser: ParsePool,
+    loops: Loops,
 ) -> None:
     source = await feed_source(db, local_site, hub, "asked")
-    policy = policy_for(served)
-    poller, push = (
-        Poller(db, client, policy, parser=parser),
-        WebSubLoop(db, client, policy, None, parser),
-    )
-    await subscribed(db, poller, push, hub, source)
+    await subscribed(loops, hub, source)
     row = await subscription(db, source)
     assert row is not None
     callback = f"{served.url}/websub/{row['id']}"
@@ -294,21 +292,15 @@ async def test_the_callback_verifies_only_what_the_poller_asked(
 
 async def test_a_feed_without_its_hub_and_a_removed_source_are_unsubscribed(
     db: Database,
-    served: Served,
     hub: LocalHub,
     local_site: LocalSite,
-    client: SafeClient,
-    parser: ParsePool,
+    loops: Loops,
 ) -> None:
     kept, dropped, removed = [
         await feed_source(db, local_site, hub, name) for name in ("kept", "dropped", "removed")
     ]
-    policy = policy_for(served)
-    poller, push = (
-        Poller(db, client, policy, parser=parser),
-        WebSubLoop(db, client, policy, None, parser),
-    )
-    await subscribed(db, poller, push, hub, kept, dropped, removed)
+    poller, push = loops.poller, loops.push
+    await subscribed(loops, hub, kept, dropped, removed)
     local_site.serve("/dropped.xml", atom(local_site, "/dropped/1"), content_type=ATOM)
     await SourceRepository(db).remove("removed")
 
@@ -332,24 +324,17 @@ async def test_a_feed_without_its_hub_and_a_removed_source_are_unsubscribed(
 
 async def test_an_active_subscription_moves_its_feed_to_the_fallback_interval(
     db: Database,
-    served: Served,
     hub: LocalHub,
     local_site: LocalSite,
-    client: SafeClient,
-    parser: ParsePool,
+    loops: Loops,
 ) -> None:
     source = await feed_source(db, local_site, hub, "fallback")
-    policy = policy_for(served)
-    poller, push = (
-        Poller(db, client, policy, parser=parser),
-        WebSubLoop(db, client, policy, None, parser),
-    )
-    await subscribed(db, poller, push, hub, source)
+    await subscribed(loops, hub, source)
     first = await db.fetchval("SELECT next_poll_at FROM feed_state WHERE source_id = $1", source.id)
     assert first < utcnow() + timedelta(minutes=2 * source.feed_poll_interval_minutes)
 
     at = utcnow() + timedelta(minutes=2 * source.feed_poll_interval_minutes)
-    [polled] = await poller.run_once(now=at)
+    [polled] = await loops.poller.run_once(now=at)
     assert polled.ok
     after = await db.fetchval("SELECT next_poll_at FROM feed_state WHERE source_id = $1", source.id)
     assert after >= at + timedelta(seconds=FALLBACK_S / 2)  # the first slot of the fallback
@@ -357,17 +342,13 @@ async def test_an_active_subscription_moves_its_feed_to_the_fallback_interval(
 
 
 async def test_a_subscription_is_renewed_before_its_lease_ends(
-    db: Database, served: Served, local_site: LocalSite, client: SafeClient, parser: ParsePool
+    db: Database, local_site: LocalSite, loops: Loops
 ) -> None:
     async with running_hub() as short:
         short.lease_seconds = 600
         source = await feed_source(db, local_site, short, "renewed")
-        policy = policy_for(served)
-        poller, push = (
-            Poller(db, client, policy, parser=parser),
-            WebSubLoop(db, client, policy, None, parser),
-        )
-        await subscribed(db, poller, push, short, source)
+        push = loops.push
+        await subscribed(loops, short, source)
         assert (await push.run_once()).requests == 0  # 600 s left: not yet
         summary = await push.run_once(now=utcnow() + timedelta(seconds=301))  # half the lease
         assert summary.requests == 1
