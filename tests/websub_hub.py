@@ -5,8 +5,9 @@
   `hub.topic`, and optionally `hub.lease_seconds` and `hub.secret` (under 200 bytes) as a
   form; the hub answers 202 Accepted (400 for a malformed request);
 - section 5.3: the hub then verifies the intent with a GET to the callback carrying
-  `hub.mode`, `hub.topic`, `hub.challenge` and (subscribe) `hub.lease_seconds`; the
-  subscription (or its end) holds only when the callback answers 2xx echoing the challenge;
+  `hub.mode`, `hub.topic`, `hub.challenge` and (subscribe) `hub.lease_seconds` (again, up
+  to three times, when the connection fails); the subscription (or its end) holds only
+  when the callback answers 2xx echoing the challenge;
 - section 5.2: `deny()` tells a callback its subscription was denied (`hub.mode=denied`,
   `hub.reason`);
 - sections 7 and 8: `publish()` POSTs the topic's new content to every verified
@@ -30,6 +31,8 @@ import aiohttp
 from aiohttp import web
 
 from tests.local_site import serve_on_loopback
+
+VERIFY_ATTEMPTS = 3  # a hub tries a verification again when the callback does not answer
 
 
 @dataclass
@@ -101,9 +104,16 @@ class LocalHub:
         if mode == "subscribe":
             query["hub.lease_seconds"] = str(self.lease_seconds)
         assert self._session is not None
-        async with self._session.get(_with_query(callback, query)) as answer:
-            body = await answer.text()
-            confirmed = 200 <= answer.status < 300 and body == challenge
+        for attempt in range(VERIFY_ATTEMPTS):  # a callback that did not answer: again
+            try:
+                async with self._session.get(_with_query(callback, query)) as answer:
+                    body = await answer.text()
+                    confirmed = 200 <= answer.status < 300 and body == challenge
+                break
+            except aiohttp.ClientError:
+                if attempt + 1 == VERIFY_ATTEMPTS:
+                    raise
+                await asyncio.sleep(1.0)  # the hub's pause between attempts, not a test's wait
         self.verifications.append(Verification(mode, topic, callback, answer.status, confirmed))
         if not confirmed:
             return
