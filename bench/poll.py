@@ -78,10 +78,14 @@ class FeedServer:
             return web.Response(status=304, headers={"ETag": ETAG})
         return web.Response(body=feed_body(feed, request.host), content_type="application/rss+xml")
 
+    def add_routes(self, app: web.Application) -> None:
+        """What the server answers (bench.freshness adds articles and robots.txt)."""
+        app.router.add_get("/feed/{n}.xml", self._handle)
+
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
         app = web.Application()
-        app.router.add_get("/feed/{n}.xml", self._handle)
+        self.add_routes(app)
         runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(runner.setup())
         first = web.TCPSite(runner, self.addresses[0], 0, backlog=1024)

@@ -10,8 +10,8 @@ Modules, each the owner of one concern:
 - `worker`        `Fetcher`: `run_once(now=...)` claims, processes and completes one
                   batch; `run()` is the process: the claim loop (claim while slots are
                   free, each batch a task; stop), and `renew_once` / `maintain_once`, the
-                  ticks of the timer loops (`frontier.loops.run_every`)
-- `listen`        LISTEN on frontier_submitted, waking the claim loop; `first_of`
+                  ticks of the timer loops (`frontier.loops.run_every`); it wakes on
+                  LISTEN frontier_submitted (`frontier.listen`)
 - `pipeline`      `BatchPipeline`: claims -> requests -> pages fetched, then the
                   response steps
 - `response_steps` `ResponseSteps`: a response -> decided, verdicts, extracted ->
@@ -36,7 +36,6 @@ Modules, each the owner of one concern:
 - `extract_worker` an extraction worker process: its command, and its side of the pipe
 - `extract_thread` `InProcessExtraction`: the job in a thread of the fetch process
 - `canonical`     which URL keeps an article: the trusted canonical identity (pure)
-- `link_header`   the HTTP `Link` header (RFC 8288), read for a canonical (pure)
 - `sink_backoff`  `SinkBackoff`: how long pages wait while the sink is down (pure)
 - `source_cache`  per-source settings the fetcher needs, cached briefly
 - `summary`       `FetchSummary`: what a batch or a whole run did

@@ -1,5 +1,5 @@
 """Which URL keeps an article reached under several (pure): a page's `<link rel="canonical">`,
-or its response's `Link: <...>; rel="canonical"` header (`fetcher.link_header`; Drupal
+or its response's `Link: <...>; rel="canonical"` header (`frontier.link_header`; Drupal
 sends both), names the identity its document is stored under, when the fetcher can trust
 it. The header and the tag count alike; when both are there and disagree, neither does.
 

@@ -18,10 +18,10 @@ from selectolax.lexbor import LexborHTMLParser
 from fetcher.canonical import page_canonical_claim
 from fetcher.decisions import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
-from fetcher.link_header import canonical_from_links
 from fetcher.render_signs import app_shell_sign
 from fetcher.verdict import THIN_WORDS, Verdict, page_verdict
 from frontier.errors import FrontierError
+from frontier.link_header import canonical_from_links
 from frontier.near_duplicates import minhash
 from frontier.robots_directives import GENERIC_NAME, meta_directives, meta_selector
 
@@ -75,7 +75,7 @@ def extract_page(
     """Decode the body and extract the article and the identity its document belongs
     under when the page names a trusted canonical other than itself (`fetcher.canonical`),
     in a `<link rel="canonical">` or in the response's `links` (its `Link` header values,
-    targets resolved against `base`, the URL that answered: `fetcher.link_header`), with
+    targets resolved against `base`, the URL that answered: `frontier.link_header`), with
     the verdict on whether it is the article at all (`fetcher.verdict`) and the `<meta>`
     robots rules for the crawler known by `robots_names`, from the same parse; and the
     body's MinHash (its words capped: `frontier.near_duplicates.MAX_WORDS`); and, for a

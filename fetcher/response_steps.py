@@ -30,7 +30,6 @@ from fetcher.extract_job import Extraction, ExtractionCrashed, ExtractionOverLim
 from fetcher.extract_pool import ExtractionPool
 from fetcher.extract_thread import InProcessExtraction
 from fetcher.language import other_language
-from fetcher.link_header import link_values
 from fetcher.page import Page
 from fetcher.render_step import RenderStep
 from fetcher.sink_backoff import SinkBackoff
@@ -38,6 +37,7 @@ from fetcher.verdict import Verdict
 from frontier.archive.records import RENDERED_TYPE
 from frontier.clock import utcnow
 from frontier.errors import DatabaseUnavailable
+from frontier.link_header import link_values
 from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, OutcomeKind, Relink, SourceRef
 from frontier.robots_directives import NOINDEX, names_for

@@ -1,7 +1,7 @@
 """`Fetcher`: one fetch worker. `run_once(now=...)` claims a batch of URLs (at most one
 per host), runs it through the pipeline (`fetcher.pipeline`), completes every claim and
 logs one fetch_log row per page; tests call it directly, with the clock pinned. `run()`
-is the process: the claim loop (below), LISTEN (`fetcher.listen`), lease renewal and
+is the process: the claim loop (below), LISTEN (`frontier.listen`), lease renewal and
 maintenance (`frontier.loops.run_every` around `renew_once` and `maintain_once`).
 
 When PostgreSQL goes away (`DatabaseUnavailable`), every loop waits with a capped
@@ -29,7 +29,6 @@ from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool
 from fetcher.extract_thread import InProcessExtraction
 from fetcher.heartbeat import BEAT_EVERY_S, Heartbeat
-from fetcher.listen import first_of, listen
 from fetcher.page import LOG_OUTCOMES, Page
 from fetcher.pipeline import BatchPipeline
 from fetcher.render_step import RenderStep
@@ -42,6 +41,7 @@ from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
+from frontier.listen import first_of, listen
 from frontier.loops import run_every
 from frontier.outbox import OutboxRepository
 from frontier.parse_pool import ParsePool

@@ -268,6 +268,32 @@ class Settings(BaseSettings):
         description="Seed the packaged default sources when `frontier up` starts "
         "(`frontier poll` only with --seed-defaults).",
     )
+    public_url: str | None = Field(
+        default=None,
+        description="The URL the API is reached at from outside (http or https, e.g. "
+        "https://crawler.example.org). Set: the poller subscribes to the WebSub hub a feed "
+        "declares, with a callback under /websub/ there. Unset: no WebSub, feeds are polled.",
+    )
+    websub_poll_minutes: int = Field(
+        default=60,
+        ge=1,
+        le=43_200,
+        description="While a feed's WebSub subscription is active, the fallback: its feed is "
+        "still polled, at least this many minutes apart (or at its own interval if longer).",
+    )
+    websub_lease_seconds: int = Field(
+        default=10 * 86_400,
+        ge=3600,
+        le=365 * 86_400,
+        description="The lease asked of a WebSub hub (the hub decides); a subscription is "
+        "renewed before its lease ends.",
+    )
+    websub_max_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        description="Largest WebSub notification body the API's callback accepts, in bytes; "
+        "larger ones get 413.",
+    )
 
     # -- fetcher settings -------------------------------------------------------------
     fetch_concurrency: int = Field(
@@ -619,6 +645,19 @@ class Settings(BaseSettings):
             return None
         Proxy.parse(value)
         return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host (a hub calls it back), no query or fragment."""
+        if not value:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("an http or https URL with a host, e.g. https://crawler.example.org")
+        if parts.query or parts.fragment:
+            raise ValueError("a URL without a query or fragment")
+        return value.rstrip("/")
 
     @field_validator("database_url")
     @classmethod

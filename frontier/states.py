@@ -110,3 +110,12 @@ class LogOutcome(StrEnum):
     SOFT_404 = "soft_404"  # a 200 that says "not found"
     LOGIN_REQUIRED = "login_required"  # redirected to a login or subscription page
     EMPTY = "empty"  # a page with no body text at all
+
+
+class WebSubState(StrEnum):
+    """`websub_subscriptions.state`: a subscription to the hub a feed declares."""
+
+    REQUESTED = "requested"  # asked of the hub (subscribe or renew); its intent not verified
+    ACTIVE = "active"  # the hub verified it; notifications come until lease_until
+    DENIED = "denied"  # the hub refused it (hub.mode=denied); asked again a day later
+    UNSUBSCRIBING = "unsubscribing"  # its source is gone or no longer declares the hub

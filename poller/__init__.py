@@ -32,6 +32,10 @@ Modules, each the owner of one concern:
                   source's poll came to (`as_json()` for the CLI)
 - `scheduler`     `Poller.run_once()`: claim due sources, poll them, write results
 - `fire`          `fire_source`: poll one source now (rate limited) or dry-run it
+- `websub`        WebSub subscriptions: what a poll learns of a feed's hub (subscribe,
+                  unsubscribe, the fallback interval), the requests sent to hubs
+- `websub_push`   `WebSubLoop`: the requests due and the notifications the API's
+                  callback kept, parsed in the parse pool and submitted at once
 - `seeding`       the default source list shipped in `default_sources.yaml`
 - `service`       the one entry point of the edge: poll once, run until stopped, fire
 

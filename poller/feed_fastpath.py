@@ -71,6 +71,7 @@ class FastFeed:
     title: str | None
     ttl: str | None
     raw: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
+    links: dict[str, str] = field(default_factory=dict)  # the feed's atom:link hub and self
 
     @property
     def items_seen(self) -> int:
@@ -303,6 +304,7 @@ class _Reader:
             raise Unsupported("entries outside the expected place")
         ns = etree.QName(channel).namespace
         title, ttl, first_item = None, None, None
+        links: dict[str, str] = {}
         item_set = set(items)
         for position, child in enumerate(channel):
             if not isinstance(child.tag, str):
@@ -322,6 +324,10 @@ class _Reader:
                 if child.tag != "ttl":
                     raise Unsupported("ttl")
                 ttl = _text(child)
+            elif child.tag == f"{{{ATOM}}}link":  # WebSub discovery (feedparser: feed.links)
+                rel, href = (child.get("rel") or "").strip().lower(), child.get("href")
+                if rel in ("hub", "self") and href and href.strip():
+                    links.setdefault(rel, _urljoin(self.base, href.strip()))
             elif local in ("item", "entry", "source", "content"):
                 raise Unsupported(f"<{local}> in the channel")
         nested = (
@@ -333,7 +339,7 @@ class _Reader:
         )
         if title is None and any(etree.QName(el).localname.lower() == "title" for el in nested):
             raise Unsupported("a nested title and no feed title")
-        feed = FastFeed(kind=kind, title=title, ttl=ttl)
+        feed = FastFeed(kind=kind, title=title, ttl=ttl, links=links)
         feed.raw = [read_item(item).fields(self.base) for item in items]
         return feed
 

@@ -25,6 +25,7 @@ from typing import Any
 import feedparser
 from feedparser.encodings import convert_to_utf8, parse_content_type
 
+from frontier.link_header import parse_links
 from frontier.urls import InvalidURL, normalize_url
 from poller.entries import Entry, absolute, build_entry
 from poller.errors import DocumentRefused
@@ -51,6 +52,8 @@ class ParsedFeed:
     items_seen: int = 0  # entries in the document, usable or not
     ttl: object = None  # RSS <ttl>, minutes, as the feed wrote it
     problem: str | None = None  # what a lenient parse had to overlook
+    hub: str | None = None  # the WebSub hub it declares (Link header first, then the feed)
+    topic: str | None = None  # its rel="self" (the WebSub topic), or the URL it came from
 
 
 def parse_feed(body: bytes, headers: Mapping[str, str], url: str) -> ParsedFeed:
@@ -59,9 +62,43 @@ def parse_feed(body: bytes, headers: Mapping[str, str], url: str) -> ParsedFeed:
         raise DocumentRefused("empty document")
     content_type = (headers.get("Content-Type") or headers.get("content-type") or "").lower()
     if _looks_like_json(body, content_type):
-        return _parse_json_feed(body, url)
-    refuse_entity_declarations(body, "feed", parse_content_type(content_type)[1])
-    return _parse_xml_feed(body, headers, url)
+        parsed = _parse_json_feed(body, url)
+    else:
+        refuse_entity_declarations(body, "feed", parse_content_type(content_type)[1])
+        parsed = _parse_xml_feed(body, headers, url)
+    _websub_links(parsed, headers, url)
+    return parsed
+
+
+def parse_feeds(
+    documents: list[tuple[bytes, Mapping[str, str], str]],
+) -> list[ParsedFeed | str]:
+    """`parse_feed` over several documents in one parse job (WebSub notifications: one
+    process for a look's notifications, not one each); a refused one gives its reason."""
+    parsed: list[ParsedFeed | str] = []
+    for body, headers, url in documents:
+        try:
+            parsed.append(parse_feed(body, headers, url))
+        except DocumentRefused as exc:
+            parsed.append(str(exc))
+    return parsed
+
+
+def _websub_links(parsed: ParsedFeed, headers: Mapping[str, str], url: str) -> None:
+    """The hub and topic (W3C WebSub section 4): the response's `Link` headers first, then
+    what the feed declares; the topic defaults to the URL the feed came from."""
+    values = [value for name, value in headers.items() if name.lower() == "link"]
+    declared: dict[str, str] = {}
+    for link in parse_links(values, url):
+        for rel in ("hub", "self"):
+            if rel in link.rel:
+                declared.setdefault(rel, link.target)
+    parsed.hub = declared.get("hub") or parsed.hub
+    parsed.topic = declared.get("self") or parsed.topic
+    if parsed.hub:
+        parsed.topic = parsed.topic or url
+    else:
+        parsed.topic = None
 
 
 def _looks_like_json(body: bytes, content_type: str) -> bool:
@@ -87,7 +124,13 @@ def parse_with_fast_path(body: bytes, lowered: Mapping[str, str], url: str) -> P
     fast = parse_fast(body, lowered, url)
     if fast is None:
         return None
-    parsed = ParsedFeed(kind=fast.kind, title=fast.title, ttl=fast.ttl)
+    parsed = ParsedFeed(
+        kind=fast.kind,
+        title=fast.title,
+        ttl=fast.ttl,
+        hub=fast.links.get("hub"),
+        topic=fast.links.get("self"),
+    )
     parsed.items_seen = fast.items_seen
     _collect(parsed, fast.raw)
     return parsed
@@ -124,8 +167,18 @@ def parse_with_feedparser(body: bytes, lowered: Mapping[str, str], url: str) -> 
     if not version and not raw_entries and not (problem is None and _FEED_ROOT.search(body[:4096])):
         raise DocumentRefused(f"not a feed ({problem or 'no RSS, Atom or RDF root element'})")
     feed = result.get("feed") or {}
+    links = {
+        str(link.get("rel")).lower(): absolute(link.get("href"), url)
+        for link in reversed(feed.get("links") or [])
+        if link.get("rel") in ("hub", "self") and link.get("href")
+    }  # reversed: the first of each rel wins
     parsed = ParsedFeed(
-        kind=version or "unknown", title=feed.get("title"), ttl=feed.get("ttl"), problem=problem
+        kind=version or "unknown",
+        title=feed.get("title"),
+        ttl=feed.get("ttl"),
+        problem=problem,
+        hub=links.get("hub"),
+        topic=links.get("self"),
     )
     parsed.items_seen = len(raw_entries)
     _collect(parsed, (_from_feedparser(e, url) for e in raw_entries))
@@ -195,7 +248,14 @@ def _parse_json_feed(body: bytes, url: str) -> ParsedFeed:
     if not isinstance(document, dict) or not isinstance(document.get("items"), list):
         raise DocumentRefused("not a JSON Feed: no `items` list")
     base = absolute(document.get("feed_url"), url) or url
-    parsed = ParsedFeed(kind="json", title=_text(document.get("title")))
+    hubs = [h for h in document.get("hubs") or [] if isinstance(h, dict)]
+    hub = next((absolute(_text(h.get("url")), url) for h in hubs if _text(h.get("url"))), None)
+    parsed = ParsedFeed(
+        kind="json",
+        title=_text(document.get("title")),
+        hub=hub,
+        topic=absolute(_text(document.get("feed_url")), url),
+    )
     items = [item for item in document["items"] if isinstance(item, dict)]
     parsed.items_seen = len(document["items"])
     _collect(parsed, (_from_json_item(item, base, document) for item in items))

@@ -37,4 +37,5 @@ class FeedKind:
         parsed = await request.parse(
             parse_feed, response.body, dict(response.headers), response.url
         )
-        return KindResult(response, parsed.entries, parsed.items_seen, parsed.ttl)
+        websub = (parsed.hub, parsed.topic) if parsed.hub and parsed.topic else None
+        return KindResult(response, parsed.entries, parsed.items_seen, parsed.ttl, websub=websub)

@@ -151,6 +151,7 @@ class KindResult:
     items_seen: int = 0
     ttl: object = None  # a feed's own <ttl> (minutes, as written): the interval's floor
     problems: list[str] = field(default_factory=list)  # what the poll skipped, and why
+    websub: tuple[str, str] | None = None  # the WebSub (hub, topic) the document declares
 
     def error(self) -> str | None:
         """The problems as the poll's error text (the poll still succeeds)."""

@@ -14,6 +14,23 @@ FIRE_RATE_LIMIT_S = 60.0  # a source may be fired for real once a minute
 
 
 @dataclass(frozen=True, slots=True)
+class WebSubPolicy:
+    """WebSub (poller.websub): off without a public URL for the API's callback."""
+
+    public_url: str | None = None  # FRONTIER_PUBLIC_URL
+    poll_s: float = 3600.0  # the fallback poll of a feed whose subscription is active
+    lease_s: int = 10 * 86_400  # asked of the hub, which decides
+    renew_before_s: float = 3600.0  # renew this long before the lease ends (at most half)
+    retry_s: float = 3600.0  # a request the hub never verified is sent again after this
+    tick_s: float = 5.0  # the loop's look when no NOTIFY woke it
+    batch: int = 50  # notifications applied, requests sent, per look
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.public_url)
+
+
+@dataclass(frozen=True, slots=True)
 class PollPolicy:
     tick_s: float = 30.0
     concurrency: int = 10  # polls in flight in one process
@@ -35,6 +52,7 @@ class PollPolicy:
     error_log_threshold: int = 10  # consecutive errors before logging at error level
     fire_rate_limit_s: float = FIRE_RATE_LIMIT_S
     retry: Retry = field(default_factory=Retry)  # in-poll retries (tests: no backoff)
+    websub: WebSubPolicy = field(default_factory=WebSubPolicy)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PollPolicy:
@@ -52,6 +70,11 @@ class PollPolicy:
             max_poll_elements=settings.poll_max_elements,
             max_poll_urls=settings.poll_max_urls,
             parse=ParseLimits.from_settings(settings),
+            websub=WebSubPolicy(
+                public_url=settings.public_url,
+                poll_s=settings.websub_poll_minutes * 60.0,
+                lease_s=settings.websub_lease_seconds,
+            ),
         )
 
     def poll_budget(self) -> Budget:

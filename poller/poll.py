@@ -56,6 +56,7 @@ class KindOutcome(PartOutcome):
     disable_reason: str | None = None  # 410 Gone
     origin: Origin = Origin.FEED  # what the kind's URLs are submitted as
     misconfigured: bool = False  # a configuration error: nothing was requested or logged
+    websub: tuple[str, str] | None = None  # the WebSub (hub, topic) a document read declared
 
     @property
     def failed(self) -> bool:
@@ -215,11 +216,10 @@ async def _fetch(
             outcome.error = f"{decision.error}: source disabled"
             outcome.disable_reason = f"{kind.name} {outcome.url} answered 410 Gone"
         return
-    entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
     outcome.items_seen = result.items_seen
     outcome.error = result.error()
-    kept = entry_filter.apply(result.entries, seed=poll_seed(source.id, state.last_polled_at))
-    outcome.entries = [e if e.published_at else replace(e, published_at=now) for e in kept]
+    outcome.entries = kept_entries(source, result.entries, now, state.last_polled_at)
+    outcome.websub = result.websub
     floor = intervals.interval_floor_s(result.ttl, response.headers)
     interval_s = state.interval_s
     if state.adaptive_interval:
@@ -241,6 +241,17 @@ async def _fetch(
         min_interval_s=floor,
         feed_cursor_at=now,
     )
+
+
+def kept_entries(
+    source: Source, entries: list[Entry], now: datetime, last_polled_at: datetime | None
+) -> list[Entry]:
+    """What a poll of `source` (or a WebSub notification of its feed) submits of `entries`:
+    those its filters keep (`DocumentRefused` names a bad option), an undated one dated
+    `now`."""
+    entry_filter = EntryFilter.from_source(source.url_filters, source.min_published_at)
+    kept = entry_filter.apply(entries, seed=poll_seed(source.id, last_polled_at))
+    return [e if e.published_at else replace(e, published_at=now) for e in kept]
 
 
 def _failed(outcome: KindOutcome, interval: float, now: datetime, policy: PollPolicy) -> None:

@@ -33,6 +33,7 @@ from frontier.queue_values import QueuePolicy
 from frontier.safe_http.client import SafeClient
 from frontier.source_kinds import KindRegistry, load_kinds
 from frontier.sources import Source
+from frontier.websub import WebSubRepository
 from poller import intervals
 from poller.policy import PollPolicy
 from poller.poll_state import PollState, PollStateRepository
@@ -68,6 +69,7 @@ class Poller:
         self.owner = owner or worker_id()
         self.states = PollStateRepository(db)
         self.queue = QueueRepository(db, queue_policy)
+        self.subscriptions = WebSubRepository(db) if self.policy.websub.enabled else None
 
     async def run_once(self, *, now: datetime | None = None) -> list[PollSummary]:
         """Poll every source due now (as many as are claimable); returns one summary per
@@ -128,6 +130,7 @@ class Poller:
                 sitemap=sitemap_due,
                 kinds=self.kinds,
                 parser=self.parser,
+                subscriptions=self.subscriptions,
             )
         except asyncio.CancelledError:
             return Polled(source, state, crash="cancelled")

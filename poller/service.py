@@ -3,8 +3,10 @@
 `Settings` and an open `Database` (the policy, the safe client, the `Poller`), as
 `fetcher.service` does for a fetch process:
 
-    poll_once(settings, db)            poll every source due now, once
-    run_poller(settings, db, stop=)    tick until `stop` (without one: SIGTERM/SIGINT)
+    poll_once(settings, db)            poll every source due now, once (and, with
+                                       FRONTIER_PUBLIC_URL, one WebSub look)
+    run_poller(settings, db, stop=)    tick until `stop` (without one: SIGTERM/SIGINT),
+                                       with the WebSub loop beside it when it is on
     poll_forever(settings, db)         `run_poller` (seeding the defaults only if asked)
     seed(settings, db)                 the default sources, unless seeding is off
                                        (`frontier up` calls it; `frontier poll` only
@@ -37,6 +39,7 @@ from poller.policy import PollPolicy
 from poller.poll_summary import PollSummary
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
+from poller.websub_push import WebSubLoop
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,8 @@ async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
     polls of `poll_forever` are)."""
     async with _poller(settings, db) as poller:
         summaries = await poller.run_once()
+        if poller.policy.websub.enabled:
+            await _push(poller).run_once()
     for summary in summaries:
         summary.log()
     return summaries
@@ -85,7 +90,18 @@ async def run_poller(
     SIGTERM/SIGINT (`frontier up`); without one, those signals stop the poller.
     `on_polled` gets each tick's summaries, `on_failed` a tick that failed (default: log)."""
     async with stop_event(stop) as stopping, _poller(settings, db) as poller:
-        await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
+        if not poller.policy.websub.enabled:
+            await poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed)
+            return
+        await asyncio.gather(
+            poller.run_forever(stopping, on_polled=on_polled, on_failed=on_failed),
+            _push(poller).run_forever(stopping),
+        )
+
+
+def _push(poller: Poller) -> WebSubLoop:
+    """The WebSub loop beside a poller, sharing its client and parse pool."""
+    return WebSubLoop(poller.db, poller.client, poller.policy, poller.queue.policy, poller.parser)
 
 
 async def seed(settings: Settings, db: Database) -> SpecImportSummary | None:

@@ -20,6 +20,8 @@ from frontier.source_kinds import KindRegistry, parse_options
 from frontier.sources import Source
 from frontier.states import FetchKind, LogOutcome, Origin
 from frontier.urls import InvalidURL
+from frontier.websub import WebSubRepository
+from poller import websub
 from poller.entries import Entry
 from poller.policy import PollPolicy
 from poller.poll import KindOutcome, poll_kind
@@ -83,7 +85,10 @@ async def poll_source(
     kinds: KindRegistry,
     parser: ParsePool,
     dry_run: bool = False,
+    subscriptions: WebSubRepository | None = None,
 ) -> Polled:
+    """`subscriptions`: where a feed's WebSub subscription is kept (None: WebSub is not
+    looked at, as in a manual fire)."""
     polled = Polled(source, state)
     if kind:
         polled.kind = await poll_kind(
@@ -111,8 +116,13 @@ async def poll_source(
     if dry_run:
         return polled
     if polled.kind is not None:
+        read = polled.kind.outcome is LogOutcome.OK  # a document read (before submitting)
         await _apply_kind(db_queue, states, polled.kind, now)
         polled.state = replace(polled.state, **_kind_fields(polled.kind))
+        if subscriptions is not None and policy.websub.enabled:
+            polled.state = await websub.after_poll(
+                subscriptions, policy.websub, polled.kind, polled.state, read=read, now=now
+            )
     if polled.sitemap is not None:
         await _apply_sitemap(db_queue, polled.sitemap, now)
     polled.logs = [
@@ -156,20 +166,29 @@ async def _apply_kind(
     if outcome.disable_reason:
         await states.disable(source.id, outcome.disable_reason, now=now)
     if outcome.outcome is LogOutcome.OK:
-        candidates = [
-            Candidate(
-                entry.url,
-                source.ref,
-                outcome.origin,
-                discovery_meta=entry.as_meta(),
-                base=outcome.url,
-            )
-            for entry in outcome.entries
-        ]
-        result = await queue.submit(candidates, now=now) if candidates else None
-        outcome.items_new = result.inserted if result else 0
+        outcome.items_new = await submit_entries(
+            queue, source, outcome.origin, outcome.entries, outcome.url, now
+        )
         if not outcome.items_new:
             outcome.outcome = LogOutcome.OK_NO_NEW
+
+
+async def submit_entries(
+    queue: QueueRepository,
+    source: Source,
+    origin: Origin,
+    entries: list[Entry],
+    base: str | None,
+    now: datetime,
+) -> int:
+    """Submit the entries of `source`'s feed (a poll's or a WebSub notification's), their
+    URLs resolved against `base`; returns how many were new to the frontier."""
+    candidates = [
+        Candidate(entry.url, source.ref, origin, discovery_meta=entry.as_meta(), base=base)
+        for entry in entries
+    ]
+    result = await queue.submit(candidates, now=now) if candidates else None
+    return result.inserted if result else 0
 
 
 async def _apply_sitemap(queue: QueueRepository, outcome: SitemapOutcome, now: datetime) -> None:

@@ -29,6 +29,7 @@ from frontier.api.routes import (
     sources,
     url_actions,
     views,
+    websub,
 )
 from frontier.api.routes import export as export_route
 from frontier.api.routes import reextract as reextract_route  # `reextract`: the parameter
@@ -36,6 +37,7 @@ from frontier.api.security_headers import SecurityHeaders
 from frontier.db import Database
 from frontier.safe_http.client import SafeClient
 from frontier.settings import Settings
+from frontier.websub import CALLBACK_PREFIX
 
 DESCRIPTION = """The frontier's HTTP API. Write endpoints need
 `Authorization: Bearer <FRONTIER_API_TOKEN>`; reads need it too when
@@ -96,6 +98,7 @@ def create_app(
         pages,
         login,
         actions,
+        websub,
     ):
         app.include_router(module.router)
     app.mount("/docs/assets", docs.ASSETS, name="docs-assets")
@@ -108,10 +111,18 @@ def create_app(
 
 
 def body_caps(settings: Settings) -> Any:
-    """The size cap of each path's request body: the import's, or the JSON one."""
+    """The size cap of each path's request body: the import's, a WebSub notification's,
+    or the JSON one."""
     import_cap = Cap(settings.api_import_max_bytes, "FRONTIER_API_IMPORT_MAX_BYTES")
+    websub_cap = Cap(settings.websub_max_bytes, "FRONTIER_WEBSUB_MAX_BYTES")
     json_cap = Cap(settings.api_json_max_bytes, "FRONTIER_API_JSON_MAX_BYTES")
-    return lambda path: import_cap if path == imports.PATH else json_cap
+
+    def cap_for(path: str) -> Cap:
+        if path == imports.PATH:
+            return import_cap
+        return websub_cap if path.startswith(CALLBACK_PREFIX + "/") else json_cap
+
+    return cap_for
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

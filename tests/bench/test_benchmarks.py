@@ -29,6 +29,7 @@ BENCHES = [
     "robots_parse",
     "export",
     "render",
+    "freshness",
 ]
 
 

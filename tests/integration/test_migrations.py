@@ -18,6 +18,7 @@ from frontier.states import (
     Origin,
     RobotsStatus,
     UrlStatus,
+    WebSubState,
 )
 from tests.processes import REPO
 
@@ -55,6 +56,7 @@ ENUM_CHECKS = {
     ("fetch_log", "outcome"): LogOutcome,
     ("raw_content", "origin"): Origin,
     ("spider_state", "last_outcome"): LogOutcome,
+    ("websub_subscriptions", "state"): WebSubState,
 }
 
 

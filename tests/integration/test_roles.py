@@ -27,6 +27,7 @@ from frontier import migrate
 from frontier.api.app import create_app
 from frontier.db import Database
 from frontier.hosts import HostRepository, KeyBusy
+from frontier.parse_pool import ParsePool
 from frontier.politeness_key import KeyRepository
 from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
@@ -38,11 +39,22 @@ from poller import service as poller_service
 from poller.policy import PollPolicy
 from poller.scheduler import Poller
 from poller.seeding import seed_defaults
+from poller.websub_push import WebSubLoop
 from spider.service import configure, crawl_in_child, due_sources, job_for
+from tests.conditions import wait_until
 from tests.conftest import PostgresServer, group_roles_held
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, manual_ref, submit
 from tests.integration.test_warc_input import cc_news_warc
+from tests.integration.test_websub import (
+    Loops,
+    atom,
+    feed_source,
+    policy_for,
+    serving,
+    subscribed,
+)
 from tests.local_site import LocalSite
+from tests.websub_hub import running_hub
 
 ROLE_OF = {
     "fetcher": "frontier_fetcher",
@@ -289,6 +301,39 @@ async def test_poller_role_seeds_and_polls_and_cannot_complete_urls(
         "INSERT INTO spider_state (source_id) SELECT id FROM sources",
     )
     assert await db.fetchval("SELECT count(*) FROM url_frontier WHERE status = 'pending'") == 2
+
+
+async def test_poller_and_api_roles_subscribe_verify_apply_and_unsubscribe_websub(
+    users: dict[str, str], db: Database, local_site: LocalSite, tmp_path: Path
+) -> None:
+    """The whole WebSub cycle with the poller's and the API's grants (migration 0045)."""
+    async with (
+        running_hub() as hub,
+        database(users["poller"]) as poller_db,
+        database(users["api"]) as api_db,
+        serving(api_db, users["api"], tmp_path) as served,
+        SafeClient(HttpLimits("frontier-test/1", allow_private_networks=True)) as client,
+        ParsePool() as parser,
+    ):
+        source = await feed_source(db, local_site, hub, "pushed")
+        policy = policy_for(served)
+        poller = Poller(poller_db, client, policy, parser=parser)
+        push = WebSubLoop(poller_db, client, policy, None, parser)
+        await subscribed(Loops(poller, push), hub, source)
+        pushed = atom(local_site, "/pushed/2", hub=hub.url, self_url=source.feed_url)
+        assert await hub.publish(source.feed_url or "", pushed.encode()) == [202]
+        assert (await push.run_once()).submitted == 1
+
+        await SourceRepository(db).remove("pushed")
+        await push.run_once()
+        await wait_until(lambda: not hub.subscriptions, deadline_s=60, what="unsubscribed")
+    assert await db.fetchval("SELECT count(*) FROM websub_subscriptions") == 0
+    assert (
+        await db.fetchval(
+            "SELECT count(*) FROM url_frontier WHERE url = $1", local_site.url("/pushed/2")
+        )
+        == 1
+    )
 
 
 # -- spider ----------------------------------------------------------------------------

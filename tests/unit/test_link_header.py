@@ -1,5 +1,5 @@
 """The HTTP `Link` header (RFC 8288) as the fetcher reads it for a canonical
-(`fetcher.link_header`), and how it counts beside the page's `<link rel="canonical">`
+(`frontier.link_header`), and how it counts beside the page's `<link rel="canonical">`
 (`fetcher.canonical.page_canonical_claim`), without I/O."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from fetcher.canonical import page_canonical_claim
-from fetcher.link_header import Link, canonical_from_links, link_values, parse_links
+from frontier.link_header import Link, canonical_from_links, link_values, parse_links
 
 BASE = "https://city.example.org/node/69?page=2"
 PAGE = "https://city.example.org/node/69?page=2"

@@ -1,10 +1,10 @@
-"""LISTEN on `frontier_submitted`: wake the fetcher's claim loop on each notification, on a
-connection of its own that is opened again when the server drops it; and `first_of`, the
-wait the claim loop and LISTEN share (a task ends, an event is set, or time runs out).
+"""LISTEN on a channel: wake a loop on each notification, on a connection of its own that is
+opened again when the server drops it; and `first_of`, the wait such a loop and LISTEN
+share (a task ends, an event is set, or time runs out).
 
-The claim loop itself is `Fetcher._claim_until_stopped` (`fetcher.worker`); the timer loops
-(lease renewal, maintenance) are `frontier.loops.run_every` around `Fetcher.renew_once` /
-`Fetcher.maintain_once`.
+The fetcher's claim loop (`Fetcher._claim_until_stopped`, `fetcher.worker`) listens on
+`frontier_submitted`; the poller's WebSub loop (`poller.websub`) on `frontier_websub`. The
+timer loops (lease renewal, maintenance) are `frontier.loops.run_every`.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from frontier.reconnect import is_connection_loss
 
 log = logging.getLogger(__name__)
 
-NOTIFY_CHANNEL = "frontier_submitted"
+SUBMITTED = "frontier_submitted"  # new URLs in the frontier (queue.sql, hosts.sql)
 
 
-async def listen(db: Database, wake: asyncio.Event, stop: asyncio.Event) -> None:
-    """LISTEN on frontier_submitted on a connection of its own until `stop`; when the
-    server drops it, LISTEN again (with backoff) and wake the claim loop, since
-    notifications sent meanwhile are lost. Without it, the claim loop still polls."""
+async def listen(
+    db: Database, wake: asyncio.Event, stop: asyncio.Event, channel: str = SUBMITTED
+) -> None:
+    """LISTEN on `channel` on a connection of its own until `stop`; when the server drops
+    it, LISTEN again (with backoff) and wake the loop, since notifications sent meanwhile
+    are lost. Without it, the loop still looks on its timer."""
     backoff = db.outage.backoff()
 
     def notified(*_args: object) -> None:
@@ -41,9 +43,9 @@ async def listen(db: Database, wake: asyncio.Event, stop: asyncio.Event) -> None
             async with db.connection() as conn:
                 conn.add_termination_listener(terminated)
                 try:
-                    await conn.add_listener(NOTIFY_CHANNEL, notified)
+                    await conn.add_listener(channel, notified)
                     if backoff.attempts:
-                        log.info("LISTEN %s again", NOTIFY_CHANNEL)
+                        log.info("LISTEN %s again", channel)
                         wake.set()
                     backoff.reset()
                     await first_of([], [lost, stop], None)
@@ -51,7 +53,7 @@ async def listen(db: Database, wake: asyncio.Event, stop: asyncio.Event) -> None
                     with contextlib.suppress(Exception):
                         conn.remove_termination_listener(terminated)
                         if not conn.is_closed():
-                            await conn.remove_listener(NOTIFY_CHANNEL, notified)
+                            await conn.remove_listener(channel, notified)
             if stop.is_set():
                 return
             raise DatabaseUnavailable("the LISTEN connection was closed by the server")
@@ -62,7 +64,7 @@ async def listen(db: Database, wake: asyncio.Event, stop: asyncio.Event) -> None
             else:
                 log.warning(
                     "LISTEN %s failed (%s); polling meanwhile, again in %.1f s",
-                    NOTIFY_CHANNEL,
+                    channel,
                     exc,
                     delay,
                 )

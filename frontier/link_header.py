@@ -6,7 +6,8 @@ the tag (api.drupal.org, includes/common.inc, 7.x), and node pages call it for t
 `rel="canonical"` and `rel="shortlink"`, so a Drupal 7 node answers
 `Link: </node/69>; rel="canonical",</node/69>; rel="shortlink"`; from 8.7 the targets are
 absolute (drupal.org/node/3024321). PDFs and other non-HTML documents can only say it
-there.
+there. The poller reads it too, for a feed's WebSub hub and topic (`rel="hub"`,
+`rel="self"`: W3C WebSub section 4), which the recommendation puts in the headers first.
 
 Written here, not taken from a library: the project's dependencies hold no standalone
 parser. aiohttp parses Link only as `ClientResponse.links` (our `SafeClient` keeps the
@@ -20,7 +21,8 @@ installed as tldextract's dependency) splits the target itself on ``;``, so
     link-param = token BWS [ "=" BWS ( token / quoted-string ) ]
 
 Bounded: a header is at most what aiohttp accepts (8 KiB a line), and this runs where the
-page is extracted (`fetcher.extract_pool`), never on the event loop. A malformed link is
+page is extracted (`fetcher.extract_pool`) or the feed parsed (the poller's parse pool),
+never on the event loop. A malformed link is
 skipped up to the next comma outside quotes and angle brackets, never an error.
 """
 

@@ -1,0 +1,135 @@
+-- websub_subscriptions and websub_notifications (migration 0045): the poller's
+-- subscriptions to the hubs its feeds declare, and the notifications the API's callback
+-- accepted for the poller to apply. The API verifies intents and stores notifications;
+-- the poller asks the hubs, renews, unsubscribes and applies the notifications.
+
+-- name: declared
+-- Source $1's feed declares hub $2 for topic $3: a new subscription (secret $4) to ask
+-- for, or the same one kept as it is; a changed hub or topic (or one being unsubscribed)
+-- is asked again with the new secret. Returns the row when it is to be asked.
+INSERT INTO websub_subscriptions AS w (source_id, hub, topic, secret)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (source_id) DO UPDATE
+SET hub = excluded.hub, topic = excluded.topic, secret = excluded.secret,
+    state = 'requested', requested_at = NULL, lease_until = NULL, last_error = NULL
+WHERE (w.hub, w.topic) IS DISTINCT FROM (excluded.hub, excluded.topic)
+   OR w.state = 'unsubscribing'
+RETURNING w.id;
+
+-- name: undeclared
+-- Source $1's feed no longer declares a hub: unsubscribe at the next look.
+UPDATE websub_subscriptions
+SET state = 'unsubscribing', requested_at = NULL
+WHERE source_id = $1 AND state <> 'unsubscribing';
+
+-- name: orphaned
+-- Subscriptions whose source was removed or disabled: unsubscribe at the next look.
+UPDATE websub_subscriptions w
+SET state = 'unsubscribing', requested_at = NULL
+WHERE w.state <> 'unsubscribing'
+  AND NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = w.source_id AND s.enabled);
+
+-- name: take_due
+-- Up to $1 subscriptions with a request to send to their hub at $2 (NULL: now()): asked
+-- for and not sent yet, or sent more than $4 seconds ago without an answer (also an
+-- unsubscription); active with a lease ending within $3 seconds or half the lease the hub
+-- granted, whichever is shorter, and not renewed since it was verified (renew); denied
+-- more than a day ago. Marked as sent at $2, so that another poller does not take them.
+WITH clock AS (SELECT coalesce($2::timestamptz, now()) AS now),
+due AS (
+    SELECT w.id FROM websub_subscriptions w CROSS JOIN clock c
+    WHERE (w.requested_at IS NULL OR w.requested_at <= frontier_after(c.now, -$4::float8)
+           OR (w.state = 'active' AND w.requested_at <= w.verified_at))
+      AND (w.state IN ('requested', 'unsubscribing')
+           OR (w.state = 'active' AND w.lease_until <= frontier_after(c.now, least(
+                   $3::float8, extract(epoch FROM w.lease_until - w.verified_at)::float8 / 2)))
+           OR (w.state = 'denied' AND w.requested_at <= frontier_after(c.now, -86400.0)))
+    ORDER BY w.requested_at NULLS FIRST
+    LIMIT $1
+    FOR UPDATE OF w SKIP LOCKED
+)
+UPDATE websub_subscriptions w SET requested_at = c.now
+FROM due, clock c
+WHERE w.id = due.id
+RETURNING w.*;
+
+-- name: request_failed
+-- The hub refused or did not answer the request for subscription $1 (error $2).
+UPDATE websub_subscriptions SET last_error = $2 WHERE id = $1;
+
+-- name: forget
+-- Subscription $1 ends here (unsubscribed, or a hub that refuses the unsubscription).
+DELETE FROM websub_subscriptions WHERE id = $1;
+
+-- name: by_id
+SELECT * FROM websub_subscriptions WHERE id = $1;
+
+-- name: active_sources
+-- Which of sources $1 have a subscription active at $2 (their polls are the fallback).
+SELECT source_id FROM websub_subscriptions
+WHERE source_id = ANY($1::uuid[]) AND state = 'active' AND lease_until > $2;
+
+-- name: verified
+-- The hub verified the subscription $1 to topic $2 for $3 seconds (at $4, NULL: now()).
+WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now)
+UPDATE websub_subscriptions w
+SET state = 'active', verified_at = c.now, lease_until = frontier_after(c.now, $3::float8),
+    last_error = NULL
+FROM clock c
+WHERE w.id = $1 AND w.topic = $2 AND w.state IN ('requested', 'active')
+RETURNING w.id;
+
+-- name: unsubscribed
+-- The hub verified the unsubscription $1 of topic $2: the row goes.
+DELETE FROM websub_subscriptions
+WHERE id = $1 AND topic = $2 AND state = 'unsubscribing'
+RETURNING id;
+
+-- name: denied
+-- The hub denied subscription $1 to topic $2, for reason $3.
+UPDATE websub_subscriptions
+SET state = 'denied', lease_until = NULL, last_error = $3
+WHERE id = $1 AND topic = $2 AND state <> 'unsubscribing'
+RETURNING id;
+
+-- name: notified
+-- A notification for subscription $1 whose signature holds (content type $2, body $3):
+-- kept for the poller, counted, and the pollers woken.
+WITH kept AS (
+    INSERT INTO websub_notifications (subscription_id, content_type, body)
+    VALUES ($1, $2, $3)
+    RETURNING subscription_id
+),
+counted AS (
+    UPDATE websub_subscriptions w
+    SET notifications = notifications + 1, last_notified_at = now()
+    FROM kept WHERE w.id = kept.subscription_id
+    RETURNING w.id
+)
+SELECT pg_notify('frontier_websub', id::text) FROM counted;
+
+-- name: bad_signature
+-- A notification for subscription $1 without a valid signature ($2 says what was wrong):
+-- ignored, counted.
+UPDATE websub_subscriptions
+SET bad_signatures = bad_signatures + 1, last_error = $2
+WHERE id = $1;
+
+-- name: take_notifications
+-- Up to $1 notifications, oldest first, each with its subscription's source and topic,
+-- leased for $2 seconds: deleted by `applied` once submitted, taken again by any poller
+-- once the lease ends (a poller that died on the way loses nothing).
+WITH taken AS (
+    SELECT id FROM websub_notifications
+    WHERE lease_until IS NULL OR lease_until <= now()
+    ORDER BY received_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE websub_notifications n SET lease_until = frontier_after(now(), $2::float8)
+FROM taken, websub_subscriptions w
+WHERE n.id = taken.id AND w.id = n.subscription_id
+RETURNING n.id, n.content_type, n.body, n.received_at, w.source_id, w.topic;
+
+-- name: applied
+DELETE FROM websub_notifications WHERE id = ANY($1::uuid[]);
