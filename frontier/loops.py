@@ -57,6 +57,9 @@ async def wait_or_stop(stop: asyncio.Event, seconds: float | None) -> bool:
     return stop.is_set()
 
 
+MIN_SOONER_S = 1.0  # the shortest wait `run_every`'s `sooner` may ask for
+
+
 async def run_every(
     stop: asyncio.Event,
     tick: Callable[[], Awaitable[object]],
@@ -66,10 +69,14 @@ async def run_every(
     name: str,
     on_error: Callable[[Exception], None] | None = None,
     wait_first: bool = False,
+    sooner: Callable[[], Awaitable[float | None]] | None = None,
 ) -> None:
     """Run `tick` every `every_s` seconds until `stop` is set (`wait_first`: the first
     tick comes after one interval). A tick that finds the database unavailable is tried
-    again after the outage backoff instead; `on_error` gets any other failure."""
+    again after the outage backoff instead; `on_error` gets any other failure. `sooner`,
+    asked after each tick that succeeded: the seconds until the next tick is wanted, when
+    that comes before `every_s` (None: no sooner; at least MIN_SOONER_S, so a backlog the
+    tick could not take is not asked for in a busy loop)."""
     backoff = outage.backoff()
     if wait_first and await wait_or_stop(stop, every_s):
         return
@@ -87,4 +94,19 @@ async def run_every(
                 on_error(exc)
         else:
             backoff.reset()
+            if sooner is not None:
+                wait = await _sooner(sooner, every_s, name)
         await wait_or_stop(stop, wait)
+
+
+async def _sooner(
+    sooner: Callable[[], Awaitable[float | None]], every_s: float, name: str
+) -> float:
+    try:
+        wanted = await sooner()
+    except DatabaseUnavailable:  # the next tick meets it, and backs off
+        return every_s
+    except Exception:
+        log.exception("%s: when to tick next failed; in %.0f s", name, every_s)
+        return every_s
+    return every_s if wanted is None else min(every_s, max(MIN_SOONER_S, wanted))

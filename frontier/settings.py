@@ -206,7 +206,10 @@ class Settings(BaseSettings):
 
     # -- poller settings --------------------------------------------------------------
     poll_tick_s: float = Field(
-        default=30.0, gt=0, le=3600, description="Seconds between poller ticks."
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="The longest wait between poller ticks; it also wakes when a source falls due.",
     )
     poll_concurrency: int = Field(
         default=10, ge=1, le=1000, description="Feed and sitemap polls in flight per process."

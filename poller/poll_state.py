@@ -125,6 +125,11 @@ class PollStateRepository:
         by_id = {s.id: s for s in await SourceRepository(self._db).get_many(list(states))}
         return [(by_id[i], state) for i, state in states.items() if i in by_id]
 
+    async def seconds_until_due(self, now: datetime | None = None) -> float | None:
+        """Seconds until the next source nobody holds is due (negative: one is due now);
+        None when there is none."""
+        return await self._db.fetchval(SQL["seconds_until_due"], now)
+
     async def get(self, source_id: UUID) -> tuple[Source, PollState] | None:
         sources = await SourceRepository(self._db).get_many([source_id])
         state = await self._db.fetchrow(SQL["state_by_source"], source_id)

@@ -175,7 +175,10 @@ class Poller:
         on_failed: Callable[[Exception], None] | None = None,
     ) -> None:
         """Tick every `policy.tick_s` seconds until `stop` is set, through the project's one
-        loop (`frontier.loops.run_every`: it backs off while the database is unavailable).
+        loop (`frontier.loops.run_every`: it backs off while the database is unavailable),
+        and sooner when a source falls due before the next tick: a source is polled when it
+        is due, not up to a tick later (and a poll later than half its interval would skip
+        its next slot, poller.intervals).
         `on_polled` gets each tick's summaries, `on_failed` a tick that failed otherwise
         (defaults: the log). Once `stop` is set, the tick's polls in flight are cancelled
         (their leases given back, nothing charged to their sources, their parses killed):
@@ -201,7 +204,13 @@ class Poller:
             report(summaries)
 
         await run_every(
-            stop, tick, self.policy.tick_s, self.db.outage, name="poller tick", on_error=on_failed
+            stop,
+            tick,
+            self.policy.tick_s,
+            self.db.outage,
+            name="poller tick",
+            on_error=on_failed,
+            sooner=self.states.seconds_until_due,
         )
 
 

@@ -49,6 +49,24 @@ SELECT f.source_id FROM feed_state f JOIN picked p USING (source_id) CROSS JOIN 
 WHERE f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now
 FOR UPDATE OF f SKIP LOCKED;
 
+-- name: seconds_until_due
+-- Seconds from $1 (NULL: now()) until the next source is due that nobody holds (negative:
+-- one is due already); NULL when none is. The poller's next look (frontier.loops
+-- `sooner`): it wakes when a source is due instead of at its next tick. The conditions
+-- are `claim_due`'s, and feed_state_due_idx serves the order.
+WITH clock AS (SELECT coalesce($1::timestamptz, now()) AS now)
+SELECT extract(epoch FROM least(f.next_poll_at, f.sitemap_next_poll_at) - c.now)::float8
+    AS seconds
+FROM feed_state f
+JOIN sources s ON s.id = f.source_id
+CROSS JOIN clock c
+WHERE s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both')
+  AND (coalesce(s.feed_url, s.base_url, s.sitemap_url) IS NOT NULL OR s.kind <> 'feed')
+  AND (f.poll_lease_until IS NULL OR f.poll_lease_until <= c.now)
+  AND least(f.next_poll_at, f.sitemap_next_poll_at) IS NOT NULL
+ORDER BY least(f.next_poll_at, f.sitemap_next_poll_at)
+LIMIT 1;
+
 -- name: lease_sources
 -- Lease sources $1, locked by `claim_due` in this transaction, to $2 for $3 seconds from
 -- $4 (NULL: now()). (A statement of its own: on Citus, where feed_state is a reference

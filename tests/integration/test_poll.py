@@ -399,3 +399,31 @@ async def test_a_host_backing_off_fails_the_poll_without_a_request(
     assert row["consecutive_errors"] == 1 and row["next_poll_at"] > T0
     logged = await db.fetch("SELECT kind, outcome FROM fetch_log")
     assert [(r["kind"], r["outcome"]) for r in logged] == [("feed", "failed")]  # no crash
+
+
+async def test_run_forever_polls_a_source_when_it_falls_due_not_at_the_next_tick(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """A tick of an hour: the source that falls due two seconds after the first tick is
+    polled then (the loop asks when the next source is due), not an hour later."""
+    local_site.serve("/feed.xml", rss("/f/1"), content_type="application/rss+xml")
+    source = await add(db, "site", feed_url=local_site.url("/feed.xml"))
+    await db.execute(
+        "UPDATE feed_state SET next_poll_at = now() + interval '2 seconds', "
+        "sitemap_next_poll_at = now() + interval '2 seconds' WHERE source_id = $1",
+        source.id,
+    )
+    stop = asyncio.Event()
+    ticks: list[list[PollSummary]] = []
+
+    def on_polled(summaries: list[PollSummary]) -> None:
+        ticks.append(summaries)
+        if summaries:
+            stop.set()
+
+    poller = Poller(db, client, PollPolicy(concurrency=4, per_host=2, lease_s=60, tick_s=3600))
+    # the deadline is the test's, far under the tick: the old loop slept the whole hour
+    await asyncio.wait_for(poller.run_forever(stop, on_polled=on_polled), 60)
+    assert ticks[0] == []  # the first tick found nothing due
+    assert [(s.source, s.ok) for s in ticks[-1]] == [("site", True)]
+    assert len(local_site.hits("/feed.xml")) == 1

@@ -6,6 +6,9 @@ import asyncio
 import os
 import signal
 
+import pytest
+
+import frontier.loops as loops
 from frontier.errors import DatabaseUnavailable
 from frontier.loops import run_every, stop_event, wait_or_stop
 from frontier.reconnect import Outage
@@ -56,3 +59,33 @@ async def test_a_service_without_a_stop_event_is_stopped_by_sigterm() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
         assert await wait_or_stop(stop, 10) is True
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is gone again
+
+
+async def test_sooner_brings_the_next_tick_forward_but_never_into_a_busy_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stop = asyncio.Event()
+    ticks: list[int] = []
+    asked: list[int] = []
+    answers: list[float | None] = [None, -5.0]  # then a tick, then stop
+
+    async def tick() -> None:
+        ticks.append(1)
+        if len(ticks) == 3:
+            stop.set()
+
+    async def sooner() -> float | None:
+        asked.append(1)
+        return answers.pop(0) if answers else 3600.0
+
+    waits: list[float] = []
+
+    async def recorded(event: asyncio.Event, seconds: float | None) -> bool:
+        waits.append(seconds or 0.0)
+        return event.is_set()
+
+    monkeypatch.setattr(loops, "wait_or_stop", recorded)  # the waits recorded, not waited
+    await run_every(stop, tick, 3600, Outage("test"), name="t", sooner=sooner)
+    # None: the tick's own interval; a source overdue: the floor, not 0
+    assert waits == [3600, loops.MIN_SOONER_S, 3600]
+    assert len(asked) == 3
