@@ -55,7 +55,9 @@ def group_roles_held(admin_dsn: str, *, alone: bool = False) -> Iterator[None]:
         yield
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    on_citus = bool(os.environ.get("FRONTIER_TEST_CITUS_WORKERS"))
+    kept, left_out = [], []
     for item in items:
         for marker in ("integration", "acceptance", "bench"):
             if f"/tests/{marker}/" in str(item.path):
@@ -64,6 +66,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # selects them with `-m database`).
         if "pg_server" in getattr(item, "fixturenames", ()):
             item.add_marker("database")
+        # A test of one kind of server runs in the stage that has it (`make test-citus`,
+        # or every other), and is not collected elsewhere: never a run-time skip.
+        needs = item.get_closest_marker("needs_env")
+        if (
+            (item.get_closest_marker("citus") and not on_citus)
+            or (item.get_closest_marker("single_server") and on_citus)
+            or (needs and not os.environ.get(needs.args[0]))
+        ):
+            left_out.append(item)
+        else:
+            kept.append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
 
 
 class PostgresServer:

@@ -113,7 +113,6 @@ class LocalHub:
             except aiohttp.ClientError:
                 if attempt + 1 == VERIFY_ATTEMPTS:
                     raise
-                await asyncio.sleep(1.0)  # the hub's pause between attempts, not a test's wait
         self.verifications.append(Verification(mode, topic, callback, answer.status, confirmed))
         if not confirmed:
             return

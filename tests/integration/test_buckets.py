@@ -103,6 +103,7 @@ async def test_every_url_is_claimed_once_over_the_buckets(db: Database, manual: 
     assert counts == []
 
 
+@pytest.mark.citus
 async def test_the_answer_path_is_one_delegated_call_per_bucket_on_citus(
     db: Database, fresh_dsn: str, manual: SourceRef
 ) -> None:
@@ -110,8 +111,6 @@ async def test_the_answer_path_is_one_delegated_call_per_bucket_on_citus(
     buckets are each one call per bucket, which the coordinator sends whole to the worker
     holding the bucket (function call delegation), and no statement it plans and routes to
     the shards itself (`citus.log_remote_commands` shows what it sends)."""
-    if not await db.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'citus'"):
-        pytest.skip("Citus's function call delegation")
     await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
     queue = QueueRepository(db, POLICY, rotation_start=0)
     await queue.submit(candidates(manual), now=at(0))

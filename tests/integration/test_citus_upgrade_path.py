@@ -20,11 +20,11 @@ from tests.conftest import PostgresServer
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.citus
 def test_a_citus_database_migrates_where_the_roles_exist_on_the_coordinator_only(
     pg_server: PostgresServer,
 ) -> None:
-    if not pg_server.workers:
-        pytest.skip("needs a Citus cluster (make test-citus)")
+    assert pg_server.workers  # collected on a Citus cluster only
     with psycopg.connect(pg_server.admin_dsn) as conn:
         row = conn.execute("SELECT setting FROM pg_config WHERE name = 'BINDIR'").fetchone()
     assert row is not None

@@ -126,13 +126,18 @@ async def test_the_fetcher_writes_to_each_server_with_its_headers(
     assert server.rejected_requests == []
 
 
-@pytest.mark.parametrize("kind", ["elasticsearch", "opensearch"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(k, marks=pytest.mark.needs_env(f"FRONTIER_TEST_{k.upper()}_URL"))
+        for k in ("elasticsearch", "opensearch")
+    ],
+)
 async def test_against_a_real_server(
     db: Database, tmp_path: Path, local_site: LocalSite, kind: str
 ) -> None:
     url = REAL[kind]
-    if not url:
-        pytest.skip(f"no real server: set FRONTIER_TEST_{kind.upper()}_URL to run it")
+    assert url  # collected only when it is set (needs_env)
     index = f"frontier-test-{os.getpid()}"
     sink, settings = await open_index_sink(kind, url, index, tmp_path, db)
     try:

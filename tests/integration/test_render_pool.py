@@ -68,7 +68,7 @@ async def test_a_browser_that_dies_under_a_page_is_replaced_and_the_page_rendere
         if asked == 1:  # the first time: the browser dies while the page waits for its text
             for pid in pool.browser_pids():
                 os.kill(pid, signal.SIGKILL)
-            await asyncio.sleep(30)  # never answered: the page's browser is gone
+            await asyncio.Event().wait()  # never answered: the page's browser is gone
         return STORY
 
     replaced = pool.replaced
