@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import IO, Any, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 from multidict import CIMultiDictProxy
@@ -47,6 +47,8 @@ from frontier.safe_http.responses import REDIRECT_STATUSES, Exchange, Response, 
 from frontier.safe_http.ssrf import refuse_literal_address, refuse_private_answers
 from frontier.source_credentials import Credentials
 from frontier.urls import InvalidURL, request_spelling
+
+FORM_TYPE = "application/x-www-form-urlencoded"
 
 
 class HostSlots(Protocol):
@@ -397,49 +399,44 @@ class SafeClient:
         body: bytes,
         *,
         headers: Mapping[str, str],
-        timeout_s: float,
+        timeout_s: float | None = None,
         max_answer_bytes: int = 64 * 1024,
-    ) -> tuple[int, bytes]:
-        """POST `body` to `url` (a webhook), through the same SSRF guard as every request;
-        no redirect is followed (a 3xx is the answer), `timeout_s` bounds the whole
-        exchange, and the answer's body is read up to `max_answer_bytes` (truncated).
-        Returns (status, answer body); FetchFailed for a transport failure."""
+    ) -> Response:
+        """POST `body` to `url` (a webhook's delivery, a WebSub hub's subscription),
+        through the same SSRF guard as every request; no redirect is followed (a 3xx is the
+        answer), `timeout_s` (else the client's) bounds the whole exchange, and the
+        answer's body is read up to `max_answer_bytes` (truncated: it is only shown in an
+        error). FetchFailed for a transport failure.
+
+        Not in the host's crawl turn (the client's slots keep one request a second to a
+        site we crawl): a receiver or a hub is a service built for its subscribers'
+        requests, and a thousand feeds on one hub would otherwise wait a quarter of an hour
+        to subscribe; a webhook sink paces its receiver itself (frontier.sinks.webhook)."""
         if url.split(":", 1)[0].lower() not in ("http", "https"):
             raise PolicyBlocked(f"only http(s) URLs are posted to, not {url[:200]}")
         self._check_literal_address(url)
-        timeout = aiohttp.ClientTimeout(
-            total=timeout_s, sock_connect=min(timeout_s, self.limits.connect_timeout_s)
-        )
+        options: dict[str, Any] = {}  # no timeout given: the client's own (not None: none)
+        if timeout_s is not None:
+            options["timeout"] = aiohttp.ClientTimeout(
+                total=timeout_s, sock_connect=min(timeout_s, self.limits.connect_timeout_s)
+            )
+        started = time.monotonic()
         try:
             async with self._client().post(
-                url, data=body, headers=dict(headers), allow_redirects=False, timeout=timeout
+                url, data=body, headers=dict(headers), allow_redirects=False, **options
             ) as resp:
-                return resp.status, await read_capped(resp, max_answer_bytes, url, truncate=True)
-        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            raise FetchFailed(f"{_describe(exc)} ({url})") from None
-
-    async def post_form(
-        self, url: str, form: Mapping[str, str], *, max_body_bytes: int = 64 * 1024
-    ) -> Response:
-        """POST `form` (application/x-www-form-urlencoded) to `url`, through the same SSRF
-        guard, no redirect followed: a WebSub subscription request, which the hub answers
-        202. Not in the host's crawl turn (the client's slots keep one request a second to
-        a site we crawl): a hub is a service built for its subscribers' requests, which
-        come once per feed and lease, and a thousand feeds on one hub would otherwise wait
-        a quarter of an hour to subscribe. The answer's body is cut at `max_body_bytes`
-        (it is only shown in an error)."""
-        self._check_literal_address(url)
-        started = time.monotonic()
-
-        try:
-            async with self._client().post(url, data=dict(form), allow_redirects=False) as resp:
-                body = await read_capped(resp, max_body_bytes, url, truncate=True)
+                answer = await read_capped(resp, max_answer_bytes, url, truncate=True)
                 elapsed = int((time.monotonic() - started) * 1000)
-                return Response(url, resp.status, resp.headers, body, elapsed)
+                return Response(url, resp.status, resp.headers, answer, elapsed)
         except HttpError:
             raise
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise FetchFailed(f"{_describe(exc)} ({url})") from None
+
+    async def post_form(self, url: str, form: Mapping[str, str]) -> Response:
+        """`post` of `form`, application/x-www-form-urlencoded (a WebSub hub's request)."""
+        body = urlencode(form).encode("ascii")
+        return await self.post(url, body, headers={"Content-Type": FORM_TYPE})
 
     def _check_literal_address(self, url: str) -> None:
         if not self.limits.allow_private_networks:

@@ -195,14 +195,15 @@ class WebhookSink:
     async def _post_now(self, body: bytes, msg_id: str) -> str | None:
         headers = signed_headers(self._key, msg_id, body)
         try:
-            status, answer = await self._client.post(
+            answer = await self._client.post(
                 self.url, body, headers=headers, timeout_s=self._timeout_s
             )
         except HttpError as exc:
             raise SinkUnavailable(f"webhook {self._host}: {exc}") from None
+        status = answer.status
         if 200 <= status < 300:
             return None
-        said = answer[:200].decode("utf-8", "replace").strip()
+        said = answer.body[:200].decode("utf-8", "replace").strip()
         if status in REFUSED:
             return f"HTTP {status} from {self._host}" + (f": {said}" if said else "")
         raise SinkUnavailable(f"webhook {self._host}: HTTP {status}")
