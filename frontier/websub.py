@@ -5,7 +5,8 @@ their one repository.
 
 - the poller (`poller.websub`) subscribes to the hub a feed declares, with the callback
   `callback_url(public_url, id)` and a secret of its own (`new_secret()`), renews before
-  the lease ends and unsubscribes when the feed stops declaring the hub or its source
+  the lease ends and unsubscribes when the feed stops declaring the hub, declares
+  another (the old row is unsubscribed beside the new one: migration 0046) or its source
   goes; it applies the notifications the callback kept;
 - the API's callback (`frontier.api.routes.websub`) answers the hub's verification of
   intent (section 5.3) and checks each notification's `X-Hub-Signature` (section 8) with

@@ -5,16 +5,29 @@
 
 -- name: declared
 -- Source $1's feed declares hub $2 for topic $3: a new subscription (secret $4) to ask
--- for, or the same one kept as it is; a changed hub or topic (or one being unsubscribed)
--- is asked again with the new secret. Returns the row when it is to be asked.
-INSERT INTO websub_subscriptions AS w (source_id, hub, topic, secret)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (source_id) DO UPDATE
-SET hub = excluded.hub, topic = excluded.topic, secret = excluded.secret,
-    state = 'requested', requested_at = NULL, lease_until = NULL, last_error = NULL
-WHERE (w.hub, w.topic) IS DISTINCT FROM (excluded.hub, excluded.topic)
-   OR w.state = 'unsubscribing'
-RETURNING w.id;
+-- for, or the same one kept as it is. A subscription of the source to another hub or
+-- topic is unsubscribed (its own row, with its hub, topic and secret, until that hub
+-- verifies it: migration 0046), and the new one asked beside it; one being unsubscribed
+-- from this very hub and topic is left to end, and a new one asked. Returns the new row.
+-- The INSERT reads the CTE's count so that the UPDATE runs first (a CTE nobody reads
+-- runs after the main statement, whose unique check would then meet the old row); a
+-- unique check passes over a row version this transaction replaced.
+WITH moved AS (
+    UPDATE websub_subscriptions
+    SET state = 'unsubscribing', requested_at = NULL
+    WHERE source_id = $1 AND state <> 'unsubscribing'
+      AND (hub, topic) IS DISTINCT FROM ($2, $3)
+    RETURNING id
+)
+INSERT INTO websub_subscriptions (source_id, hub, topic, secret)
+SELECT $1, $2, $3, $4
+FROM (SELECT count(*) FROM moved) AS first_the_move
+WHERE NOT EXISTS (
+    SELECT 1 FROM websub_subscriptions
+    WHERE source_id = $1 AND state <> 'unsubscribing' AND (hub, topic) = ($2, $3)
+)
+ON CONFLICT (source_id) WHERE state <> 'unsubscribing' DO NOTHING
+RETURNING id;
 
 -- name: undeclared
 -- Source $1's feed no longer declares a hub: unsubscribe at the next look.

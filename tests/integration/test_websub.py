@@ -322,6 +322,32 @@ async def test_a_feed_without_its_hub_and_a_removed_source_are_unsubscribed(
     assert [(r["source_id"], r["state"]) for r in rows] == [(kept.id, "active")]
 
 
+async def test_a_feed_that_moves_to_another_hub_is_unsubscribed_from_the_old_one(
+    db: Database, hub: LocalHub, local_site: LocalSite, loops: Loops
+) -> None:
+    source = await feed_source(db, local_site, hub, "moving")
+    await subscribed(loops, hub, source)
+    [old] = await db.fetch("SELECT id, secret FROM websub_subscriptions")
+    async with running_hub() as other:
+        feed = atom(local_site, "/moving/1", hub=other.url, self_url=source.feed_url)
+        local_site.serve("/moving.xml", feed, content_type=ATOM)
+        later = utcnow() + timedelta(seconds=2 * FALLBACK_S)  # past the fallback poll
+        await loops.poller.run_once(now=later)
+        await loops.push.run_once(now=later)
+        await wait_until(
+            lambda: not hub.subscriptions and other.subscriptions,
+            deadline_s=60,
+            what="the old hub's unsubscription and the new hub's subscription verified",
+        )
+        [(_, topic)] = other.subscriptions
+        assert topic == source.feed_url
+        [left] = [r for r in hub.requests if r["hub.mode"] == "unsubscribe"]
+        assert left["hub.callback"].endswith(f"/websub/{old['id']}")  # the old callback
+        [row] = await db.fetch("SELECT * FROM websub_subscriptions")
+        assert (row["hub"], row["state"]) == (other.url, "active")
+        assert row["id"] != old["id"] and row["secret"] != old["secret"]
+
+
 async def test_an_active_subscription_moves_its_feed_to_the_fallback_interval(
     db: Database,
     hub: LocalHub,
