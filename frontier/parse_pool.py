@@ -29,7 +29,8 @@ A worker killed (the deadline, a cancelled job, a limit) or dead (a crash) is ne
 again, and fails only the job it ran: no job is queued behind another in one process, so
 there is never an innocent job in flight on it. Not `concurrent.futures.ProcessPoolExecutor`,
 which breaks as a whole when it loses a worker, failing the jobs on its others. An idle
-worker that died (killed from outside) is dropped when it would be taken. A cancelled job
+worker that died (killed from outside) refuses the job handed to it (its pipe is closed),
+and the job goes to another. A cancelled job
 (the poll cancelled, the service stopping) kills its worker at once; `close()` kills those
 running and stops the idle ones.
 
@@ -40,7 +41,8 @@ pool's machinery (`fetcher.extract_pool`): the core imports no service, and what
 is built around (two pages in flight a worker, workers set aside behind a slow page, a page
 tried again alone after a crash, a fresh interpreter started per worker with an allocator
 of its own) is what a pool of one job a worker does not need; what both share is a
-length-prefixed pickle over a pipe, which `multiprocessing.connection` gives here.
+length-prefixed pickle over a pipe, which `multiprocessing.connection` gives here, and
+the reading of a worker's peak address space (`frontier.address_space`).
 """
 
 from __future__ import annotations
@@ -119,9 +121,6 @@ class _Worker:
         self.pipe = pipe
         self.pid = process.pid
 
-    def alive(self) -> bool:
-        return self.process.exitcode is None
-
     def kill(self) -> None:
         if self.process.exitcode is None:
             with contextlib.suppress(OSError, ValueError):
@@ -142,13 +141,14 @@ class _Call:
     starts it or waits for its answer, until the job is done (answered: the worker is
     then free, and handed back)."""
 
-    def __init__(self, worker: _Worker | None) -> None:
+    def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.worker = worker  # None: the pool's thread starts one
+        self.worker: _Worker | None = None  # until the pool's thread has one for the job
         self.killed = False
         self._done = False
 
     def started(self, worker: _Worker) -> None:
+        """The job's worker (an idle one, or started for it): killed if the job was."""
         with self._lock:
             self.worker = worker
             if self.killed:
@@ -187,7 +187,7 @@ class ParsePool:
         self._context.set_forkserver_preload(preload_modules())
         self._threads = ThreadPoolExecutor(self.limits.processes, thread_name_prefix="parse")
         self._slots = asyncio.Semaphore(self.limits.processes)
-        # Each waits for a job: taken on the event loop's thread, handed back by the pool's.
+        # Each waits for a job: taken and handed back by the pool's threads.
         self._idle: list[_Worker] = []
         self._closed = False
         self._running: set[_Call] = set()
@@ -203,7 +203,7 @@ class ParsePool:
         """`job(*args)` in a worker process; what it returns or raises, or
         `ParseLimitExceeded` when it runs past a limit."""
         async with self._slots:
-            call = _Call(self._take_idle())
+            call = _Call()
             self._running.add(call)
             loop = asyncio.get_running_loop()
             expired: list[bool] = []
@@ -227,35 +227,30 @@ class ParsePool:
             return outcome.value
         raise outcome.value
 
-    def _take_idle(self) -> _Worker | None:
-        """An idle worker still alive, the last to have answered first (its memory is the
-        warmest); those that died while idle (killed from outside) are reaped."""
-        while self._idle:
-            worker = self._idle.pop()
-            if worker.alive():
-                return worker
-            worker.reap()  # at once: it has ended
-        return None
-
     def _call(self, call: _Call, job: Callable[..., Any], args: tuple[Any, ...]) -> _Outcome:
-        """In a thread of the pool: start a worker if the job has none, hand the job over,
+        """In a thread of the pool: take an idle worker or start one, hand the job over,
         read its answer; reap the worker if it ended."""
         try:
             request = pickle.dumps((job, args), pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # arguments that do not pickle: the caller's error
-            if call.worker is not None:
-                self._hand_back(call, call.worker)
             return _Outcome(answered=True, ok=False, value=exc)
-        worker = call.worker
-        if worker is None:
-            if call.killed:
+        while True:
+            idle = self._idle.pop() if self._idle else None  # the last to answer: warmest
+            if idle is None and call.killed:
                 return _Outcome(answered=False)
-            worker = self._start_worker()
+            worker = idle or self._start_worker()
             call.started(worker)
+            try:
+                worker.pipe.send_bytes(request)
+            except OSError:  # it died, killed while idle (then another takes the job), or now
+                exitcode = worker.reap()
+                if idle is None or call.killed:
+                    return _Outcome(answered=False, exitcode=exitcode)
+                continue
+            break
         assert worker.pid is not None
         self.pids.append(worker.pid)
         try:
-            worker.pipe.send_bytes(request)
             ok, value, retiring = pickle.loads(worker.pipe.recv_bytes())
         except (EOFError, OSError):  # it died (a limit, a crash) or was killed (the deadline)
             return _Outcome(answered=False, exitcode=worker.reap())
