@@ -114,25 +114,32 @@ class ParseLimits:
 
 
 class _Worker:
-    """A parse worker process and the parent's end of its pipe."""
+    """A parse worker process and the parent's end of its pipe. Killed from the event
+    loop's thread, reaped by the pool's: one at a time (both read the exit status the fork
+    server sends, and a process reaped is never signalled: its pid may be another's)."""
 
     def __init__(self, process: multiprocessing.process.BaseProcess, pipe: Connection) -> None:
         self.process = process
         self.pipe = pipe
         self.pid = process.pid
+        self._lock = threading.Lock()
+        self._reaped = False
 
     def kill(self) -> None:
-        if self.process.exitcode is None:
-            with contextlib.suppress(OSError, ValueError):
-                self.process.kill()
+        with self._lock:
+            if not self._reaped and self.process.exitcode is None:
+                with contextlib.suppress(OSError):
+                    self.process.kill()
 
     def reap(self) -> int | None:
         """Wait for the process to end (it has, or was killed, or reads the end of its
         pipe) and free what it held; its exit code."""
         self.pipe.close()
-        self.process.join()
-        exitcode = self.process.exitcode
-        self.process.close()
+        with self._lock:
+            self.process.join()
+            exitcode = self.process.exitcode
+            self.process.close()
+            self._reaped = True
         return exitcode
 
 
