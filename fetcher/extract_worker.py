@@ -16,11 +16,11 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
 from typing import Any
 
 from fetcher.extract import extract
 from fetcher.extract_job import ExtractionOverLimit
+from frontier.address_space import address_space_peak
 
 PARENT_CHECK_S = 1.0  # how often a worker looks whether its fetch process still runs
 FRAME = struct.Struct(">Q")  # a frame: the length of the pickle that follows
@@ -84,7 +84,7 @@ def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
     limit = memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _warm_up(parent)
-    peak = _address_space_peak()
+    peak = address_space_peak()
     # Made now: a worker out of memory may not be able to make it.
     over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))
     pipe.setblocking(True)
@@ -142,22 +142,6 @@ def _run(request: bytearray) -> bytes | None:
         return None
     except Exception as exc:  # a result or an exception that does not pickle
         return pickle.dumps((False, exc, traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
-
-
-def _address_space_peak() -> Callable[[], int]:
-    """The largest the process's address space has been, in bytes (`VmPeak`, read from
-    /proc: a few microseconds), or 0 where there is no /proc."""
-    try:
-        status = os.open("/proc/self/status", os.O_RDONLY)
-    except OSError:
-        return lambda: 0
-
-    def peak() -> int:
-        text = os.pread(status, 4096, 0)
-        start = text.index(b"VmPeak:") + 7
-        return int(text[start : text.index(b"kB", start)]) * 1024
-
-    return peak
 
 
 def _warm_up(parent: int) -> None:

@@ -2,33 +2,57 @@
 time, CPU and memory limit (docs/RELIABILITY.md, "Hostile servers").
 
 `await ParsePool(limits).run(job, *args)` runs `job(*args)` (a module-level function whose
-arguments and result pickle) in a process of its own, forked from multiprocessing's fork
-server: a fresh interpreter, never a fork of a process holding sockets or database
-connections, that has imported the parsers once, so a parse costs a fork and not an
-interpreter start. The child sets its own RLIMIT_CPU and RLIMIT_AS before the job; the
-parent kills it once `timeout_s` of wall-clock time has passed. Each limit fails the job
-with `ParseLimitExceeded` naming it. The fork, the hand-over of the body and the answer's
-pickle happen in a thread of the pool: the event loop only waits on a future, so it goes
-on serving (the API, the fetcher, SIGTERM) whatever is being parsed. A cancelled job
-(the poll cancelled, the service stopping) kills its process at once; `close()` kills
-those still running.
+arguments and result pickle, and that leaves nothing behind in its process) in a parse
+worker: a long-lived process forked from multiprocessing's fork server, a fresh
+interpreter, never a fork of a process holding sockets or database connections, that has
+imported the parsers once. A worker runs one job at a time, and at most `processes` run at
+once; a job takes an idle worker, or starts one, and hands it back when answered. The job
+and its answer cross one pipe per worker, in a thread of the pool: the event loop only
+waits on a future, so it goes on serving (the API, the fetcher, SIGTERM) whatever is being
+parsed.
 
-One process per job, not `concurrent.futures.ProcessPoolExecutor` (whose workers are
-reused): a worker it loses, killed at the deadline or by its CPU limit, breaks the whole
-executor and fails the innocent parses in flight on its other workers; and RLIMIT_CPU
-counts a process's whole life, not one job. A fresh process per job makes both limits
-exact. At most `processes` jobs run at once; the others wait for a slot. So no job is ever
-queued behind another on one process, as a page can be on an extraction worker (which
-takes two at a time, and sets a worker aside when its page is slow: fetcher.extract_pool):
-a job waits only while every process runs one.
+Every job has its own limits, and each fails it with `ParseLimitExceeded` naming it:
+
+- wall-clock: the parent kills the worker once `timeout_s` has passed since the job was
+  handed over (its start included, for a job that starts one);
+- CPU: before each job the worker sets its soft RLIMIT_CPU to the CPU it has used so far,
+  rounded up to the second, plus `cpu_s` (RLIMIT_CPU counts a process's whole life, and a
+  limit set once would leave a job after a costly one less than its budget); the kernel
+  kills it with SIGXCPU past it;
+- memory: RLIMIT_AS, set once as the worker starts, is the job's: a job that runs out
+  (`MemoryError`) is answered so, and the worker exits, as it does after any job during
+  which its address space came within an eighth of the cap (a parser may catch the
+  `MemoryError` itself): the next job has a fresh worker, not one whose heap a hostile
+  document left full or fragmented.
+
+A worker killed (the deadline, a cancelled job, a limit) or dead (a crash) is never used
+again, and fails only the job it ran: no job is queued behind another in one process, so
+there is never an innocent job in flight on it. Not `concurrent.futures.ProcessPoolExecutor`,
+which breaks as a whole when it loses a worker, failing the jobs on its others. An idle
+worker that died (killed from outside) refuses the job handed to it (its pipe is closed),
+and the job goes to another. A cancelled job
+(the poll cancelled, the service stopping) kills its worker at once; `close()` kills those
+running and stops the idle ones.
+
+Long-lived, not a process forked per job (as from issue 35 until the seventh session): the
+fork, the child's start-up and its exit cost more than the parse of a feed, and took
+`bench.poll --quick` from 218 feeds/s to 27 (bench/RESULTS.md). Not the extraction
+pool's machinery (`fetcher.extract_pool`): the core imports no service, and what that pool
+is built around (two pages in flight a worker, workers set aside behind a slow page, a page
+tried again alone after a crash, a fresh interpreter started per worker with an allocator
+of its own) is what a pool of one job a worker does not need; what both share is a
+length-prefixed pickle over a pipe, which `multiprocessing.connection` gives here, and
+the reading of a worker's peak address space (`frontier.address_space`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import multiprocessing
 import os
+import pickle
 import resource
 import signal
 import threading
@@ -37,16 +61,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from multiprocessing.connection import Connection
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar
 
+from frontier.address_space import address_space_peak
 from frontier.errors import FrontierError
 from frontier.settings import Settings
 
 T = TypeVar("T")
 
-# What the fork server imports once (the parsers' modules, this module, whose `_child`
-# each child runs, and the main module as multiprocessing does by default), so that no
-# child pays for it: a child that had to import this module (and so frontier.settings
+# What the fork server imports once (the parsers' modules, this module, whose `_serve`
+# each worker runs, and the main module as multiprocessing does by default), so that no
+# worker pays for it: a worker that had to import this module (and so frontier.settings
 # and pydantic) took an order of magnitude longer to start. Like every multiprocessing
 # start method but fork, this needs a main script guarded by `if __name__ == "__main__"`
 # (console scripts are; `python -m` is not imported again).
@@ -74,8 +99,8 @@ class ParseLimitExceeded(FrontierError):
 @dataclass(frozen=True, slots=True)
 class ParseLimits:
     timeout_s: float = 30.0  # wall-clock, enforced by the parent (kill)
-    cpu_s: int = 20  # RLIMIT_CPU of the child
-    memory_mb: int = 1024  # RLIMIT_AS of the child
+    cpu_s: int = 20  # CPU a job may use (the worker's RLIMIT_CPU, set for each job)
+    memory_mb: int = 1024  # RLIMIT_AS of a worker
     processes: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
 
     @classmethod
@@ -88,31 +113,78 @@ class ParseLimits:
         )
 
 
-class _Job:
-    """One job's process, killable from the event loop's thread while the pool's thread
-    starts it or waits for its answer."""
+class _Worker:
+    """A parse worker process and the parent's end of its pipe. Killed from the event
+    loop's thread, reaped by the pool's: one at a time (both read the exit status the fork
+    server sends, and a process reaped is never signalled: its pid may be another's)."""
 
-    def __init__(self) -> None:
+    def __init__(self, process: multiprocessing.process.BaseProcess, pipe: Connection) -> None:
+        self.process = process
+        self.pipe = pipe
+        self.pid = process.pid
         self._lock = threading.Lock()
-        self._process: multiprocessing.process.BaseProcess | None = None
-        self.killed = False
-
-    def started(self, process: multiprocessing.process.BaseProcess) -> None:
-        with self._lock:
-            self._process = process
-            if self.killed:
-                process.kill()
+        self._reaped = False
 
     def kill(self) -> None:
         with self._lock:
+            if not self._reaped and self.process.exitcode is None:
+                with contextlib.suppress(OSError):
+                    self.process.kill()
+
+    def reap(self) -> int | None:
+        """Wait for the process to end (it has, or was killed, or reads the end of its
+        pipe) and free what it held; its exit code."""
+        self.pipe.close()
+        with self._lock:
+            self.process.join()
+            exitcode = self.process.exitcode
+            self.process.close()
+            self._reaped = True
+        return exitcode
+
+
+class _Call:
+    """One job's worker, killable from the event loop's thread while the pool's thread
+    starts it or waits for its answer, until the job is done (answered: the worker is
+    then free, and handed back)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.worker: _Worker | None = None  # until the pool's thread has one for the job
+        self.killed = False
+        self._done = False
+
+    def started(self, worker: _Worker) -> None:
+        """The job's worker (an idle one, or started for it): killed if the job was."""
+        with self._lock:
+            self.worker = worker
+            if self.killed:
+                worker.kill()
+
+    def kill(self) -> None:
+        with self._lock:
+            if self._done:
+                return
             self.killed = True
-            if self._process is not None and self._process.exitcode is None:
-                with contextlib.suppress(OSError, ValueError):
-                    self._process.kill()
+            if self.worker is not None:
+                self.worker.kill()
+
+    def done(self) -> bool:
+        """The job is answered: True if its worker is free (not killed meanwhile)."""
+        with self._lock:
+            self._done = True
+            return not self.killed
+
+
+class _Outcome(NamedTuple):
+    answered: bool  # False: the worker ended without an answer (`exitcode`)
+    ok: bool = False
+    value: Any = None
+    exitcode: int | None = None
 
 
 class ParsePool:
-    """Run parse jobs in child processes under `limits`; start and use it in one event
+    """Run parse jobs in worker processes under `limits`; start and use it in one event
     loop, `close()` it when done (or use it as an async context manager)."""
 
     def __init__(self, limits: ParseLimits | None = None) -> None:
@@ -122,71 +194,103 @@ class ParsePool:
         self._context.set_forkserver_preload(preload_modules())
         self._threads = ThreadPoolExecutor(self.limits.processes, thread_name_prefix="parse")
         self._slots = asyncio.Semaphore(self.limits.processes)
-        self._running: set[_Job] = set()
-        self.pids: list[int] = []  # the processes that ran jobs (for tests)
+        # Each waits for a job: taken and handed back by the pool's threads.
+        self._idle: list[_Worker] = []
+        self._closed = False
+        self._running: set[_Call] = set()
+        self.pids: list[int] = []  # the process that ran each job, in order (for tests)
 
-    async def __aenter__(self) -> ParsePool:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
         self.close()
 
     async def run(self, job: Callable[..., T], *args: Any) -> T:
-        """`job(*args)` in a child process; what it returns or raises, or
+        """`job(*args)` in a worker process; what it returns or raises, or
         `ParseLimitExceeded` when it runs past a limit."""
         async with self._slots:
-            handle = _Job()
-            self._running.add(handle)
+            call = _Call()
+            self._running.add(call)
             loop = asyncio.get_running_loop()
-            waiting = loop.run_in_executor(self._threads, self._run, handle, job, args)
+            expired: list[bool] = []
+            deadline = loop.call_later(self.limits.timeout_s, _expire, call, expired)
             try:
-                ok, value, exitcode = await asyncio.wait_for(
-                    asyncio.shield(waiting), self.limits.timeout_s
-                )
-            except TimeoutError:
-                handle.kill()
-                raise ParseLimitExceeded(
-                    f"parse took longer than the limit of {self.limits.timeout_s:g} s"
-                    " (FRONTIER_PARSE_TIMEOUT_S)"
-                ) from None
-            except BaseException:  # cancelled: the process is not left running
-                handle.kill()
+                outcome = await loop.run_in_executor(self._threads, self._call, call, job, args)
+            except BaseException:  # cancelled: the worker is not left running
+                call.kill()
                 raise
             finally:
-                self._running.discard(handle)
-        if ok:
-            return value
-        if value is not None:
-            raise value
-        raise ParseLimitExceeded(self._death(exitcode))
+                deadline.cancel()
+                self._running.discard(call)
+        if expired and not outcome.answered:
+            raise ParseLimitExceeded(
+                f"parse took longer than the limit of {self.limits.timeout_s:g} s"
+                " (FRONTIER_PARSE_TIMEOUT_S)"
+            )
+        if not outcome.answered:
+            raise ParseLimitExceeded(self._death(outcome.exitcode))
+        if outcome.ok:
+            return outcome.value
+        raise outcome.value
 
-    def _run(
-        self, handle: _Job, job: Callable[..., Any], args: tuple[Any, ...]
-    ) -> tuple[bool, Any, int | None]:
-        """In a thread of the pool: start the child, read its answer, reap it."""
-        reader, writer = self._context.Pipe(duplex=False)
+    def _call(self, call: _Call, job: Callable[..., Any], args: tuple[Any, ...]) -> _Outcome:
+        """In a thread of the pool: take an idle worker or start one, hand the job over,
+        read its answer; reap the worker if it ended."""
+        try:
+            request = pickle.dumps((job, args), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # arguments that do not pickle: the caller's error
+            return _Outcome(answered=True, ok=False, value=exc)
+        while True:
+            idle = self._idle.pop() if self._idle else None  # the last to answer: warmest
+            if idle is None and call.killed:
+                return _Outcome(answered=False)
+            worker = idle or self._start_worker()
+            call.started(worker)
+            try:
+                worker.pipe.send_bytes(request)
+            except OSError:  # it died, killed while idle (then another takes the job), or now
+                exitcode = worker.reap()
+                if idle is None or call.killed:
+                    return _Outcome(answered=False, exitcode=exitcode)
+                continue
+            break
+        assert worker.pid is not None
+        self.pids.append(worker.pid)
+        try:
+            ok, value, retiring = pickle.loads(worker.pipe.recv_bytes())
+        except (EOFError, OSError):  # it died (a limit, a crash) or was killed (the deadline)
+            return _Outcome(answered=False, exitcode=worker.reap())
+        if retiring:
+            call.done()
+            worker.reap()
+        else:
+            self._hand_back(call, worker)
+        return _Outcome(answered=True, ok=ok, value=value)
+
+    def _hand_back(self, call: _Call, worker: _Worker) -> None:
+        """The job is answered: its worker waits for the next, unless it was killed
+        meanwhile (the deadline, the job cancelled) or the pool is closing."""
+        if call.done() and not self._closed:
+            self._idle.append(worker)
+        else:
+            worker.kill()
+            worker.reap()
+
+    def _start_worker(self) -> _Worker:
+        ours, theirs = self._context.Pipe(duplex=True)
         limits = (self.limits.cpu_s, self.limits.memory_mb * 1024 * 1024)
         process = self._context.Process(
-            target=_child, args=(writer, limits, job, args), name="frontier-parse", daemon=True
+            target=_serve, args=(theirs, limits), name="frontier-parse", daemon=True
         )
-        with reader:
-            try:
-                if handle.killed:
-                    return False, None, None
-                process.start()
-            finally:
-                writer.close()
-            handle.started(process)
-            assert process.pid is not None
-            self.pids.append(process.pid)
-            try:
-                ok, value = reader.recv()
-            except (EOFError, OSError):  # it died (a limit) or was killed (the deadline)
-                ok, value = False, None
-        process.join()
-        exitcode = process.exitcode
-        process.close()
-        return ok, value, exitcode
+        try:
+            process.start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()  # the worker's own: when it dies, the pipe ends
+        return _Worker(process, ours)
 
     def _death(self, exitcode: int | None) -> str:
         if exitcode == -signal.SIGXCPU:
@@ -202,34 +306,80 @@ class ParsePool:
         )
 
     def close(self) -> None:
-        """Kill the jobs still running and wait for their processes to be reaped."""
-        for handle in list(self._running):
-            handle.kill()
+        """Kill the jobs still running, stop the idle workers, and wait for every worker
+        to be reaped."""
+        self._closed = True
+        for call in list(self._running):
+            call.kill()
         self._threads.shutdown(wait=True, cancel_futures=True)
+        idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.reap()  # it reads the end of its pipe (closed first), and exits
 
 
-# -- in the child --------------------------------------------------------------------------
+def _expire(call: _Call, expired: list[bool]) -> None:
+    """The job's wall-clock time is over: its worker is killed."""
+    expired.append(True)
+    call.kill()
 
 
-def _child(
-    answer: Connection, limits: tuple[int, int], job: Callable[..., Any], args: tuple[Any, ...]
-) -> None:
+# -- in the worker -------------------------------------------------------------------------
+
+
+def _serve(pipe: Connection, limits: tuple[int, int]) -> None:
+    """A worker's life: cap its memory, then answer each job read from the pipe with
+    `(ok, the result or the exception, retiring)` until the parent hangs up (or is gone),
+    or a job leaves the worker near its memory limit (retiring: it exits after answering)."""
     cpu_s, memory_bytes = limits
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    near = memory_bytes - memory_bytes // 8
+    peak = address_space_peak()
+    with pipe:
+        while True:
+            try:
+                request = pipe.recv_bytes()
+            except (EOFError, OSError):
+                return  # the parent hung up, or is gone
+            # This job's CPU: the worker's so far (whole seconds, as the limit counts) + cpu_s.
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            soft = math.ceil(usage.ru_utime + usage.ru_stime) + cpu_s
+            if cpu_hard != resource.RLIM_INFINITY:
+                soft = min(soft, cpu_hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, cpu_hard))
+            answer, retiring = _answer(request, memory_bytes)
+            del request
+            retiring = retiring or peak() > near
+            try:
+                pipe.send_bytes(_answer_bytes(answer, retiring, memory_bytes))
+            except OSError:
+                return  # the parent hung up while the job ran
+            del answer
+            if retiring:
+                return
+
+
+def _answer(request: bytes, memory_bytes: int) -> tuple[tuple[bool, Any], bool]:
+    """The job's outcome, and whether it ran out of memory (the worker then retires)."""
     try:
-        outcome: tuple[bool, Any] = (True, job(*args))
-    except MemoryError:
-        outcome = (False, ParseLimitExceeded(_over_memory(memory_bytes)))
+        job, args = pickle.loads(request)
+        return (True, job(*args)), False
+    except MemoryError:  # not kept: its traceback holds the document's trees
+        return (False, ParseLimitExceeded(_over_memory(memory_bytes))), True
     except BaseException as exc:  # the caller's, as with an executor
-        outcome = (False, exc)
+        return (False, exc), False
+
+
+def _answer_bytes(answer: tuple[bool, Any], retiring: bool, memory_bytes: int) -> bytes:
     try:
-        answer.send(outcome)
+        return pickle.dumps((*answer, retiring), pickle.HIGHEST_PROTOCOL)
     except MemoryError:
-        answer.send((False, ParseLimitExceeded(_over_memory(memory_bytes))))
+        over = ParseLimitExceeded(_over_memory(memory_bytes))
+        return pickle.dumps((False, over, True), pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # a result or an exception that does not pickle
-        answer.send((False, ParseLimitExceeded(f"parse result unusable: {exc!r}")))
+        unusable = ParseLimitExceeded(f"parse result unusable: {exc!r}")
+        return pickle.dumps((False, unusable, retiring), pickle.HIGHEST_PROTOCOL)
 
 
 def _over_memory(memory_bytes: int) -> str:

@@ -48,7 +48,7 @@ class PollPolicy:
     max_poll_inflated_bytes: int = 200 * 1024 * 1024
     max_poll_elements: int = 5_000_000
     max_poll_urls: int = 250_000
-    parse: ParseLimits = field(default_factory=ParseLimits)  # each parse's process
+    parse: ParseLimits = field(default_factory=ParseLimits)  # each parse's limits
     error_log_threshold: int = 10  # consecutive errors before logging at error level
     fire_rate_limit_s: float = FIRE_RATE_LIMIT_S
     retry: Retry = field(default_factory=Retry)  # in-poll retries (tests: no backoff)

@@ -1,13 +1,19 @@
 """A parse pool (`frontier.parse_pool`) that shows the event loop kept serving while each
 parse was awaited: nothing is timed, a callback scheduled once the parse has started must
-run before the parse is done (a parse on the event loop itself would be done first)."""
+run before the parse is done (a parse on the event loop itself would be done first). And
+parse jobs for the tests of the pool itself (a worker imports this module to run them)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import select
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 from frontier.parse_pool import ParseLimits, ParsePool
@@ -48,3 +54,47 @@ def modules_loaded(prefix: str) -> list[str]:
     """A parse job: the modules named `prefix...` that its process had imported when the job
     began (this module imports none of the services')."""
     return sorted(name for name in sys.modules if name.startswith(prefix))
+
+
+# -- parse jobs for the pool's own tests (tests/unit/test_parse_pool.py) ------------------
+
+_HOARD: list[bytearray] = []  # what `hoard` keeps in its worker, as a leaking parser would
+
+
+def burn(cpu_s: float) -> int:
+    """A parse job: use `cpu_s` of CPU, then answer with the worker's pid."""
+    started = time.process_time()
+    while time.process_time() - started < cpu_s:
+        pass
+    return os.getpid()
+
+
+def spin(pid_file: str) -> None:
+    """A parse job that never ends: write the worker's pid to `pid_file`, then use CPU."""
+    Path(pid_file).write_text(str(os.getpid()))
+    while True:
+        pass
+
+
+def outlive(pid: int) -> int:
+    """A parse job: wait (up to a minute) for process `pid` to end, then answer with the
+    worker's pid."""
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        ended = os.pidfd_open(pid)
+        try:
+            select.select([ended], [], [], 60)
+        finally:
+            os.close(ended)
+    return os.getpid()
+
+
+def hoard() -> None:
+    """A parse job that takes all the memory its worker may have, keeps it, and fails."""
+    while True:
+        _HOARD.append(bytearray(1024 * 1024))
+
+
+def allocate(mib: int) -> int:
+    """A parse job: hold `mib` MiB for a moment, then answer with the worker's pid."""
+    held = bytearray(mib * 1024 * 1024)
+    return os.getpid() + 0 * len(held)

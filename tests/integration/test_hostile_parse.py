@@ -75,7 +75,7 @@ async def test_hostile_documents_are_parsed_while_the_event_loop_serves(
     await repository.add("feed", feed_url=local_site.url("/feed.xml"))
     summaries = await Poller(db, client, POLICY, parser=watched).run_once(now=T0)
     assert sorted(s.source for s in summaries) == ["feed", "sitemap"]
-    # index, two sitemaps, the feed: each parsed in a process of its own, not this one
+    # index, two sitemaps, the feed: each parsed in a parse worker, not this process
     assert len(watched.pids) == 4 and os.getpid() not in watched.pids
     assert len(watched.served_during_parse) == 4 and all(watched.served_during_parse)
     # the per-file element cap stopped both big files, and the poll kept its result
