@@ -35,8 +35,8 @@ and the job goes to another. A cancelled job
 running and stops the idle ones.
 
 Long-lived, not a process forked per job (as from issue 35 until the seventh session): the
-fork, the child's start-up and its exit cost more than the parse of a feed, and took
-`bench.poll --quick` from 218 feeds/s to 27 (bench/RESULTS.md). Not the extraction
+fork, the child's start-up and its exit cost more than the parse of a feed, and cut
+`bench.poll`'s rate several times over (bench/RESULTS.md). Not the extraction
 pool's machinery (`fetcher.extract_pool`): the core imports no service, and what that pool
 is built around (two pages in flight a worker, workers set aside behind a slow page, a page
 tried again alone after a crash, a fresh interpreter started per worker with an allocator
