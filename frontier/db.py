@@ -53,9 +53,10 @@ _BUCKETS = load("buckets")
 # default) adds a call of `relation_is_a_known_shard` for every row of every query on
 # pg_class, to hide shards from catalogue listings. asyncpg's type introspection, which
 # each new connection runs before its first statement with an array parameter (the
-# claim's complete, renew, submit), reads pg_class once per row of pg_type it walks: with
-# the filter it took 0.6 s on a Citus coordinator (over 1 s under load) instead of 10 ms.
-# The frontier lists no tables; a server without Citus keeps the value as a placeholder.
+# claim's complete, renew, submit), reads pg_class once per row of pg_type it walks, and
+# with the filter took a second's CPU on a coordinator (bench/RESULTS.md, 2026-11-28,
+# seventh session). The frontier lists no tables; a server without Citus keeps the value
+# as a placeholder.
 _SERVER_SETTINGS = {"citus.override_table_visibility": "off"}
 
 

@@ -142,9 +142,8 @@ async def test_the_answer_path_is_one_delegated_call_per_bucket_on_citus(
 async def test_catalogue_reads_are_not_filtered_for_shards_on_citus(db: Database) -> None:
     """A new connection's asyncpg type introspection reads pg_class once per pg_type row it
     walks. Citus's shard hiding (`citus.override_table_visibility`) filters every row of
-    pg_class through `relation_is_a_known_shard`, which made that 0.6 s a connection on a
-    coordinator, over 1 s under load; the frontier's connections turn it off
-    (frontier/db.py)."""
+    pg_class through `relation_is_a_known_shard`, which made that hundreds of times
+    slower on a coordinator; the frontier's connections turn it off (frontier/db.py)."""
     plan = await db.fetch("EXPLAIN SELECT relname FROM pg_class")
     assert "relation_is_a_known_shard" not in "\n".join(row[0] for row in plan)
 
