@@ -2,7 +2,7 @@
 
 Run ``python -m bench.claim_scaling [--quick] [--rounds 3] [--seconds S] [--batch B]
 [--sizes 1m,10m] [--dsn postgresql://postgres@/postgres?host=/socket/dir]
-[--citus-workers "DSN DSN"] [--buckets N]``.
+[--citus-workers "DSN DSN"] [--buckets N] [--keep]``.
 
 With ``--citus-workers`` (the workers' superuser DSNs, space-separated), ``--dsn`` is a
 Citus coordinator: each database is made on every node with the citus extension, and
@@ -15,6 +15,12 @@ The server is a throwaway embedded PostgreSQL (18) tuned as ``bench.server.SERVE
 says, or, with ``--dsn`` (a superuser's DSN, URL form), an existing server of any supported
 version, where the benchmark creates its own databases and drops them afterwards; the
 settings in which it differs from the embedded one are logged, as they change the figures.
+
+With ``--keep`` (and ``--dsn``), each loaded frontier is a database of its own,
+``bench_claim_<size>_b<N>[_citus]_kept``, that is not dropped afterwards, and a later run
+with ``--keep`` on the same server reuses it (migrated to the newest schema, then reset as
+between rounds, below) instead of loading it again: 10M takes 5-10 minutes to load on a
+loaded 2-core machine, a round 5 seconds.
 
 Frontiers of 100k, 1M and 10M pending URLs (``--quick``: 100k and 1M, which load in
 about 3 and 25 seconds; ``--sizes`` picks any) over 100,000 hosts, Zipf-skewed: the
@@ -46,8 +52,9 @@ After a warm-up run of S seconds (not recorded), each round on that loaded front
    `QueueRepository` (default_delay_ms 1000), loop ``claim(worker, batch)`` then
    ``complete(worker, [FETCHED, ...])`` for S seconds (10; ``--quick``: 3). claims/s is
    URLs claimed and completed per second of wall time; the latency of each claim statement
-   that returned work is recorded (p50, p99), as are the WAL bytes and full-page images
-   written per claim and this process's own CPU share (is the client the bottleneck?).
+   that returned work and of each complete is recorded (p50, p90, p99, max), as are the WAL
+   bytes and full-page images written per claim and this process's own CPU share (is the
+   client the bottleneck?).
 
 Full-page images: with full_page_writes (and PG 18's default data checksums) the first
 change to a page after a checkpoint logs the whole page. In a long run at these sizes
@@ -98,6 +105,7 @@ from bench.server import (
     peak_rss_mib,
     percentile,
 )
+from frontier import migrate
 from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
@@ -220,9 +228,13 @@ class Frontier:
 
 
 def load_frontier(
-    server: BenchServer, label: str, counts: Sequence[int], buckets: int = 1
+    server: BenchServer,
+    label: str,
+    counts: Sequence[int],
+    buckets: int = 1,
+    database: str | None = None,
 ) -> Frontier:
-    database = f"bench_claim_{label}"
+    database = database or f"bench_claim_{label}"
     dsn = server.migrated_database(database)
     size = sum(counts)
     start = time.perf_counter()
@@ -270,6 +282,27 @@ def load_frontier(
     load_s = time.perf_counter() - start
     log(f"{label}: loaded {size:,} URLs on {sum(1 for c in counts if c):,} hosts in {load_s:.1f}s")
     return Frontier(label, database, dsn, size, source, load_s)
+
+
+def kept_frontier(
+    server: BenchServer, label: str, counts: Sequence[int], buckets: int = 1
+) -> Frontier:
+    """The frontier a run with ``--keep`` left on this server, migrated and reset; loaded
+    (and kept) when there is none."""
+    citus_part = "_citus" if server.citus_workers else ""
+    database = f"bench_claim_{label}_b{buckets}{citus_part}_kept"
+    if not server.database_exists(database):
+        return load_frontier(server, label, counts, buckets, database)
+    dsn = server.dsn(database)
+    migrate.upgrade(dsn)
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT id FROM sources WHERE name = 'manual'").fetchone()
+        assert row is not None
+    frontier = Frontier(label, database, dsn, sum(counts), row[0], 0.0)
+    log(f"{label}: reusing the kept frontier {database}")
+    reset_frontier(frontier)
+    check_loaded_state(frontier)
+    return frontier
 
 
 def vacuum(
@@ -432,8 +465,13 @@ async def measure_claims(dsn: str, batch: int, seconds: float) -> dict[str, Any]
         "claim_statements": len(claim_s),
         "empty_claims": sum(s.empty for s in stats),
         "claim_p50_ms": percentile(claim_s, 50) * 1000,
+        "claim_p90_ms": percentile(claim_s, 90) * 1000,
         "claim_p99_ms": percentile(claim_s, 99) * 1000,
+        "claim_max_ms": max(claim_s, default=0.0) * 1000,
         "complete_p50_ms": percentile(complete_s, 50) * 1000,
+        "complete_p90_ms": percentile(complete_s, 90) * 1000,
+        "complete_p99_ms": percentile(complete_s, 99) * 1000,
+        "complete_max_ms": max(complete_s, default=0.0) * 1000,
         "client_cpu_share": cpu / elapsed,  # of one core, for this benchmark process
         "wal_kib_per_claim": wal_bytes / 1024 / max(claimed, 1),
         "fpi_per_claim": wal_fpi / max(claimed, 1),
@@ -532,7 +570,10 @@ def measure_size(
     args: argparse.Namespace,
     largest: bool,
 ) -> dict[str, Any]:
-    frontier = load_frontier(server, label, counts, args.buckets)
+    if args.keep:
+        frontier = kept_frontier(server, label, counts, args.buckets)
+    else:
+        frontier = load_frontier(server, label, counts, args.buckets)
     rounds = []
     try:
         log(f"{label}: warm-up run ({args.seconds:g}s, not recorded)")
@@ -562,14 +603,17 @@ def measure_size(
                 f"{label} round {number}: {claims['claims_per_s']:,.0f} claims/s "
                 f"({claims['claimed']:,} in {claims['claim_statements']:,} claims, "
                 f"{claims['empty_claims']} empty), claim p50 {claims['claim_p50_ms']:.1f} ms "
-                f"p99 {claims['claim_p99_ms']:.1f} ms, complete p50 "
-                f"{claims['complete_p50_ms']:.1f} ms, client CPU "
-                f"{claims['client_cpu_share']:.0%}, WAL {claims['wal_kib_per_claim']:.1f} KiB "
-                f"and {claims['fpi_per_claim']:.2f} full-page images per claim"
+                f"p99 {claims['claim_p99_ms']:.1f} ms max {claims['claim_max_ms']:.0f} ms, "
+                f"complete p50 {claims['complete_p50_ms']:.1f} ms p99 "
+                f"{claims['complete_p99_ms']:.1f} ms max {claims['complete_max_ms']:.0f} ms, "
+                f"client CPU {claims['client_cpu_share']:.0%}, WAL "
+                f"{claims['wal_kib_per_claim']:.1f} KiB and {claims['fpi_per_claim']:.2f} "
+                "full-page images per claim"
             )
             rounds.append(claims | empty)
     finally:
-        server.drop_database(frontier.database)
+        if not args.keep:
+            server.drop_database(frontier.database)
 
     def mid(key: str) -> float:
         return median([r[key] for r in rounds])
@@ -588,6 +632,7 @@ def measure_size(
         "empty_claim_ms": round(mid("empty_claim_ms"), 3),
         "empty_claim_p99_ms": round(mid("empty_claim_p99_ms"), 3),
         "complete_p50_ms": round(mid("complete_p50_ms"), 2),
+        "complete_p99_ms": round(mid("complete_p99_ms"), 2),
         "client_cpu_share": round(mid("client_cpu_share"), 2),
         "wal_kib_per_claim": round(mid("wal_kib_per_claim"), 2),
         "fpi_per_claim": round(mid("fpi_per_claim"), 3),
@@ -622,7 +667,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--buckets", type=int, default=1, help="N of frontier_buckets (frontier/buckets.py)"
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="with --dsn: keep each loaded frontier, and reuse one a run with --keep left",
+    )
     args = parser.parse_args(argv)
+    if args.keep and not args.dsn:
+        parser.error("--keep needs --dsn (a throwaway server keeps nothing)")
     if args.citus_workers and not args.dsn:
         parser.error("--citus-workers needs --dsn (the coordinator's)")
     if not 1 <= args.buckets <= 4096:

@@ -227,6 +227,11 @@ class BenchServer:
     def drop_database(self, name: str) -> None:
         citus.drop(self._nodes, name)
 
+    def database_exists(self, name: str) -> bool:
+        with psycopg.connect(self.admin_dsn, autocommit=True) as conn:
+            row = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        return row is not None
+
     def migrated_database(self, name: str) -> str:
         """A new database `name` at the newest schema (`frontier.migrate.upgrade`, run once
         into a template that each new database copies)."""

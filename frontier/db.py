@@ -49,9 +49,22 @@ _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _STATEMENT_ATTEMPTS = 5
 _BUCKETS = load("buckets")
 
+# Run on every connection as it opens, and again after a reset. On a Citus node,
+# `citus.override_table_visibility` (on by default) adds a call of `relation_is_a_known_shard`
+# for every row of every query on pg_class, to hide shards from catalogue listings.
+# asyncpg's type introspection, which each new connection runs before its first statement
+# with an array parameter (the claim's complete, renew, submit), reads pg_class once per row
+# of pg_type it walks, and with the filter took a second's CPU on a coordinator
+# (bench/RESULTS.md, 2026-11-28, seventh session). The frontier lists no tables; a server
+# without Citus keeps the value as a placeholder. A SET, not a startup parameter: a pooler
+# in front of the server (PgBouncer) refuses startup parameters it does not know.
+_SESSION_SETTINGS = "SET citus.override_table_visibility = off"
+
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    """jsonb values arrive as Python objects and leave as JSON text."""
+    """The session's settings; jsonb values arrive as Python objects and leave as JSON
+    text."""
+    await conn.execute(_SESSION_SETTINGS)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
@@ -72,7 +85,7 @@ class _StatelessConnection(asyncpg.Connection):
         if not self._session_used:
             return ""
         self._session_used = False
-        return str(super().get_reset_query())
+        return f"{super().get_reset_query()}\n{_SESSION_SETTINGS};"
 
 
 class Database:

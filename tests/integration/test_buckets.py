@@ -138,6 +138,16 @@ async def test_the_answer_path_is_one_delegated_call_per_bucket_on_citus(
     assert sorted(calls) == sorted(["renew", "complete", "reap"] * BUCKETS)
 
 
+@pytest.mark.citus
+async def test_catalogue_reads_are_not_filtered_for_shards_on_citus(db: Database) -> None:
+    """A new connection's asyncpg type introspection reads pg_class once per pg_type row it
+    walks. Citus's shard hiding (`citus.override_table_visibility`) filters every row of
+    pg_class through `relation_is_a_known_shard`, which made that hundreds of times
+    slower on a coordinator; the frontier's connections turn it off (frontier/db.py)."""
+    plan = await db.fetch("EXPLAIN SELECT relname FROM pg_class")
+    assert "relation_is_a_known_shard" not in "\n".join(row[0] for row in plan)
+
+
 async def test_claims_start_at_their_own_bucket(db: Database, manual: SourceRef) -> None:
     await db.execute("SELECT frontier_rebucket($1)", BUCKETS)
     await QueueRepository(db, POLICY).submit(candidates(manual, pages=1), now=at(0))

@@ -21,5 +21,8 @@ async def test_session_state_from_connection_does_not_leak(fresh_dsn: str) -> No
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"
         )
         assert await db.fetchval(locks) == 0
+        # The frontier's own session setting comes back with the reset (frontier/db.py).
+        visibility = "SELECT current_setting('citus.override_table_visibility', true)"
+        assert await db.fetchval(visibility) == "off"
     finally:
         await db.close()
