@@ -786,10 +786,13 @@ def archive_compare(
 
 
 @contextmanager
-def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
+def webhook_receiver(
+    secret: str,
+) -> Iterator[tuple[str, list[int], Callable[[], float]]]:
     """A webhook receiver on 127.0.0.1 in a thread of this process, checking each
-    signature (as a receiver would): its URL, and a one-item list counting the documents
-    it took."""
+    signature (as a receiver would): its URL, a one-item list counting the documents it
+    took, and the CPU time its thread has used so far (it shares the machine's cores with
+    the fetch, so `--outbox-compare` reports it beside the fetch's and the server's)."""
     import base64
     import hashlib
     import hmac
@@ -834,8 +837,9 @@ def webhook_receiver(secret: str) -> Iterator[tuple[str, list[int]]]:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     ready.wait(30)
+    clock = time.pthread_getcpuclockid(thread.ident or 0)
     try:
-        yield where[0], taken
+        yield where[0], taken, lambda: time.clock_gettime(clock)
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
@@ -854,7 +858,10 @@ def outbox_compare(
     """Ours (the bench worker; `extract_processes` None: the default extraction pool) with
     PostgreSQL alone and with PostgreSQL plus an optional webhook fed by the outbox
     (`batch` documents a POST), in turn, `rounds` times each; the webhook's receiver must
-    have every document by the end of each run."""
+    have every document by the end of each run. Besides the fetch process's CPU a page,
+    each mode's PostgreSQL server's and (on) the receiver's: `on_over_off_machine_cpu_per_page`
+    is the three together, on over off (on a machine the runs keep busy, the rate follows
+    it)."""
     import base64
     import secrets
 
@@ -862,7 +869,7 @@ def outbox_compare(
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     os.environ["BENCH_WEBHOOK_SECRET"] = secret  # inherited by the worker
     runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
-    with webhook_receiver(secret) as (url, taken):
+    with webhook_receiver(secret) as (url, taken, receiver_cpu_s):
         for n in range(rounds):
             runs["off"].append(
                 ours(
@@ -874,7 +881,7 @@ def outbox_compare(
                     extract_processes=extract_processes,
                 )
             )
-            before = taken[0]
+            before, cpu_before = taken[0], receiver_cpu_s()
             run = ours(
                 server,
                 f"outbox_on_{n}",
@@ -885,6 +892,9 @@ def outbox_compare(
                 extract_processes=extract_processes,
             )
             run["webhook_deliveries"] = taken[0] - before
+            run["receiver_cpu_ms_per_page"] = round(
+                1000 * (receiver_cpu_s() - cpu_before) / run["pages"], 3
+            )
             if run["webhook_deliveries"] < run["pages"]:
                 raise RuntimeError(f"the webhook took {run['webhook_deliveries']} documents")
             runs["on"].append(run)
@@ -894,8 +904,15 @@ def outbox_compare(
             "pages_per_s": [r["pages_per_s"] for r in measured],
             "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
             "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
+            "median_postgres_cpu_ms_per_page": median(
+                [r.get("postgres_cpu_ms_per_page", 0.0) for r in measured]
+            ),
+            "median_machine_cpu_ms_per_page": median([machine_cpu(r) for r in measured]),
             "steal_s": [r["steal_s"] for r in measured],
         }
+    result["outbox_on"]["median_receiver_cpu_ms_per_page"] = median(
+        [r["receiver_cpu_ms_per_page"] for r in runs["on"]]
+    )
     on, off = result["outbox_on"], result["outbox_off"]
     result["on_over_off_pages_per_s"] = round(
         on["median_pages_per_s"] / off["median_pages_per_s"], 3
@@ -903,10 +920,24 @@ def outbox_compare(
     result["on_over_off_cpu_per_page"] = round(
         on["median_cpu_ms_per_page"] / off["median_cpu_ms_per_page"], 3
     )
+    result["on_over_off_machine_cpu_per_page"] = round(
+        on["median_machine_cpu_ms_per_page"] / off["median_machine_cpu_ms_per_page"], 3
+    )
     result["webhook_batch"] = batch
     result["extract_processes"] = "default" if extract_processes is None else extract_processes
     log(f"outbox: {result}")
     return result
+
+
+def machine_cpu(run: Mapping[str, Any]) -> float:
+    """The CPU a page of a run on the machine's cores: the fetch process (and its
+    workers), the PostgreSQL server and the webhook's receiver."""
+    return round(
+        run["cpu_ms_per_page"]
+        + run.get("postgres_cpu_ms_per_page", 0.0)
+        + run.get("receiver_cpu_ms_per_page", 0.0),
+        3,
+    )
 
 
 def one_set(

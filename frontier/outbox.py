@@ -8,7 +8,8 @@ frontier/sql/sink_outbox.sql).
   Deletions are put there by frontier.sinks.several.SinkSet as the required sinks delete.
 - `OutboxDelivery` runs in each fetcher process beside its fetch loop: per optional sink,
   it claims due rows (FOR UPDATE SKIP LOCKED, leased for FRONTIER_OUTBOX_LEASE_S: several
-  fetchers share the work and a dead one's rows come back when its lease runs out), hands
+  fetchers share the work and a dead one's rows come back when its lease runs out; a full
+  batch at a time, else what gathered for GATHER_S since the last claim), hands
   them to the sink, deletes the rows it took, and puts back those it could not take with
   exponential backoff and jitter (FRONTIER_OUTBOX_RETRY_S doubling up to
   FRONTIER_OUTBOX_RETRY_MAX_S, per row by its attempts). A sink that fails pauses its own
@@ -49,6 +50,11 @@ log = logging.getLogger(__name__)
 WRITE, DELETE = "write", "delete"
 BATCH = 100  # rows claimed at once per sink
 IDLE_S = 1.0  # how long a sink's loop waits when nothing was due
+# How long a sink's loop lets rows gather after a claim that was not a full batch: the
+# fetch enqueues a few documents at a time, and a loop that claimed again at once would
+# deliver them a few at a time (a claim, a delivery and a deletion, each a commit, and a
+# webhook batch, every few documents), on the event loop the fetch runs on.
+GATHER_S = 0.25
 JITTER = 0.25
 
 
@@ -277,10 +283,17 @@ class OutboxDelivery:
                 log.error("sink %s: the outbox could not be read (%s)", name, exc)
                 self.failures[name] += 1
                 claimed = 0
-            wait = self.pause_s(name) if self.failures[name] else (0 if claimed else IDLE_S)
+            wait = self.pause_s(name) if self.failures[name] else self._gather_s(claimed)
             if wait:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=wait)
+
+    def _gather_s(self, claimed: int) -> float:
+        """How long a working sink's loop waits after claiming `claimed` rows: none after
+        a full batch (more are due), GATHER_S after a partial one, IDLE_S after none."""
+        if claimed >= self.policy.batch:
+            return 0.0
+        return GATHER_S if claimed else IDLE_S
 
     async def close(self) -> None:
         for sink in self.sinks.values():

@@ -9,10 +9,14 @@
 -- Rows to deliver ($1..$5 parallel arrays: sink, key, url_hash, op, payload as JSON text);
 -- one already waiting under the same (sink, key) stays as it is. A row of an older version
 -- of the same URL for the same sink, waiting and not leased, is superseded and goes: a
--- retried old version must not reach the sink after the new one.
+-- retried old version must not reach the sink after the new one. The url_hash is
+-- char(64), as the column is: compared as text, the column would be cast and the lookup
+-- of the rows to supersede could not use sink_outbox_url_idx (a sequential scan of the
+-- whole outbox at every completion, as long as its backlog).
 WITH new AS (
     SELECT s, k, h, o, p
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS i(s, k, h, o, p)
+    FROM unnest($1::text[], $2::text[], $3::char(64)[], $4::text[], $5::text[])
+         AS i(s, k, h, o, p)
 ),
 superseded AS (
     DELETE FROM sink_outbox x

@@ -23,6 +23,7 @@ from frontier.sinks import RawDocument, SinkUnavailable
 from frontier.sinks.configured import open_sinks, sinks_status
 from frontier.sinks.installed import SinkRegistry, load_sinks
 from frontier.sinks.payload import delivery_key
+from frontier.sql import load
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
 from tests.local_site import LocalSite
 from tests.webhook_receiver import Receiver
@@ -309,3 +310,17 @@ async def test_a_write_stops_posting_once_the_receiver_fails(
     finally:
         await sink.close()
     assert receiver.attempts == settings.webhook_max_in_flight == 4
+
+
+async def test_the_rows_a_new_version_supersedes_are_found_by_the_url_index(
+    db: Database,
+) -> None:
+    """The enqueue finds the older versions' rows through sink_outbox_url_idx, not by
+    reading the whole outbox (which, behind a sink that is down, grows by every document
+    fetched): with sequential scans off, the planner would still read all of the sink's
+    rows when the index could not be searched by url_hash."""
+    rows = [["hook"], ["k"], [raw(1).url_hash], ["write"], ["{}"]]
+    async with db.transaction() as tx:
+        await tx.execute("SET LOCAL enable_seqscan = off")
+        plan = await tx.fetch("EXPLAIN " + load("sink_outbox")["enqueue"], *rows)
+    assert "(url_hash = new_1.h)" in "\n".join(row[0] for row in plan)  # the index's key
