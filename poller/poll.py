@@ -206,7 +206,7 @@ async def _fetch(
             consecutive_errors=0,
             last_error=None,
             last_outcome=str(LogOutcome.NOT_MODIFIED),
-            next_poll_at=intervals.next_poll_ok(now, source.id, interval),
+            next_poll_at=intervals.next_poll_ok(now, source.id, interval, spread=state.spread),
         )
         return
     if decision.failed:
@@ -236,7 +236,7 @@ async def _fetch(
         last_item_count=result.items_seen,
         consecutive_errors=0,
         last_error=outcome.error,
-        next_poll_at=intervals.next_poll_ok(now, source.id, interval),
+        next_poll_at=intervals.next_poll_ok(now, source.id, interval, spread=state.spread),
         interval_s=interval_s,
         min_interval_s=floor,
         feed_cursor_at=now,

@@ -16,6 +16,7 @@ import asyncpg
 from frontier.db import Database
 from frontier.sources import Source, SourceRepository
 from frontier.sql import load
+from poller.intervals import Spread
 
 SQL = load("feeds")
 
@@ -53,6 +54,9 @@ class PollState:
     last_fired_at: datetime | None = None
     disabled_reason: str | None = None
     disabled_at: datetime | None = None
+    # Not a column: the source's place among its host's sources, which the poller knows
+    # (poller.spread); None: its phase is its id's (poller.intervals).
+    spread: Spread | None = None
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> PollState:
@@ -124,6 +128,10 @@ class PollStateRepository:
         states = {r["source_id"]: PollState.from_record(r) for r in records}
         by_id = {s.id: s for s in await SourceRepository(self._db).get_many(list(states))}
         return [(by_id[i], state) for i, state in states.items() if i in by_id]
+
+    async def polled_urls(self) -> list[tuple[UUID, str | None]]:
+        """(source id, URL) of every source the poller polls, due or not."""
+        return [(r["id"], r["url"]) for r in await self._db.fetch(SQL["polled_urls"])]
 
     async def seconds_until_due(self, now: datetime | None = None) -> float | None:
         """Seconds until the next source nobody holds is due (negative: one is due now);

@@ -67,6 +67,13 @@ WHERE s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both')
 ORDER BY least(f.next_poll_at, f.sitemap_next_poll_at)
 LIMIT 1;
 
+-- name: polled_urls
+-- The URL of every source the poller polls (claim_due's conditions, due or not): the
+-- poller spreads each host's sources over their interval (poller.spread).
+SELECT s.id, coalesce(s.feed_url, s.base_url, s.sitemap_url, s.config ->> 'url') AS url
+FROM sources s
+WHERE s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both');
+
 -- name: lease_sources
 -- Lease sources $1, locked by `claim_due` in this transaction, to $2 for $3 seconds from
 -- $4 (NULL: now()). (A statement of its own: on Citus, where feed_state is a reference
