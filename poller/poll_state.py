@@ -46,6 +46,7 @@ class PollState:
     sitemap_consecutive_errors: int = 0
     sitemap_last_error: str | None = None
     discovery_attempted_at: datetime | None = None
+    last_body_digest: str | None = None  # SHA-256 of the main document last read
     # Read-only here: adaptive_interval is the source's configuration (SourceRepository);
     # the others are written by their own statements.
     adaptive_interval: bool = False
@@ -86,6 +87,7 @@ _WRITTEN = (
     "sitemap_consecutive_errors",
     "sitemap_last_error",
     "discovery_attempted_at",
+    "last_body_digest",
 )
 MAX_ERROR_CHARS = 2_000
 

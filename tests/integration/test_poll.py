@@ -447,3 +447,24 @@ async def test_a_hosts_sources_are_polled_next_evenly_spread_over_their_interval
     polls = sorted([(await state(db, s))["next_poll_at"].timestamp() % 60 for s in sources])
     gaps = [(b - a) % 60 for a, b in zip(polls, [*polls[1:], polls[0]], strict=True)]
     assert min(gaps) >= 5 - 1.25 and max(gaps) <= 5 + 1.25, gaps
+
+
+async def test_the_same_body_again_without_validators_is_not_parsed_again(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """A server that sends no ETag nor Last-Modified answers every poll in full: the body
+    read last time counts as a 304 (not parsed again), a changed one is read."""
+    local_site.serve("/feed.xml", rss("/a/1"), content_type="application/rss+xml")
+    source = await add(db, "plain", feed_url=local_site.url("/feed.xml"))
+    poller = Poller(db, client, POLICY)
+    later = T0 + timedelta(hours=1)
+
+    await poller.run_once(now=T0)
+    again = await poller.run_once(now=later)
+    local_site.serve("/feed.xml", rss("/a/1", "/a/2"), content_type="application/rss+xml")
+    changed = await poller.run_once(now=later + timedelta(hours=1))
+
+    assert [(s.outcome, s.items_new) for s in again] == [("not_modified", 0)]
+    assert [(s.outcome, s.items_new) for s in changed] == [("ok", 1)]
+    assert set(await frontier_urls(db)) == {local_site.url("/a/1"), local_site.url("/a/2")}
+    assert (await state(db, source))["last_body_digest"] is not None
