@@ -1,13 +1,15 @@
 """Benchmark freshness: the time from an entry appearing in a feed to its document being
 stored (`raw_content.fetched_at`), polled and pushed through WebSub (issue 32).
 
-Run ``python -m bench.freshness [--quick] [--mode poll|push|both]``. 1,000 feeds (100 with
-``--quick``) over 50 loopback hosts (10), each polled every minute (the shortest interval a
-source takes), on an aiohttp server in a thread. Each feed starts with one old entry,
-whose fetch warms its host (robots.txt, the host's state) as a crawler in service has;
-once every old entry is stored (and, pushed, every subscription verified), one new entry
-appears in each feed at a random time within a window of 120 s (30 s with ``--quick``),
-and its article page is served from then on.
+Run ``python -m bench.freshness [--quick] [--mode poll|push|both]``. 1,000 feeds (300 with
+``--quick``) over 50 loopback hosts (15), 20 feeds a host, each polled every minute (the
+shortest interval a source takes), on an aiohttp server in a thread. Each feed starts with
+one old entry, whose fetch warms its host (robots.txt, the host's state) as a crawler in
+service has; once every old entry is stored (and, pushed, every subscription verified),
+one new entry appears in each feed at a random time within a window of 120 s (60 s with
+``--quick``), and its article page is served from then on. ``--feeds``, ``--hosts`` and
+``--window`` set another size; a FRONTIER_ setting in the environment goes to the
+children (a comparison of a setting's values).
 
 - ``poll``: ``frontier poll`` and ``frontier fetch`` run as child processes with the
   production settings (FRONTIER_POLL_TICK_S 30 unless ``--tick``; FRONTIER_DEFAULT_DELAY_MS
@@ -20,7 +22,13 @@ and its article page is served from then on.
 
 The entry's appearance time is this process's clock, the document's storing time the
 database's (one machine). The last line is one JSON object: per mode the entries,
-stored, p50/p99/max seconds, and whether the target was met.
+stored, p50/p99/max seconds, whether the target was met, and the `breakdown` of the
+entries' times into their parts (p50/p99/max of each, and each part's mean over the
+slowest 1 %): appeared -> polled (the first answer of the feed that shows the entry) ->
+submitted (its URL inserted into the frontier, recorded by a trigger of the benchmark's)
+-> requested (the first answer of its page: claimed, its host's turn come) -> stored;
+and `poll_gap`, the time between that poll and the feed's poll before it (60 s kept, or
+how late). A pushed entry has no `polled`: its first part is appeared -> submitted.
 """
 
 from __future__ import annotations
@@ -64,6 +72,11 @@ class FeedSite(FeedServer):
         self.hub: LocalHub | None = None
         self.appeared: dict[str, float] = {}  # article URL -> time.time() it appeared
         self._visible: set[int] = set()  # feeds whose new entry is out
+        # The answers, by this process's clock: each feed's, the first with its new entry
+        # (polled), and each new article's first (requested: claimed, its host's turn come).
+        self.served: dict[int, list[float]] = {}
+        self.polled: dict[str, float] = {}  # article URL -> first feed answer showing it
+        self.requested: dict[str, float] = {}  # article URL -> first answer of its page
 
     def article_url(self, n: int) -> str:
         return f"http://{self.addresses[n % len(self.addresses)]}:{self.port}/a/{n}/1.html"
@@ -96,7 +109,12 @@ class FeedSite(FeedServer):
         ).encode()
 
     async def _feed(self, request: web.Request) -> web.Response:
-        body = self.feed_body(int(request.match_info["n"]))
+        n = int(request.match_info["n"])
+        body = self.feed_body(n)
+        now = time.time()
+        self.served.setdefault(n, []).append(now)
+        if n in self._visible:
+            self.polled.setdefault(self.article_url(n), now)
         return web.Response(body=body, content_type="application/atom+xml")
 
     async def _article(self, request: web.Request) -> web.Response:
@@ -104,6 +122,8 @@ class FeedSite(FeedServer):
         k = int(request.match_info["k"])
         if k == 1 and n not in self._visible:
             return web.Response(status=404)
+        if k == 1:
+            self.requested.setdefault(self.article_url(n), time.time())
         page = article_page(f"Story {request.match_info['k']} of feed {n}", n * 2 + k)
         return web.Response(text=page, content_type="text/html")
 
@@ -275,6 +295,119 @@ def stored_at(dsn: str) -> dict[str, float]:
     return {url: at.timestamp() for url, at in rows}
 
 
+# The benchmark's own record of when each URL was submitted: url_frontier.created_at is
+# the submitter's `now`, which for a poll is when it started (before its host's turn).
+SUBMITTED_TRIGGER = """
+CREATE TABLE bench_submitted (url text PRIMARY KEY, at timestamptz NOT NULL);
+CREATE FUNCTION bench_submitted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO bench_submitted SELECT url, clock_timestamp() FROM new_rows
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER bench_submitted AFTER INSERT ON url_frontier
+REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION bench_submitted();
+"""
+
+
+def record_submits(dsn: str) -> None:
+    with psycopg.connect(dsn) as conn:
+        conn.execute(SUBMITTED_TRIGGER)
+
+
+def submitted_at(dsn: str) -> dict[str, float]:
+    """When each URL was inserted into the frontier (its submit statement's end)."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT url, at FROM bench_submitted").fetchall()
+    return {url: at.timestamp() for url, at in rows}
+
+
+# An entry's marks, in order; its time is split into the parts between consecutive marks
+# it has (a pushed entry has no `polled`: its first part is `appeared_to_submitted`).
+MARKS = (
+    "appeared",  # the entry is in the feed (this process's clock)
+    "polled",  # the first answer of the feed that shows it (the feed's next poll)
+    "submitted",  # its URL entered the frontier (url_frontier.created_at: the poll's
+    # parse and submit since)
+    "requested",  # the first answer of its page (claimable, claimed, its host's turn)
+    "stored",  # raw_content.fetched_at (the fetch, extraction, sinks, completion)
+)
+
+
+def poll_gap_s(served: list[float], polled: float) -> float | None:
+    """The time between the poll that showed the entry and the feed's poll before it:
+    the interval as it was kept (60 s, the jitter's difference, any lateness)."""
+    before = [t for t in served if t < polled]
+    return polled - before[-1] if before else None
+
+
+def spread(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p99": None, "max": None}
+    return {
+        "p50": round(percentile(values, 50), 2),
+        "p99": round(percentile(values, 99), 2),
+        "max": round(max(values), 2),
+    }
+
+
+def breakdown(marks: list[dict[str, float]]) -> dict[str, Any]:
+    """p50/p99/max seconds of each part of the stored entries' times (`marks`: each
+    entry's MARKS it has, and `poll_gap`), and the mean of each part over the slowest 1 %
+    (at least 5): what the p99 is made of, since the parts' own p99s do not add up."""
+    stored = sorted((m for m in marks if "stored" in m), key=lambda m: m["stored"] - m["appeared"])
+    parts: dict[str, list[float]] = {}
+    slow: dict[str, list[float]] = {}  # the same, of the slowest entries
+    slowest = stored[-max(5, len(stored) // 100) :]
+    for i, m in enumerate(stored):
+        previous = "appeared"
+        seconds = {}
+        for mark in MARKS[1:]:
+            if mark in m:
+                seconds[f"{previous}_to_{mark}"] = m[mark] - m[previous]
+                previous = mark
+        if "poll_gap" in m:
+            seconds["poll_gap"] = m["poll_gap"]
+        for name, value in seconds.items():
+            parts.setdefault(name, []).append(value)
+            if i >= len(stored) - len(slowest):
+                slow.setdefault(name, []).append(value)
+    result: dict[str, Any] = {name: spread(values) for name, values in parts.items()}
+    if slowest:
+        result["slowest_mean_s"] = {
+            "entries": len(slowest),
+            "from_s": round(slowest[0]["stored"] - slowest[0]["appeared"], 2),
+            **{name: round(sum(values) / len(values), 2) for name, values in slow.items()},
+        }
+    return result
+
+
+def entry_marks(
+    site: FeedSite, submitted: dict[str, float], stored: dict[str, float]
+) -> list[dict[str, float]]:
+    """Each new entry's marks (`breakdown`), from the site's answers and the database."""
+    marks = []
+    for n in range(site.feeds):
+        url = site.article_url(n)
+        if url not in site.appeared:
+            continue
+        m = {"appeared": site.appeared[url]}
+        for key, times in (
+            ("polled", site.polled),
+            ("submitted", submitted),
+            ("requested", site.requested),
+            ("stored", stored),
+        ):
+            if url in times:
+                m[key] = times[url]
+        if "polled" in m:
+            gap = poll_gap_s(site.served.get(n, []), m["polled"])
+            if gap is not None:
+                m["poll_gap"] = gap
+        marks.append(m)
+    return marks
+
+
 def run_mode(
     pg: Any, mode: str, feeds: int, hosts: int, window_s: float, tick_s: float, seed: int
 ) -> dict[str, Any]:
@@ -282,6 +415,7 @@ def run_mode(
     site = FeedSite(feeds, hosts, push=push).start()
     dsn = pg.migrated_database(f"bench_freshness_{mode}")
     insert_sources(dsn, [site.url(n) for n in range(feeds)])
+    record_submits(dsn)
     pg.checkpoint()
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -292,6 +426,12 @@ def run_mode(
         "FRONTIER_POLL_TICK_S": str(tick_s),
         "FRONTIER_LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING"),
     }
+    # A setting of this process's environment that the run does not set goes to the
+    # children too (a comparison: FRONTIER_POLL_CONCURRENCY=... python -m bench.freshness).
+    passed = {k: v for k, v in os.environ.items() if k.startswith("FRONTIER_") and k not in env}
+    if passed:
+        log(f"{mode}: with {', '.join(f'{k}={v}' for k, v in sorted(passed.items()))}")
+    env.update(passed)
     result: dict[str, Any] = {"entries": feeds}
     with tempfile.TemporaryDirectory(prefix="bench-freshness-") as workdir:
         if os.environ.get("BENCH_KEEP_LOGS"):
@@ -336,6 +476,7 @@ def run_mode(
             site.stop()
     stored = stored_at(dsn)
     latencies = sorted(stored[u] - t for u, t in site.appeared.items() if u in stored)
+    parts = breakdown(entry_marks(site, submitted_at(dsn), stored))
     target = PUSH_TARGET_S if push else INTERVAL_S + POLL_SLACK_S
     result.update(
         stored=len(latencies),
@@ -344,6 +485,7 @@ def run_mode(
         max_s=round(latencies[-1], 2) if latencies else None,
         target_p99_s=target,
         met=bool(latencies) and len(latencies) == feeds and percentile(latencies, 99) <= target,
+        breakdown=parts,
     )
     log(f"{mode}: {result}")
     return result
@@ -351,14 +493,19 @@ def run_mode(
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100 feeds, 10 hosts, 30 s")
+    parser.add_argument("--quick", action="store_true", help="300 feeds, 15 hosts, 60 s")
     parser.add_argument("--mode", choices=("poll", "push", "both"), default="both")
     parser.add_argument(
         "--tick", type=float, default=30.0, help="FRONTIER_POLL_TICK_S (production: 30)"
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--feeds", type=int, help="instead of the size's (1,000; 300 quick)")
+    parser.add_argument("--hosts", type=int, help="instead of the size's (50; 15 quick)")
+    parser.add_argument("--window", type=float, help="seconds (120; 60 quick)")
     args = parser.parse_args(argv)
-    feeds, hosts, window_s = (100, 10, 30.0) if args.quick else (1_000, 50, 120.0)
+    feeds, hosts, window_s = (300, 15, 60.0) if args.quick else (1_000, 50, 120.0)
+    feeds, hosts = args.feeds or feeds, args.hosts or hosts
+    window_s = args.window or window_s
     modes = ("poll", "push") if args.mode == "both" else (args.mode,)
     result: dict[str, Any] = {
         "feeds": feeds,

@@ -57,7 +57,7 @@ async def wait_or_stop(stop: asyncio.Event, seconds: float | None) -> bool:
     return stop.is_set()
 
 
-MIN_SOONER_S = 1.0  # the shortest wait `run_every`'s `sooner` may ask for
+MIN_SOONER_S = 1.0  # the wait when `run_every`'s `sooner` says something is due already
 
 
 async def run_every(
@@ -75,8 +75,9 @@ async def run_every(
     tick comes after one interval). A tick that finds the database unavailable is tried
     again after the outage backoff instead; `on_error` gets any other failure. `sooner`,
     asked after each tick that succeeded: the seconds until the next tick is wanted, when
-    that comes before `every_s` (None: no sooner; at least MIN_SOONER_S, so a backlog the
-    tick could not take is not asked for in a busy loop)."""
+    that comes before `every_s` (None: no sooner). A time ahead is waited as it is (what
+    falls due then is new work); an answer of 0 or less, MIN_SOONER_S, so that a backlog
+    the tick could not take is not asked for in a busy loop."""
     backoff = outage.backoff()
     if wait_first and await wait_or_stop(stop, every_s):
         return
@@ -109,4 +110,6 @@ async def _sooner(
     except Exception:
         log.exception("%s: when to tick next failed; in %.0f s", name, every_s)
         return every_s
-    return every_s if wanted is None else min(every_s, max(MIN_SOONER_S, wanted))
+    if wanted is None:
+        return every_s
+    return min(every_s, wanted if wanted > 0 else MIN_SOONER_S)

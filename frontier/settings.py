@@ -212,7 +212,7 @@ class Settings(BaseSettings):
         description="The longest wait between poller ticks; it also wakes when a source falls due.",
     )
     poll_concurrency: int = Field(
-        default=10, ge=1, le=1000, description="Feed and sitemap polls in flight per process."
+        default=32, ge=1, le=1000, description="Feed and sitemap polls in flight per process."
     )
     poll_per_host: int = Field(
         default=2, ge=1, le=100, description="Polls in flight per host, across all pollers."

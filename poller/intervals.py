@@ -3,7 +3,15 @@
 - Each source has a deterministic *phase*: a hash of its id modulo its interval. Polls
   land on `phase + k * interval` (epoch seconds), so sources with the same interval are
   spread over it and a restart does not bunch them together.
-- Each poll adds *jitter*: up to `JITTER_FRACTION` of the interval (at most `JITTER_CAP_S`).
+- A source whose host the poller knows has a *spread* instead: the sources of one host
+  (`Spread`: its rank among them by id, their count, the host's own offset) take evenly
+  spaced phases. Every request to a host takes its one slot, the delay after the previous
+  answer; at random phases a host's polls bunched up and queued behind each other and the
+  fetches of what they found (a 1 s delay and 20 feeds a minute kept a host 70 % busy),
+  evenly spaced they meet no queue.
+- Each poll adds *jitter*: up to `JITTER_FRACTION` of the interval (at most `JITTER_CAP_S`),
+  and, spread, at most a quarter of the space between the host's phases (polls keep their
+  order and spacing).
 - A failed poll *backs off*: interval * 2^errors, capped at `BACKOFF_CAP_S`, jittered
   downwards so the cap is never exceeded; a Retry-After is honoured when longer.
 - The *adaptive* interval follows the observed entry frequency (the median gap between
@@ -20,6 +28,7 @@ import random
 import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -42,16 +51,54 @@ def phase_s(source_id: UUID, interval_s: float) -> float:
     return int.from_bytes(digest[:8], "big") % max(1, int(interval_s))
 
 
-def jitter_s(interval_s: float, rand: Rand = random.random) -> float:
-    """Random extra delay in [0, min(JITTER_FRACTION * interval_s, JITTER_CAP_S))."""
-    return min(JITTER_FRACTION * interval_s, JITTER_CAP_S) * rand()
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """A source's place among the sources polled on its host: `rank` (0-based, by id) of
+    `count`, and the host's `offset`, a fraction of any interval (from its name: hosts do
+    not all start at 0)."""
+
+    rank: int
+    count: int
+    offset: float
+
+    def phase_s(self, interval_s: float) -> float:
+        return ((self.offset + self.rank / self.count) % 1.0) * interval_s
+
+    def spacing_s(self, interval_s: float) -> float:
+        return interval_s / self.count
 
 
-def next_slot(now: datetime, source_id: UUID, interval_s: float) -> datetime:
-    """The first phase-aligned slot at least half an interval after `now`."""
+def host_spreads(hosts: Iterable[tuple[UUID, str]]) -> dict[UUID, Spread]:
+    """Each source's `Spread`, from (source id, host) pairs."""
+    by_host: dict[str, list[UUID]] = {}
+    for source_id, host in hosts:
+        by_host.setdefault(host, []).append(source_id)
+    spreads = {}
+    for host, ids in by_host.items():
+        digest = hashlib.sha256(host.encode()).digest()
+        offset = int.from_bytes(digest[:8], "big") / 2**64
+        for rank, source_id in enumerate(sorted(ids)):
+            spreads[source_id] = Spread(rank, len(ids), offset)
+    return spreads
+
+
+def jitter_s(interval_s: float, rand: Rand = random.random, spread: Spread | None = None) -> float:
+    """Random extra delay in [0, min(JITTER_FRACTION * interval_s, JITTER_CAP_S)), and
+    below a quarter of the spread's spacing."""
+    cap = min(JITTER_FRACTION * interval_s, JITTER_CAP_S)
+    if spread is not None:
+        cap = min(cap, spread.spacing_s(interval_s) / 4)
+    return cap * rand()
+
+
+def next_slot(
+    now: datetime, source_id: UUID, interval_s: float, spread: Spread | None = None
+) -> datetime:
+    """The first phase-aligned slot at least half an interval after `now` (the spread's
+    phase when known, else the id's)."""
     interval_s = max(1.0, interval_s)
     epoch = now.timestamp()
-    phase = phase_s(source_id, interval_s)
+    phase = spread.phase_s(interval_s) if spread else phase_s(source_id, interval_s)
     k = math.floor((epoch - phase) / interval_s) + 1
     slot = phase + k * interval_s
     if slot - epoch < interval_s / 2:
@@ -60,10 +107,15 @@ def next_slot(now: datetime, source_id: UUID, interval_s: float) -> datetime:
 
 
 def next_poll_ok(
-    now: datetime, source_id: UUID, interval_s: float, rand: Rand = random.random
+    now: datetime,
+    source_id: UUID,
+    interval_s: float,
+    rand: Rand = random.random,
+    spread: Spread | None = None,
 ) -> datetime:
     """When to poll again after a successful poll."""
-    return next_slot(now, source_id, interval_s) + timedelta(seconds=jitter_s(interval_s, rand))
+    jitter = timedelta(seconds=jitter_s(interval_s, rand, spread))
+    return next_slot(now, source_id, interval_s, spread) + jitter
 
 
 def backoff_s(interval_s: float, errors: int, rand: Rand = random.random) -> float:

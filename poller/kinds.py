@@ -23,6 +23,7 @@ example.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -62,6 +63,7 @@ class KindRequest:
     url: str | None  # what `target` named (for a feed: or what discovery found)
     etag: str | None = None  # the stored validators (None on a dry run)
     last_modified: str | None = None
+    body_digest: str | None = None  # the stored digest of the body last read (`digest`)
     max_body_bytes: int | None = None
     budget: Budget = field(default_factory=per_file)  # what a poll may read, in all
     retry: Retry = field(default_factory=Retry)
@@ -127,17 +129,26 @@ class KindRequest:
 
     def unchanged(self, response: Response) -> bool:
         """A 304, or a 200 with the ETag or Last-Modified stored (a server that ignores
-        conditional requests but sends the same validators)."""
+        conditional requests but sends the same validators), or with the very body read
+        last time (a server that sends no validators: not parsed again to find the same
+        entries)."""
         if response.status == 304:
             return True
         if not 200 <= response.status < 300:
             return False
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
-        return bool((etag and etag == self.etag) or (modified and modified == self.last_modified))
+        if (etag and etag == self.etag) or (modified and modified == self.last_modified):
+            return True
+        return self.body_digest is not None and digest(response.body) == self.body_digest
 
     def readable(self, response: Response) -> bool:
         """A 2xx that is not `unchanged`: its body is worth parsing."""
         return 200 <= response.status < 300 and not self.unchanged(response)
+
+
+def digest(body: bytes) -> str:
+    """The body's SHA-256, as feed_state.last_body_digest keeps it."""
+    return hashlib.sha256(body).hexdigest()
 
 
 def _retryable(response: Response) -> bool:

@@ -33,7 +33,7 @@ class WebSubPolicy:
 @dataclass(frozen=True, slots=True)
 class PollPolicy:
     tick_s: float = 30.0
-    concurrency: int = 10  # polls in flight in one process
+    concurrency: int = 32  # polls in flight in one process (most wait for their host)
     per_host: int = 2  # polls in flight per host (or proxy host + first path segment)
     proxy_hosts: tuple[str, ...] = ()
     lease_s: float = 300.0

@@ -38,7 +38,7 @@ from poller import intervals
 from poller.entries import Entry
 from poller.feed_discovery import discover_feed
 from poller.filters import EntryFilter, poll_seed
-from poller.kinds import KindRequest, SourceKind
+from poller.kinds import KindRequest, SourceKind, digest
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
 from poller.poll_summary import POLL_FAILURES, SUCCEEDED, PartOutcome
@@ -145,6 +145,7 @@ async def poll_kind(
         url,
         etag=state.last_etag if conditional else None,
         last_modified=state.last_modified if conditional else None,
+        body_digest=state.last_body_digest if conditional else None,
         max_body_bytes=policy.max_document_bytes,
         budget=policy.poll_budget(),
         retry=policy.retry,
@@ -206,7 +207,7 @@ async def _fetch(
             consecutive_errors=0,
             last_error=None,
             last_outcome=str(LogOutcome.NOT_MODIFIED),
-            next_poll_at=intervals.next_poll_ok(now, source.id, interval),
+            next_poll_at=intervals.next_poll_ok(now, source.id, interval, spread=state.spread),
         )
         return
     if decision.failed:
@@ -234,9 +235,10 @@ async def _fetch(
         last_etag=response.headers.get("ETag"),
         last_modified=response.headers.get("Last-Modified"),
         last_item_count=result.items_seen,
+        last_body_digest=digest(response.body),
         consecutive_errors=0,
         last_error=outcome.error,
-        next_poll_at=intervals.next_poll_ok(now, source.id, interval),
+        next_poll_at=intervals.next_poll_ok(now, source.id, interval, spread=state.spread),
         interval_s=interval_s,
         min_interval_s=floor,
         feed_cursor_at=now,

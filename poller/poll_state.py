@@ -16,6 +16,7 @@ import asyncpg
 from frontier.db import Database
 from frontier.sources import Source, SourceRepository
 from frontier.sql import load
+from poller.intervals import Spread
 
 SQL = load("feeds")
 
@@ -45,6 +46,7 @@ class PollState:
     sitemap_consecutive_errors: int = 0
     sitemap_last_error: str | None = None
     discovery_attempted_at: datetime | None = None
+    last_body_digest: str | None = None  # SHA-256 of the main document last read
     # Read-only here: adaptive_interval is the source's configuration (SourceRepository);
     # the others are written by their own statements.
     adaptive_interval: bool = False
@@ -53,6 +55,9 @@ class PollState:
     last_fired_at: datetime | None = None
     disabled_reason: str | None = None
     disabled_at: datetime | None = None
+    # Not a column: the source's place among its host's sources, which the poller knows
+    # (poller.spread); None: its phase is its id's (poller.intervals).
+    spread: Spread | None = None
 
     @classmethod
     def from_record(cls, record: asyncpg.Record) -> PollState:
@@ -82,6 +87,7 @@ _WRITTEN = (
     "sitemap_consecutive_errors",
     "sitemap_last_error",
     "discovery_attempted_at",
+    "last_body_digest",
 )
 MAX_ERROR_CHARS = 2_000
 
@@ -124,6 +130,10 @@ class PollStateRepository:
         states = {r["source_id"]: PollState.from_record(r) for r in records}
         by_id = {s.id: s for s in await SourceRepository(self._db).get_many(list(states))}
         return [(by_id[i], state) for i, state in states.items() if i in by_id]
+
+    async def polled_urls(self) -> list[tuple[UUID, str | None]]:
+        """(source id, URL) of every source the poller polls, due or not."""
+        return [(r["id"], r["url"]) for r in await self._db.fetch(SQL["polled_urls"])]
 
     async def seconds_until_due(self, now: datetime | None = None) -> float | None:
         """Seconds until the next source nobody holds is due (negative: one is due now);

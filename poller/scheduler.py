@@ -39,6 +39,7 @@ from poller.policy import PollPolicy
 from poller.poll_state import PollState, PollStateRepository
 from poller.poll_summary import PollSummary
 from poller.source_poll import Polled, poll_source
+from poller.spread import HostSpreads
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class Poller:
         self.parser = parser or ParsePool(self.policy.parse)
         self.owner = owner or worker_id()
         self.states = PollStateRepository(db)
+        self.spreads = HostSpreads(self.states)  # each host's sources over their interval
         self.queue = QueueRepository(db, queue_policy)
         self.subscriptions = WebSubRepository(db) if self.policy.websub.enabled else None
 
@@ -78,6 +80,7 @@ class Poller:
         running: set[asyncio.Task[Polled]] = set()
         done_unwritten: list[Polled] = []
         limit = self.policy.concurrency
+        spreads = await self.spreads.current()
         try:
             while True:
                 if done_unwritten and len(running) <= limit // 2:
@@ -96,7 +99,8 @@ class Poller:
                         now=now,
                     )
                 for source, state in claimed:
-                    running.add(asyncio.create_task(self._poll(source, state, now)))
+                    placed = replace(state, spread=spreads.get(source.id))
+                    running.add(asyncio.create_task(self._poll(source, placed, now)))
                 if not running:
                     break
                 finished, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)

@@ -67,6 +67,13 @@ WHERE s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both')
 ORDER BY least(f.next_poll_at, f.sitemap_next_poll_at)
 LIMIT 1;
 
+-- name: polled_urls
+-- The URL of every source the poller polls (claim_due's conditions, due or not): the
+-- poller spreads each host's sources over their interval (poller.spread).
+SELECT s.id, coalesce(s.feed_url, s.base_url, s.sitemap_url, s.config ->> 'url') AS url
+FROM sources s
+WHERE s.enabled AND s.name <> 'manual' AND s.ingestion_mode IN ('feed', 'both');
+
 -- name: lease_sources
 -- Lease sources $1, locked by `claim_due` in this transaction, to $2 for $3 seconds from
 -- $4 (NULL: now()). (A statement of its own: on Citus, where feed_state is a reference
@@ -108,17 +115,18 @@ SET feed_url = t.feed_url,
     sitemap_consecutive_errors = t.sitemap_consecutive_errors,
     sitemap_last_error = t.sitemap_last_error,
     discovery_attempted_at = t.discovery_attempted_at,
+    last_body_digest = t.last_body_digest,
     poll_lease_until = NULL,
     poll_lease_owner = NULL
 FROM unnest($1::uuid[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[],
             $8::int[], $9::text[], $10::timestamptz[], $11::timestamptz[], $12::text[],
             $13::text[], $14::text[], $15::int[], $16::int[], $17::timestamptz[], $18::text[],
-            $19::timestamptz[], $20::int[], $21::text[], $22::timestamptz[])
+            $19::timestamptz[], $20::int[], $21::text[], $22::timestamptz[], $23::text[])
      AS t(source_id, feed_url, last_polled_at, last_etag, last_modified, last_item_count,
           consecutive_errors, last_error, next_poll_at, sitemap_next_poll_at, sitemap_etag,
           sitemap_last_modified, last_outcome, interval_s, min_interval_s, feed_cursor_at,
           sitemap_location, sitemap_cursor_at, sitemap_consecutive_errors,
-          sitemap_last_error, discovery_attempted_at)
+          sitemap_last_error, discovery_attempted_at, last_body_digest)
 WHERE f.source_id = t.source_id AND f.poll_lease_owner = $2
 RETURNING f.source_id;
 

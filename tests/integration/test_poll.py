@@ -427,3 +427,44 @@ async def test_run_forever_polls_a_source_when_it_falls_due_not_at_the_next_tick
     assert ticks[0] == []  # the first tick found nothing due
     assert [(s.source, s.ok) for s in ticks[-1]] == [("site", True)]
     assert len(local_site.hits("/feed.xml")) == 1
+
+
+async def test_a_hosts_sources_are_polled_next_evenly_spread_over_their_interval(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """Each request to a host waits its turn: twelve feeds of one host polled every minute
+    are given one slot every 5 s (at most a quarter of that jittered), not phases at
+    random, which bunched them up behind each other."""
+    sources = []
+    for i in range(12):
+        local_site.serve(f"/feed/{i}.xml", rss(f"/a/{i}"), content_type="application/rss+xml")
+        feed = local_site.url(f"/feed/{i}.xml")
+        sources.append(await add(db, f"section-{i}", feed_url=feed, interval_minutes=1))
+
+    summaries = await Poller(db, client, POLICY).run_once(now=T0)
+
+    assert len(summaries) == 12 and all(s.ok for s in summaries)
+    polls = sorted([(await state(db, s))["next_poll_at"].timestamp() % 60 for s in sources])
+    gaps = [(b - a) % 60 for a, b in zip(polls, [*polls[1:], polls[0]], strict=True)]
+    assert min(gaps) >= 5 - 1.25 and max(gaps) <= 5 + 1.25, gaps
+
+
+async def test_the_same_body_again_without_validators_is_not_parsed_again(
+    db: Database, client: SafeClient, local_site: LocalSite
+) -> None:
+    """A server that sends no ETag nor Last-Modified answers every poll in full: the body
+    read last time counts as a 304 (not parsed again), a changed one is read."""
+    local_site.serve("/feed.xml", rss("/a/1"), content_type="application/rss+xml")
+    source = await add(db, "plain", feed_url=local_site.url("/feed.xml"))
+    poller = Poller(db, client, POLICY)
+    later = T0 + timedelta(hours=1)
+
+    await poller.run_once(now=T0)
+    again = await poller.run_once(now=later)
+    local_site.serve("/feed.xml", rss("/a/1", "/a/2"), content_type="application/rss+xml")
+    changed = await poller.run_once(now=later + timedelta(hours=1))
+
+    assert [(s.outcome, s.items_new) for s in again] == [("not_modified", 0)]
+    assert [(s.outcome, s.items_new) for s in changed] == [("ok", 1)]
+    assert set(await frontier_urls(db)) == {local_site.url("/a/1"), local_site.url("/a/2")}
+    assert (await state(db, source))["last_body_digest"] is not None

@@ -84,3 +84,29 @@ def test_feed_floor_from_ttl_and_max_age() -> None:
     assert intervals.interval_floor_s(None, {"Cache-Control": "public, max-age=600"}) == 600
     assert intervals.interval_floor_s("5", {"Cache-Control": "max-age=900"}) == 900
     assert intervals.interval_floor_s("junk", {}) is None
+
+
+def test_a_hosts_sources_are_ranked_by_id_and_counted_per_host() -> None:
+    ids = [uuid.UUID(int=i) for i in (5, 3, 9, 1)]
+    spreads = intervals.host_spreads([(ids[0], "a"), (ids[1], "a"), (ids[2], "b"), (ids[3], "a")])
+
+    assert [spreads[ids[i]].rank for i in (3, 1, 0)] == [0, 1, 2]  # ids 1, 3, 5 on a
+    assert {spreads[i].count for i in (ids[0], ids[1], ids[3])} == {3}
+    assert spreads[ids[2]].rank == 0 and spreads[ids[2]].count == 1
+    assert spreads[ids[0]].offset == spreads[ids[1]].offset != spreads[ids[2]].offset
+
+
+@given(st.floats(0, 1, exclude_max=True), st.integers(0, 10**8))
+def test_a_hosts_spread_sources_are_polled_evenly_over_the_interval(r: float, offset: int) -> None:
+    """Twelve sources of one host, every minute: one poll every 5 s, each at most a quarter
+    of that late (jitter), whoever polled when."""
+    now = NOW + timedelta(seconds=offset)
+    ids = [uuid.uuid5(uuid.NAMESPACE_URL, f"feed-{i}") for i in range(12)]
+    spreads = intervals.host_spreads((i, "news.example") for i in ids)
+    polls = sorted(
+        intervals.next_poll_ok(now, i, 60, rand=lambda: r, spread=spreads[i]).timestamp() % 60
+        for i in ids
+    )
+    gaps = [(b - a) % 60 for a, b in zip(polls, [*polls[1:], polls[0]], strict=True)]
+    assert min(gaps) >= 5 - 1.25 - 1e-6
+    assert max(gaps) <= 5 + 1.25 + 1e-6
