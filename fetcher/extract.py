@@ -199,12 +199,18 @@ def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> st
 def main_reading(html: str, url: str | None, page: HtmlElement | None = None) -> Reading:
     """The article's text: trafilatura favouring precision, checked against
     resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
-    default balance when it looks thin (THIN_SHARE). On the article benchmark this beats
-    either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
+    default balance when it looks thin (THIN_SHARE), a check not run when the precise
+    reading is already longer than that share of the whole page. On the article benchmark
+    this beats either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
     `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again).
     With the text, its Markdown when it has headings or lists (`_trafilatura_reading`)."""
     markup = html if page is None else page
     precise = _trafilatura_reading(markup, url, favor_precision=True)
+    if len(precise.text or "") >= THIN_SHARE * len(html):
+        # resiliparse's text is never longer than the markup it comes from (each character
+        # of it is one of the page's, or a line break where a tag was): the check would
+        # keep the precise reading whatever it found
+        return precise
     try:
         reference = extract_plain_text(
             html, main_content=True, alt_texts=False, links=False, list_bullets=False

@@ -3,11 +3,13 @@
 -- so they hold whichever sink stores the documents).
 
 -- name: upsert_many
--- Insert or replace documents ($1..$33 parallel arrays, sorted by url_hash so concurrent
+-- Insert or replace documents ($1..$33 parallel arrays and $34, sorted by url_hash so concurrent
 -- batches lock rows in one order), and each one's search vector (migration 0024: title and
 -- body, cut at 100,000 characters; the `search` statement's words are matched against it).
--- $29 and $30 (tags, paragraphs) come as the text of one JSON array a document: unnest
--- cannot take arrays of arrays of different lengths.
+-- $29 (tags) comes as the text of one JSON array a document: unnest cannot take arrays of
+-- arrays of different lengths. The paragraphs come as one array of all of them ($34), in
+-- the documents' order, and $30 is each document's count: its slice starts where the
+-- previous one's ended (the running sum before it).
 WITH written AS (
 INSERT INTO raw_content AS r (url_hash, url, final_url, source_id, source_name, host, origin,
                               title, body, summary, author, published_at, image_url,
@@ -22,20 +24,24 @@ SELECT d.url_hash, d.url, d.final_url, d.source_id, d.source_name, d.host, d.ori
        d.warc_file, d.warc_offset, d.warc_length, d.warc_record_id, d.detected_language,
        d.language_confidence, d.modified_at, d.section,
        ARRAY(SELECT jsonb_array_elements_text(d.tags::jsonb)),
-       ARRAY(SELECT jsonb_array_elements_text(d.paragraphs::jsonb)), d.markdown, d.minhash,
-       d.near_duplicate_of
-FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
-            $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
-            $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
-            $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
-            $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::real[],
-            $27::timestamptz[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[],
-            $33::text[])
-     AS d (url_hash, url, final_url, source_id, source_name, host, origin, title, body,
-           summary, author, published_at, image_url, language, content_hash, word_count,
-           extractor, http_status, fetched_at, paywalled, warc_file, warc_offset,
-           warc_length, warc_record_id, detected_language, language_confidence,
-           modified_at, section, tags, paragraphs, markdown, minhash, near_duplicate_of)
+       coalesce(($34::text[])[d.paragraph_end - d.paragraphs + 1 : d.paragraph_end], '{}'),
+       d.markdown, d.minhash, d.near_duplicate_of
+FROM (
+    SELECT *, (sum(paragraphs) OVER (ORDER BY n))::int AS paragraph_end
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::text[],
+                $7::text[], $8::text[], $9::text[], $10::text[], $11::text[],
+                $12::timestamptz[], $13::text[], $14::text[], $15::text[], $16::int[],
+                $17::text[], $18::int[], $19::timestamptz[], $20::boolean[], $21::text[],
+                $22::bigint[], $23::bigint[], $24::text[], $25::text[], $26::real[],
+                $27::timestamptz[], $28::text[], $29::text[], $30::int[], $31::text[],
+                $32::text[], $33::text[]) WITH ORDINALITY
+         AS u (url_hash, url, final_url, source_id, source_name, host, origin, title, body,
+               summary, author, published_at, image_url, language, content_hash,
+               word_count, extractor, http_status, fetched_at, paywalled, warc_file,
+               warc_offset, warc_length, warc_record_id, detected_language,
+               language_confidence, modified_at, section, tags, paragraphs, markdown,
+               minhash, near_duplicate_of, n)
+) AS d
 ON CONFLICT (url_hash) DO UPDATE
 SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.source_id,
     source_name = excluded.source_name, host = excluded.host, origin = excluded.origin,

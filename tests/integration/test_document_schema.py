@@ -119,3 +119,25 @@ def test_a_drift_is_caught() -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**document, "fetched_at": None}, json_schema())  # NOT NULL
     assert BY_NAME["fetched_at"].required
+
+
+async def test_each_document_keeps_its_own_paragraphs_in_a_batch(db: Database) -> None:
+    # One array of every document's paragraphs, cut by counts: none, one, and paragraphs
+    # with what JSON or a separator would have to escape, and a rewrite of a stored one.
+    lists = [
+        (),
+        ("Only one.",),
+        ('"Quoted", \\ back-slashed,', "line\nbroken", "", "\u00e9t\u00e9 \U0001f600"),
+        (),
+        tuple(f"p{i}" for i in range(40)),
+    ]
+    docs = [full_document(i, paragraphs=p) for i, p in enumerate(lists)]
+    sink = PostgresSink(db)
+    await sink.write(docs[:2])
+    await sink.write([dataclasses.replace(docs[1], paragraphs=("Rewritten.", "Twice.")), *docs[2:]])
+    stored = [await sink.get(doc.url_hash) for doc in docs]
+    assert [tuple(row["paragraphs"]) for row in stored if row] == [
+        (),
+        ("Rewritten.", "Twice."),
+        *lists[2:],
+    ]
