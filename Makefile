@@ -137,9 +137,11 @@ jq:
 
 # Debian's chromium, driven headless by Playwright: the fetcher renders pages with it (a
 # source's `render`, docs/fetching.md), and the browser tests (the dashboard's, the
-# rendering zoo's) use it. Playwright itself comes with the `render` extra (`dev` has it).
+# rendering zoo's) use it. Playwright itself comes with the `render` extra (`dev` has it);
+# its driver (a node binary in the wheel) needs libatomic1, which chromium does not bring.
 chromium:
-	command -v chromium || (apt-get update && apt-get install -y --no-install-recommends chromium)
+	(command -v chromium && test -e "$$(ldconfig -p | awk '/libatomic\.so\.1 /{print $$NF; exit}')") \
+	  || (apt-get update && apt-get install -y --no-install-recommends chromium libatomic1)
 
 # pywb replays the archive in tests/integration/test_archive_replay.py, from a venv of its
 # own: it requires brotlipy, whose `brotli` package would shadow the runtime dependency
