@@ -14,6 +14,10 @@ frontier/sql/sink_outbox.sql).
   exponential backoff and jitter (FRONTIER_OUTBOX_RETRY_S doubling up to
   FRONTIER_OUTBOX_RETRY_MAX_S, per row by its attempts). A sink that fails pauses its own
   loop the same way, so a sink down for an hour costs a few attempts, and never the fetch.
+- A row holds the document's payload (frontier.sinks.payload.document_payload, as JSON
+  text), except when the PostgreSQL sink is required (frontier.sinks.configured's
+  `outbox_payloads`): raw_content has the document, so the row holds its key alone and
+  the delivery reads a batch's documents from there in one statement (`_prepared`).
 - Each row has an idempotency key (frontier.sinks.payload.delivery_key), unique per sink:
   a version is enqueued once, and delivered again only when a delivery's answer was lost,
   under the same key (the webhook's `webhook-id`), so the sink can tell.
