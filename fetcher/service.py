@@ -101,6 +101,7 @@ async def run_fetcher(
                     parser,
                     renderer,
                     optional_sinks=list(sinks.optional),
+                    outbox_payloads=sinks.outbox_payloads,
                 )
                 try:
                     summary = await fetcher.run(until_idle=until_idle, stop=stopping)

@@ -75,15 +75,18 @@ class Fetcher:
         parser: ParsePool | None = None,
         renderer: RenderStep | None = None,
         optional_sinks: Sequence[str] = (),
+        outbox_payloads: bool = True,
     ) -> None:
         """`extraction`: where pages are parsed (default: a thread of this process);
         `parser`: where robots.txt is (default: a pool of its own, under `config.parse`);
         `renderer`: the browsers of the sources that render (None: none rendered; the
         caller closes it); `optional_sinks`: the names of the sinks each document fetched
         is put in the outbox for, in the transaction that completes its URL
-        (frontier.outbox)."""
+        (frontier.outbox); `outbox_payloads`: whether those rows hold the document (not
+        when raw_content, a required sink, has it: frontier.sinks.configured)."""
         self.db = db
         self.optional_sinks = list(optional_sinks)
+        self.outbox_payloads = outbox_payloads
         self.outbox = OutboxRepository(db)
         self.config = config
         self.worker_id = config.worker_id
@@ -290,7 +293,9 @@ class Fetcher:
 
         async def enqueue(tx: Database, result: CompleteResult) -> None:
             done = [d for h, d in documents.items() if result.applied.get(h) == UrlStatus.FETCHED]
-            await self.outbox.enqueue_documents(self.optional_sinks, done, db=tx)
+            await self.outbox.enqueue_documents(
+                self.optional_sinks, done, db=tx, with_payload=self.outbox_payloads
+            )
 
         return enqueue
 

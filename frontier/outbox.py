@@ -14,6 +14,10 @@ frontier/sql/sink_outbox.sql).
   exponential backoff and jitter (FRONTIER_OUTBOX_RETRY_S doubling up to
   FRONTIER_OUTBOX_RETRY_MAX_S, per row by its attempts). A sink that fails pauses its own
   loop the same way, so a sink down for an hour costs a few attempts, and never the fetch.
+- A row holds the document's payload (frontier.sinks.payload.document_payload, as JSON
+  text), except when the PostgreSQL sink is required (frontier.sinks.configured's
+  `outbox_payloads`): raw_content has the document, so the row holds its key alone and
+  the delivery reads a batch's documents from there in one statement (`_prepared`).
 - Each row has an idempotency key (frontier.sinks.payload.delivery_key), unique per sink:
   a version is enqueued once, and delivered again only when a delivery's answer was lost,
   under the same key (the webhook's `webhook-id`), so the sink can tell.
@@ -42,6 +46,7 @@ from frontier.sinks.payload import (
     document_from_payload,
     document_payload,
 )
+from frontier.sinks.postgres import PostgresSink
 from frontier.sql import load
 
 SQL = load("sink_outbox")
@@ -109,16 +114,28 @@ class OutboxRepository:
         self._db = db
 
     async def enqueue_documents(
-        self, sinks: Sequence[str], documents: Iterable[RawDocument], db: Database | None = None
+        self,
+        sinks: Sequence[str],
+        documents: Iterable[RawDocument],
+        db: Database | None = None,
+        *,
+        with_payload: bool = True,
     ) -> None:
-        """Each document to write to each sink (`db`: the completion's transaction)."""
+        """Each document to write to each sink (`db`: the completion's transaction).
+        `with_payload` False: the rows hold no copy of the document, which the delivery
+        reads from raw_content (the PostgreSQL sink is required: it has stored the
+        document before the completion)."""
         rows = [
             (sink, delivery_key(d.url_hash, d.content_hash), d.url_hash, WRITE, text)
             for d in documents
-            for text in (json.dumps(document_payload(d)),)
+            for text in ((json.dumps(document_payload(d)) if with_payload else None),)
             for sink in sinks
         ]
         await self._enqueue(rows, db or self._db)
+
+    async def stored(self, url_hashes: Sequence[str]) -> dict[str, RawDocument]:
+        """The documents raw_content holds for these URLs (the payload-less rows')."""
+        return await PostgresSink(self._db).stored(url_hashes)
 
     async def enqueue_deletes(self, sinks: Sequence[str], url_hashes: Iterable[str]) -> None:
         rows = [(s, delivery_key(h, None), h, DELETE, None) for h in url_hashes for s in sinks]
@@ -156,6 +173,30 @@ class OutboxRepository:
 
 
 Opener = Callable[[], Awaitable[Sink]]
+
+
+# A write row without a payload (`enqueue_documents(with_payload=False)`) is delivered as
+# the document raw_content holds now, `stored`, built as the enqueue builds a payload, so
+# the sink gets the same bytes:
+# - raw_content holds a newer version (a later fetch): that one is delivered, under its
+#   own idempotency key (the key names the content delivered; the newer version's own
+#   row, delivered under the same key, is then a repeat the sink can tell);
+# - raw_content holds no document for the URL any more (deleted since: the deletion has
+#   a row of its own, after this one): nothing is delivered for this row, and it goes as
+#   delivered (None), not tried again forever.
+def _prepared(row: OutboxRow, stored: RawDocument | None) -> Prepared | None:
+    if row.payload is not None:
+        return Prepared(row.url_hash, row.key, row.payload)
+    if stored is None:
+        return None
+    key = delivery_key(stored.url_hash, stored.content_hash)
+    return Prepared(row.url_hash, key, json.dumps(document_payload(stored)))
+
+
+def _document(row: OutboxRow, stored: RawDocument | None) -> RawDocument | None:
+    if row.payload is None:
+        return stored
+    return document_from_payload(json.loads(row.payload))
 
 
 class OutboxDelivery:
@@ -233,20 +274,24 @@ class OutboxDelivery:
     async def _hand_over(self, sink: Sink, rows: list[OutboxRow]) -> dict[int, str]:
         """Deliver the rows (writes, then deletions); returns the reasons of the rows the
         sink refused for good, by id. A sink with `write_prepared` (PreparedWrites) gets
-        the payloads' JSON as stored; any other the documents rebuilt from them."""
+        the payloads' JSON as stored; any other the documents rebuilt from them. The
+        documents of rows without a payload are read from raw_content, one statement a
+        batch (`_prepared`, `_document`)."""
         rejected: dict[int, str] = {}
         last = {r.url_hash: r for r in sorted(rows, key=lambda r: r.id)}  # a URL's last op
         writes = {h: r for h, r in last.items() if r.op == WRITE}
+        stored = await self.outbox.stored([h for h, r in writes.items() if r.payload is None])
         try:
             if isinstance(sink, PreparedWrites):
                 await sink.write_prepared(
-                    [Prepared(h, r.key, r.payload or "") for h, r in writes.items()]
+                    [p for h, r in writes.items() if (p := _prepared(r, stored.get(h)))]
                 )
             else:
                 documents = []
                 for url_hash, row in list(writes.items()):
                     try:
-                        documents.append(document_from_payload(json.loads(row.payload or "")))
+                        if (document := _document(row, stored.get(url_hash))) is not None:
+                            documents.append(document)
                     except (ValueError, TypeError, KeyError) as exc:
                         rejected[row.id] = f"unreadable payload: {type(exc).__name__}: {exc}"
                         del writes[url_hash]

@@ -102,6 +102,9 @@ class OpenedSinks:
 
     required: Sink
     optional: dict[str, Callable[[], Awaitable[Sink]]] = field(default_factory=dict)
+    # Whether the outbox's rows hold the documents' payloads: not when the PostgreSQL
+    # sink is among the required ones (the delivery reads them from raw_content).
+    outbox_payloads: bool = True
 
 
 async def open_sinks(
@@ -124,7 +127,10 @@ async def open_sinks(
         raise
     if len(opened) == 1 and not optional:
         return OpenedSinks(opened[0])
-    return OpenedSinks(SinkSet(opened, list(optional), OutboxRepository(db)), optional)
+    in_postgres = any(c.required and c.kind.name == POSTGRES for c in chosen)
+    return OpenedSinks(
+        SinkSet(opened, list(optional), OutboxRepository(db)), optional, not in_postgres
+    )
 
 
 def _opener(chosen: ChosenSink, settings: Settings, db: Database) -> Callable[[], Awaitable[Sink]]:

@@ -10,7 +10,7 @@ died after sending) carries the same key, and a new text a new one (the webhook'
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
@@ -21,9 +21,16 @@ LISTS = ("tags", "paragraphs")
 
 
 def document_payload(doc: RawDocument) -> dict[str, Any]:
-    """The document as JSON-ready fields (ISO dates, string ids), every field of
-    DOCUMENT_FIELDS in its order."""
+    """The document as JSON-ready fields (ISO dates in UTC, string ids), every field of
+    DOCUMENT_FIELDS in its order. The dates are given in UTC as PostgreSQL gives them
+    back (a timestamptz keeps no offset): the outbox builds the payload of a document
+    from raw_content when it holds it (frontier.outbox), and the same document must
+    give the same bytes whether its payload was built at the fetch or from the table."""
     values = doc.as_json()
+    for name in DATES:
+        value = getattr(doc, name)
+        if value is not None and value.tzinfo is not None and value.utcoffset():
+            values[name] = value.astimezone(UTC).isoformat()
     return {name: values[name] for name in DOCUMENT_FIELDS}
 
 

@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 import asyncpg
 
@@ -70,6 +71,14 @@ class PostgresSink:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return dict(record) if record else None
 
+    async def stored(self, url_hashes: Sequence[str]) -> dict[str, RawDocument]:
+        """The documents stored under these url_hashes, as they were written (those not
+        stored are not in the answer), in one statement."""
+        if not url_hashes:
+            return {}
+        records = await self._db.fetch(SQL["documents_by_hashes"], list(url_hashes))
+        return {r["url_hash"]: _document(r) for r in records}
+
     async def health(self) -> str:
         try:
             await self._db.fetchval(SQL["health"])
@@ -79,6 +88,15 @@ class PostgresSink:
 
     async def close(self) -> None:
         """The database belongs to the caller."""
+
+
+def _document(record: Any) -> RawDocument:
+    values = dict(record)
+    for name in LIST_FIELDS:
+        values[name] = tuple(values[name] or ())
+    if values["source_id"] is not None:  # asyncpg's own UUID type: the standard one
+        values["source_id"] = UUID(str(values["source_id"]))
+    return RawDocument(**values)
 
 
 # A search estimated to match fewer documents than this reads them from the GIN index and

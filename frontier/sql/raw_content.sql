@@ -76,6 +76,20 @@ DELETE FROM raw_content WHERE url_hash = ANY ($1::char(64)[]);
 -- name: by_hash
 SELECT * FROM raw_content WHERE url_hash = $1;
 
+-- name: documents_by_hashes
+-- The stored documents $1 (url_hashes), every field of frontier.sinks.DOCUMENT_FIELDS in
+-- its order: what the outbox delivers when its rows hold no payload (frontier.outbox).
+-- language_confidence (real) goes through numeric, as in `export_page`: 0.97, not
+-- 0.9700000286102295, the value the fetcher wrote (rounded to 4 decimals).
+SELECT url_hash, url, final_url, source_id, source_name, host, origin, title, body, summary,
+       author, published_at, image_url, language, content_hash, word_count, extractor,
+       http_status, fetched_at, paywalled, warc_file, warc_offset, warc_length,
+       warc_record_id, detected_language,
+       language_confidence::numeric::float8 AS language_confidence, modified_at, section, tags,
+       paragraphs, markdown, minhash, near_duplicate_of
+FROM raw_content
+WHERE url_hash = ANY ($1::char(64)[]);
+
 -- name: health
 -- The sink's health: the table is there and this role may read it (one row at most).
 SELECT count(*) FROM (SELECT 1 FROM raw_content LIMIT 1) AS one;

@@ -1,12 +1,14 @@
 -- sink_outbox: what the optional sinks have yet to receive (migration 0042,
 -- frontier/outbox.py). A row per (sink, idempotency key): a document's version to write
--- (its payload, frontier/sinks/payload.py) or a URL's document to delete. Written in the
+-- (its payload, frontier/sinks/payload.py; NULL when raw_content, a required sink, holds
+-- the document: the delivery reads it there) or a URL's document to delete. Written in the
 -- transaction that completes the URL; claimed for a lease with FOR UPDATE SKIP LOCKED,
 -- deleted once the sink has it, put back with a later `next_at` when it failed, kept as
 -- `rejected` when the sink refused it for good.
 
 -- name: enqueue
--- Rows to deliver ($1..$5 parallel arrays: sink, key, url_hash, op, payload as JSON text);
+-- Rows to deliver ($1..$5 parallel arrays: sink, key, url_hash, op, payload as JSON text
+-- or NULL);
 -- one already waiting under the same (sink, key) stays as it is. A row of an older version
 -- of the same URL for the same sink, waiting and not leased, is superseded and goes: a
 -- retried old version must not reach the sink after the new one. The url_hash is

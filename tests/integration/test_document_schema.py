@@ -82,6 +82,14 @@ async def _webhook_payload(db: Database, doc: RawDocument) -> list[dict[str, Any
     return [json.loads(json.dumps(document_payload(doc)))]  # as it is sent
 
 
+async def _payload_from_table(db: Database, doc: RawDocument) -> list[dict[str, Any]]:
+    """The payload the outbox builds from raw_content (rows without one)."""
+    sink = PostgresSink(db)
+    await sink.write([doc])
+    stored = await sink.stored([doc.url_hash])
+    return [json.loads(json.dumps(document_payload(d))) for d in stored.values()]
+
+
 # A JSON form of a document: its name, the fields it holds, and how to get it from a
 # document (given the test database). A new form (the webhook's payload, ...) goes here.
 JsonForm = Callable[[Database, RawDocument], Awaitable[list[dict[str, Any]]]]
@@ -90,6 +98,8 @@ JSON_FORMS: list[tuple[str, tuple[str, ...], JsonForm]] = [
     ("export, --with-body (jsonl, GET /api/v1/export)", export_fields(True), _exported_with_body),
     ("export (jsonl, GET /api/v1/export)", export_fields(False), _exported_without_body),
     ("document_payload (the webhook's body, the outbox's copy)", FIELD_NAMES, _webhook_payload),
+    ("document_payload of raw_content's copy (the outbox's keys-only rows)", FIELD_NAMES,
+     _payload_from_table),
 ]  # fmt: skip
 
 

@@ -6,10 +6,12 @@ what `frontier fetch --until-idle` runs)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any, cast
+from uuid import UUID
 
 import pytest
 
@@ -19,12 +21,15 @@ from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.outbox import OutboxDelivery, OutboxPolicy, OutboxRepository
 from frontier.settings import Settings, SettingsError
-from frontier.sinks import RawDocument, SinkUnavailable
+from frontier.sinks import RawDocument, Sink, SinkUnavailable
 from frontier.sinks.configured import open_sinks, sinks_status
 from frontier.sinks.installed import SinkRegistry, load_sinks
-from frontier.sinks.payload import delivery_key
+from frontier.sinks.payload import Prepared, delivery_key, document_payload
+from frontier.source_schema import parse_config
+from frontier.sources import SourceRepository
 from frontier.sql import load
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
+from tests.full_documents import full_document
 from tests.local_site import LocalSite
 from tests.webhook_receiver import Receiver
 
@@ -105,6 +110,8 @@ async def test_an_optional_webhook_down_for_the_whole_crawl_loses_nothing(
     lines = sinks_status(both, await OutboxRepository(db).status(), utcnow())
     hook = next(line for line in lines if line["sink"] == "hook")
     assert (hook["backlog"], hook["required"]) == (4, False)
+    # raw_content has the documents: the rows hold none (the delivery reads them there)
+    assert await db.fetchval("SELECT count(*) FROM sink_outbox WHERE payload IS NULL") == 4
     assert "HTTP 503" in hook["last_error"]
     assert next(line for line in lines if line["sink"] == "postgres")["backlog"] == 0
 
@@ -324,3 +331,117 @@ async def test_the_rows_a_new_version_supersedes_are_found_by_the_url_index(
         await tx.execute("SET LOCAL enable_seqscan = off")
         plan = await tx.fetch("EXPLAIN " + load("sink_outbox")["enqueue"], *rows)
     assert "(url_hash = new_1.h)" in "\n".join(row[0] for row in plan)  # the index's key
+
+
+class Recorder:
+    """An optional sink that keeps what the outbox hands it: as prepared JSON (`prepared`
+    True, the webhook's way) or as documents."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.items: list[Prepared] = []
+        self.documents: list[RawDocument] = []
+
+    async def write(self, documents: Sequence[RawDocument]) -> None:
+        self.documents.extend(documents)
+
+    async def delete(self, url_hashes: Sequence[str]) -> None:
+        """Nothing to delete."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+class PreparedRecorder(Recorder):
+    async def write_prepared(self, items: Sequence[Prepared]) -> None:
+        self.items.extend(items)
+
+
+def recording(*sinks: Recorder) -> dict[str, Callable[[], Awaitable[Sink]]]:
+    def opener(sink: Recorder) -> Callable[[], Awaitable[Sink]]:
+        async def open_it() -> Sink:
+            return cast(Sink, sink)
+
+        return open_it
+
+    return {f"s{i}": opener(sink) for i, sink in enumerate(sinks)}
+
+
+# A date with an offset (kept as declared in the document, given back in UTC by
+# PostgreSQL) and a detected language's confidence (a `real` column).
+OFFSET = timezone(timedelta(hours=2))
+
+
+def full(i: int, source_id: UUID | None = None, **changes: Any) -> RawDocument:
+    published = datetime(2026, 11, 20, 11, 30, 15, 123456, tzinfo=OFFSET)
+    values = {"published_at": published, "language_confidence": 0.9731, **changes}
+    return full_document(i, source_id, **values)
+
+
+async def test_rows_without_payload_deliver_the_bytes_rows_with_one_do(db: Database) -> None:
+    """With PostgreSQL required, the rows hold no payload: the delivery reads the documents
+    from raw_content, one statement a batch, and the sink gets the same key and the same
+    JSON text as from a row that holds the payload (and the same document)."""
+    from frontier.sinks.postgres import PostgresSink
+
+    city = await SourceRepository(db).create(
+        parse_config({"name": "city", "feed_url": "https://h0.example/rss"})
+    )
+    documents = [full(1, city.id), full(2), full(3, published_at=None, language_confidence=None)]
+    await PostgresSink(db).write(documents)
+    outbox = OutboxRepository(db)
+    await outbox.enqueue_documents(["s0", "s2"], documents)
+    await outbox.enqueue_documents(["s1", "s3"], documents, with_payload=False)
+    assert await db.fetchval(
+        "SELECT array_agg(DISTINCT sink ORDER BY sink) FROM sink_outbox WHERE payload IS NULL"
+    ) == ["s1", "s3"]
+    sinks = [PreparedRecorder(), PreparedRecorder(), Recorder(), Recorder()]
+    delivery = OutboxDelivery(outbox, recording(*sinks), "w", OutboxPolicy())
+    assert await delivery.drain() == 12
+    with_payload, without = sinks[0].items, sinks[1].items
+    keys = sorted(delivery_key(d.url_hash, d.content_hash) for d in documents)
+    assert [i.key for i in without] == keys
+    assert without == with_payload
+    by_hash = sorted(documents, key=lambda d: d.url_hash)
+    assert sinks[3].documents == sinks[2].documents == by_hash
+    published = {json.loads(i.payload)["published_at"] for i in without}
+    assert published == {"2026-11-20T09:30:15.123456+00:00", None}
+    assert await db.fetchval("SELECT count(*) FROM sink_outbox") == 0
+
+
+async def test_a_row_without_payload_whose_document_went_or_changed(db: Database) -> None:
+    """A payload-less row of a document deleted from raw_content since is delivered as
+    nothing and goes (not tried again); one whose URL holds a newer version now delivers
+    that version, under that version's key."""
+    from frontier.sinks.postgres import PostgresSink
+
+    stored = PostgresSink(db)
+    gone, changed = full(1), full(2)
+    await stored.write([gone, changed])
+    outbox = OutboxRepository(db)
+    await outbox.enqueue_documents(["s0", "s1"], [gone, changed], with_payload=False)
+    newer = replace(changed, title="Newer", content_hash="e" * 64)
+    await stored.write([newer])
+    await db.execute("DELETE FROM raw_content WHERE url_hash = $1", gone.url_hash)
+    sinks = [PreparedRecorder(), Recorder()]
+    delivery = OutboxDelivery(outbox, recording(*sinks), "w", OutboxPolicy())
+    assert await delivery.drain() == 4
+    [item] = sinks[0].items
+    assert item.key == delivery_key(newer.url_hash, newer.content_hash)
+    assert json.loads(item.payload) == json.loads(json.dumps(document_payload(newer)))
+    assert sinks[1].documents == [newer]
+    assert await db.fetchval("SELECT count(*) FROM sink_outbox") == 0
+    assert await delivery.drain() == 0
+
+
+async def test_the_outbox_holds_payloads_only_without_postgres_required(
+    db: Database, settings: Settings, receiver: Receiver, tmp_path: Any
+) -> None:
+    jsonl = {"name": "jsonl", "options": {"path": str(tmp_path)}}
+    cases = [({"name": "postgres"}, False), (jsonl, True)]
+    for required, payloads in cases:
+        configured = with_sinks(settings, required, hook_entry(receiver))
+        opened = await open_sinks(configured, db, installed())
+        await opened.required.close()
+        assert opened.outbox_payloads is payloads, required

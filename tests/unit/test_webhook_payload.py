@@ -3,7 +3,8 @@ and FRONTIER_SINKS' validation (issue 33 items 2-3)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
 from uuid import UUID
 
 import pytest
@@ -12,6 +13,8 @@ from frontier.settings import Settings, SettingsError
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument
 from frontier.sinks.payload import delivery_key, document_from_payload, document_payload
 from frontier.sinks.webhook import sign, signed_headers, signing_key
+
+HOURS_2 = timedelta(hours=2)
 
 
 def test_the_signature_is_the_standard_webhooks_test_vector() -> None:
@@ -59,6 +62,11 @@ def test_the_payload_has_every_field_and_reads_back() -> None:
     assert payload["source_id"] == str(UUID(int=7)) and payload["tags"] == ["x", "y"]
     assert document_from_payload(payload) == doc
     assert delivery_key(doc.url_hash, doc.content_hash) == "a" * 64 + "." + "c" * 32
+    # A date declared with an offset is given in UTC, as raw_content gives it back (the
+    # outbox builds the payloads of its keys-only rows from there): the same instant.
+    declared = replace(doc, published_at=datetime(2026, 1, 2, 5, 4, tzinfo=timezone(+HOURS_2)))
+    assert document_payload(declared)["published_at"] == "2026-01-02T03:04:00+00:00"
+    assert document_from_payload(document_payload(declared)) == doc
 
 
 @pytest.mark.parametrize(
