@@ -29,6 +29,7 @@ from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
 from frontier.sql import load
 
 SQL = load("raw_content")
+LIST_FIELDS = ("tags", "paragraphs")  # arrays in the table, tuples in a RawDocument
 
 
 class PostgresSink:
