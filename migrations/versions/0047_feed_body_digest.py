@@ -22,8 +22,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # the column, then its check: Citus refuses an ADD COLUMN that carries a constraint
+    op.execute("ALTER TABLE feed_state ADD COLUMN last_body_digest text")
     op.execute(
-        "ALTER TABLE feed_state ADD COLUMN last_body_digest text "
+        "ALTER TABLE feed_state ADD CONSTRAINT feed_state_last_body_digest_check "
         "CHECK (length(last_body_digest) = 64)"
     )
 
