@@ -68,6 +68,9 @@ class KindRequest:
     budget: Budget = field(default_factory=per_file)  # what a poll may read, in all
     retry: Retry = field(default_factory=Retry)
     answered: list[Response] = field(default_factory=list)  # every response `get` returned
+    # each judged body's digest, by the id of its response (held here, so the id stays
+    # its own): one SHA-256 a body, however often `readable` and `unchanged` ask
+    _digests: dict[int, tuple[Response, str]] = field(default_factory=dict)
 
     def headers(self) -> dict[str, str]:
         """Fetch protection's host header, origin and referer (at level 2 only)."""
@@ -139,7 +142,14 @@ class KindRequest:
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
         if (etag and etag == self.etag) or (modified and modified == self.last_modified):
             return True
-        return self.body_digest is not None and digest(response.body) == self.body_digest
+        return self.body_digest is not None and self.digest(response) == self.body_digest
+
+    def digest(self, response: Response) -> str:
+        """The SHA-256 of `response`'s body (`digest`), computed once."""
+        key = id(response)
+        if key not in self._digests:
+            self._digests[key] = (response, digest(response.body))
+        return self._digests[key][1]
 
     def readable(self, response: Response) -> bool:
         """A 2xx that is not `unchanged`: its body is worth parsing."""

@@ -38,7 +38,7 @@ from poller import intervals
 from poller.entries import Entry
 from poller.feed_discovery import discover_feed
 from poller.filters import EntryFilter, poll_seed
-from poller.kinds import KindRequest, SourceKind, digest
+from poller.kinds import KindRequest, SourceKind
 from poller.policy import PollPolicy
 from poller.poll_state import PollState
 from poller.poll_summary import POLL_FAILURES, SUCCEEDED, PartOutcome
@@ -235,7 +235,7 @@ async def _fetch(
         last_etag=response.headers.get("ETag"),
         last_modified=response.headers.get("Last-Modified"),
         last_item_count=result.items_seen,
-        last_body_digest=digest(response.body),
+        last_body_digest=request.digest(response),
         consecutive_errors=0,
         last_error=outcome.error,
         next_poll_at=intervals.next_poll_ok(now, source.id, interval, spread=state.spread),
