@@ -12,7 +12,21 @@
 -- The INSERT reads the CTE's count so that the UPDATE runs first (a CTE nobody reads
 -- runs after the main statement, whose unique check would then meet the old row); a
 -- unique check passes over a row version this transaction replaced.
-WITH moved AS (
+-- A source keeps at most one subscription being unsubscribed: an older one still waiting
+-- for its hub goes when the feed moves again (its lease runs out on its own), so a feed
+-- that names a new hub at every poll, to hubs that never answer, keeps two rows, not one
+-- more a poll. (The DELETE sees the rows as the statement found them: not the one `moved`
+-- turns to 'unsubscribing'.)
+WITH older AS (
+    DELETE FROM websub_subscriptions
+    WHERE source_id = $1 AND state = 'unsubscribing'
+      AND EXISTS (
+          SELECT 1 FROM websub_subscriptions
+          WHERE source_id = $1 AND state <> 'unsubscribing'
+            AND (hub, topic) IS DISTINCT FROM ($2, $3)
+      )
+),
+moved AS (
     UPDATE websub_subscriptions
     SET state = 'unsubscribing', requested_at = NULL
     WHERE source_id = $1 AND state <> 'unsubscribing'

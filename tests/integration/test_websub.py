@@ -30,6 +30,7 @@ from frontier.safe_http.client import SafeClient
 from frontier.safe_http.limits import HttpLimits
 from frontier.settings import Settings
 from frontier.sources import Source, SourceRepository
+from frontier.websub import WebSubRepository
 from poller.policy import PollPolicy, WebSubPolicy
 from poller.scheduler import Poller
 from poller.websub_push import WebSubLoop
@@ -346,6 +347,16 @@ async def test_a_feed_that_moves_to_another_hub_is_unsubscribed_from_the_old_one
         [row] = await db.fetch("SELECT * FROM websub_subscriptions")
         assert (row["hub"], row["state"]) == (other.url, "active")
         assert row["id"] != old["id"] and row["secret"] != old["secret"]
+    # A feed naming a new hub at every poll, to hubs that never answer: two rows, not one
+    # more a poll (the one asked, and the last one being unsubscribed).
+    repository = WebSubRepository(db)
+    for n in range(5):
+        await repository.declared(source.id, f"http://127.0.0.1:9/hub{n}", source.feed_url or "")
+    rows = await db.fetch("SELECT hub, state FROM websub_subscriptions ORDER BY state")
+    assert [(r["hub"], r["state"]) for r in rows] == [
+        ("http://127.0.0.1:9/hub4", "requested"),
+        ("http://127.0.0.1:9/hub3", "unsubscribing"),
+    ]
 
 
 async def test_an_active_subscription_moves_its_feed_to_the_fallback_interval(
