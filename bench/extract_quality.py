@@ -45,7 +45,7 @@ from typing import Any
 import trafilatura
 from resiliparse.extract.html2text import extract_plain_text
 
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import Extracted, extract, main_text
 
 ROOT = Path(__file__).resolve().parent.parent / "tests" / "corpus" / "articles"

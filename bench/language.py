@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import extract
 from fetcher.language import MAX_CHARS, detect, primary
 

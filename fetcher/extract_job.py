@@ -16,7 +16,7 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser
 
 from fetcher.canonical import page_canonical_claim
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import Extracted, canonical_href, extract
 from fetcher.render_signs import app_shell_sign
 from fetcher.verdict import THIN_WORDS, Verdict, page_verdict

@@ -49,7 +49,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
-from frontier.queue_values import OutcomeKind
+from frontier.outcomes import OutcomeKind
 
 MARKER_BYTES = 65_536  # how much of a page the marker search reads
 # A page with fewer words of its own text than this is thin: a challenge, an error page.

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from lxml import etree
 
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import Extracted, extract, markdown_of
 from fetcher.language import MAX_CHARS, MIN_CONFIDENCE, detect, other_language
 from tests.corpus_path import CORPUS

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from fetcher.decisions import Action, decide, decode_html, retry_after
+from fetcher.decisions import Action, decide, retry_after
+from fetcher.encoding import decode_html
 from frontier.queue_values import OutcomeKind
 
 HTML = {"Content-Type": "text/html; charset=utf-8"}

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from lxml import etree
 
 from bench.extract_quality import token_f1
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import (
     Extracted,
     content_hash,

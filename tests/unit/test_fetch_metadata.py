@@ -13,7 +13,7 @@ import pytest
 import trafilatura
 from selectolax.lexbor import LexborHTMLParser
 
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract import extract
 from fetcher.metadata import FUTURE_SKEW, PageMeta, parse_date, plausible_date, read_metadata
 from tests.corpus_path import CORPUS

@@ -210,17 +210,26 @@ def test_the_installed_entry_points_are_the_declared_ones() -> None:
 
 def test_a_command_loads_only_what_it_drives() -> None:
     """`frontier status` must not pay for Scrapy, uvicorn and the fetcher at start-up."""
-    code = (
-        "import sys\n"
-        "from frontier_cli import load_commands\n"
-        "load_commands(['-v', 'status'])\n"
-        "print(sorted(m for m in ('scrapy', 'uvicorn', 'fetcher', 'spider', 'poller')"
-        " if m in sys.modules))\n"
-    )
+    setup = "from frontier_cli import load_commands\nload_commands(['-v', 'status'])"
+    assert _loaded_after(setup, ("scrapy", "uvicorn", "fetcher", "spider", "poller")) == []
+
+
+def test_an_extraction_worker_loads_only_what_parsing_needs() -> None:
+    """An extraction worker (fetcher.extract_worker, and the job it is sent) imports no HTTP
+    client, database driver or settings: each would cost every worker's start-up, and its
+    memory, for nothing it uses."""
+    setup = "import fetcher.extract_worker, fetcher.extract_job"
+    unwanted = ("aiohttp", "asyncpg", "psycopg", "pydantic_settings", "frontier.settings")
+    assert _loaded_after(setup, (*unwanted, "frontier.db")) == []
+
+
+def _loaded_after(setup: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of `modules` a fresh interpreter has loaded once it has run `setup`."""
+    code = f"import sys\n{setup}\nprint([m for m in {modules!r} if m in sys.modules])\n"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert done.stdout.strip() == "[]"
+    return list(ast.literal_eval(done.stdout.strip()))
 
 
 RUNTIME = (*PACKAGES, "migrations")

@@ -16,7 +16,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 import tests.zoo
-from fetcher.decisions import decode_html
+from fetcher.encoding import decode_html
 from fetcher.extract_job import Extraction, extract_page
 from fetcher.render_signs import app_shell_sign
 from frontier.queue_values import OutcomeKind
