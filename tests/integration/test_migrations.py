@@ -191,3 +191,52 @@ def test_search_vectors_migration_makes_stored_documents_searchable(empty_dsn: s
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'raw_content_search_idx'"
         ).fetchone()
     assert index is not None and "ON public.raw_content USING gin" in index[0]
+
+
+def test_the_copies_of_the_text_are_compressed_with_lz4_where_the_server_has_it(
+    empty_dsn: str,
+) -> None:
+    """Migration 0050: raw_content's body, paragraphs and markdown, and the versions'
+    bodies, are LZ4-compressed on a server built with LZ4, and keep the default (pglz)
+    on one without (the embedded wheel's); a long value reads back the same."""
+    migrate.upgrade(empty_dsn)
+    columns = ("body", "paragraphs", "markdown")
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        lz4 = conn.execute(
+            "SELECT 'lz4' = ANY (enumvals) FROM pg_settings "
+            "WHERE name = 'default_toast_compression'"
+        ).fetchone()
+        methods = dict(
+            conn.execute(
+                "SELECT c.relname || '.' || a.attname, a.attcompression FROM pg_attribute a "
+                "JOIN pg_class c ON c.oid = a.attrelid "
+                "WHERE (c.relname = 'raw_content' AND a.attname = ANY (%s)) "
+                "OR (c.relname = 'document_versions' AND a.attname = 'body')",
+                (list(columns),),
+            ).fetchall()
+        )
+        expected = "l" if lz4 and lz4[0] else ""
+        assert methods == {
+            **{f"raw_content.{c}": expected for c in columns},
+            "document_versions.body": expected,
+        }
+        text = " ".join(f"word{i % 97} and more" for i in range(2_000))
+        conn.execute(
+            "INSERT INTO raw_content (url_hash, url, host, origin, body, paragraphs, fetched_at) "
+            "VALUES (repeat('a', 64), 'http://example.com/a', 'example.com', 'manual', %s, %s,"
+            " now())",
+            (text, [text, text]),
+        )
+        row = conn.execute(
+            "SELECT body, paragraphs, pg_column_compression(body) FROM raw_content"
+        ).fetchone()
+        assert row is not None and row[:2] == (text, [text, text])
+        assert row[2] == ("lz4" if expected else "pglz")
+    migrate.downgrade(empty_dsn, "0047")
+    with psycopg.connect(empty_dsn) as conn:
+        kept = conn.execute(
+            "SELECT DISTINCT attcompression FROM pg_attribute "
+            "WHERE attrelid = 'raw_content'::regclass AND attname = ANY (%s)",
+            (list(columns),),
+        ).fetchall()
+    assert kept == [("",)]
