@@ -196,7 +196,7 @@ def test_search_vectors_migration_makes_stored_documents_searchable(empty_dsn: s
 def test_the_copies_of_the_text_are_compressed_with_lz4_where_the_server_has_it(
     empty_dsn: str,
 ) -> None:
-    """Migration 0050: raw_content's body, paragraphs and markdown, and the versions'
+    """Migration 0048: raw_content's body, paragraphs and markdown, and the versions'
     bodies, are LZ4-compressed on a server built with LZ4, and keep the default (pglz)
     on one without (the embedded wheel's); a long value reads back the same."""
     migrate.upgrade(empty_dsn)

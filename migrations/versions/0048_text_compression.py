@@ -14,7 +14,7 @@ Only values written from now on are compressed with LZ4; those stored are read a
 are, and a reader gets the same values either way. On Citus both tables are plain tables
 on the coordinator (migration 0018).
 
-Revision ID: 0050
+Revision ID: 0048
 Revises: 0047
 Create Date: 2026-11-28
 """
@@ -22,7 +22,7 @@ Create Date: 2026-11-28
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0050"
+revision = "0048"
 down_revision = "0047"
 branch_labels = None
 depends_on = None
