@@ -9,12 +9,17 @@ in bench.fetch: a poll takes its host's slot like any request, and with the defa
 
 1. ``python -m frontier poll --once --json`` runs as a child process on a fresh database
    (sources inserted beforehand); its wall time (interpreter start-up included) gives
-   feeds/s, its VmHWM the peak RSS; the summaries and the frontier are checked.
+   feeds/s, its VmHWM the peak RSS; the summaries and the frontier are checked. The CPU a
+   feed of the poller alone, of the poller with its parse workers and their fork server
+   (which it never waits for), and of PostgreSQL's processes, which move much less with
+   other load than the wall time does; with ``--statements``, pg_stat_statements' count of
+   the statements a feed (the round trips) and the most frequent of them.
 2. A naive sequential loop over the same feeds: one httpx client, conditional GET with the
    same ETags, `feedparser.parse` on each body; feeds/s.
 
 The last line is one JSON object: ``{"feeds": N, "hosts": H, "poller_feeds_per_s": ...,
-"poller_peak_rss_mib": ..., "naive_feeds_per_s": ..., "speedup_vs_naive": ...}``.
+"poller_peak_rss_mib": ..., "poller_cpu_ms_per_feed": ..., "poller_tree_cpu_ms_per_feed": ...,
+"postgres_cpu_ms_per_feed": ..., "naive_feeds_per_s": ..., "speedup_vs_naive": ...}``.
 Targets: at least 200 feeds/s and at most 300 MB RSS.
 """
 
@@ -34,7 +39,7 @@ from typing import Any
 import psycopg
 from aiohttp import web
 
-from bench.server import emit_result, log, run_measured, running_server
+from bench.server import SERVER_SETTINGS, emit_result, log, run_measured, running_server
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,6 +129,39 @@ def insert_sources(dsn: str, urls: list[str]) -> None:
         )
 
 
+STATEMENT_SETTINGS = {"shared_preload_libraries": "pg_stat_statements"}
+
+
+def reset_statements(dsn: str) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        conn.execute("SELECT pg_stat_statements_reset()")
+
+
+def statements(dsn: str, feeds: int) -> dict[str, Any]:
+    """The poller's statements since `reset_statements`: calls a feed in all (round trips,
+    less the transactions' BEGIN/COMMIT, which are counted apart), and the most frequent
+    ones with their calls and execution time a feed (the query's first 60 characters)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT query, calls, total_exec_time FROM pg_stat_statements "
+            "WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            "AND query NOT LIKE '%%pg_stat_statements%%' ORDER BY calls DESC"
+        ).fetchall()
+    return {
+        "calls_per_feed": round(sum(r[1] for r in rows) / feeds, 2),
+        "exec_ms_per_feed": round(sum(r[2] for r in rows) / feeds, 3),
+        "top": [
+            {
+                "query": " ".join(r[0].split())[:60],
+                "calls_per_feed": round(r[1] / feeds, 3),
+                "exec_ms_per_feed": round(r[2] / feeds, 4),
+            }
+            for r in rows[:15]
+        ],
+    }
+
+
 def naive_loop(urls: list[str]) -> float:
     """Feeds/s of one sequential httpx client plus feedparser over the same feeds."""
     import feedparser
@@ -149,16 +187,25 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="run the poller under cProfile, writing its stats to FILE",
     )
+    parser.add_argument(
+        "--statements",
+        action="store_true",
+        help="count the poller's statements with pg_stat_statements (a server restart)",
+    )
     args = parser.parse_args(argv)
     feeds, hosts = (1_000, 20) if args.quick else (10_000, 50)
     server = FeedServer(hosts).start()
     urls = [server.url(i) for i in range(feeds)]
     result: dict[str, Any] = {"feeds": feeds, "hosts": hosts, "concurrency": args.concurrency}
     try:
-        with running_server() as pg:
+        settings = {**SERVER_SETTINGS, **(STATEMENT_SETTINGS if args.statements else {})}
+        with running_server(settings) as pg:
             dsn = pg.migrated_database("bench_poll")
             insert_sources(dsn, urls)
+            if args.statements:
+                reset_statements(dsn)
             pg.checkpoint()
+            server_cpu = pg.cpu_s()
             # PYTHONPATH: the child runs this checkout's frontier, not whichever is installed.
             env = {
                 "PATH": os.environ.get("PATH", ""),
@@ -179,6 +226,7 @@ def main(argv: list[str] | None = None) -> None:
                     env=env,
                     cwd=Path(workdir),
                 )
+            server_cpu_after = pg.cpu_s()
             if done.returncode not in (0, 1):
                 raise RuntimeError(f"poll failed ({done.returncode}): {done.stderr[-2000:]}")
             summaries = json.loads(done.stdout)
@@ -193,7 +241,18 @@ def main(argv: list[str] | None = None) -> None:
                 poller_wall_s=round(done.wall_s, 2),
                 poller_feeds_per_s=round(feeds / done.wall_s, 1),
                 poller_peak_rss_mib=round(done.peak_rss_mib, 1),
+                # its own (and its waited children's), then with its parse workers'
+                poller_cpu_ms_per_feed=round(1000 * done.cpu_s / feeds, 3),
+                poller_tree_cpu_ms_per_feed=round(
+                    1000 * (done.cpu_s + done.descendants_cpu_s) / feeds, 3
+                ),
             )
+            if server_cpu is not None and server_cpu_after is not None:
+                result["postgres_cpu_ms_per_feed"] = round(
+                    1000 * (server_cpu_after - server_cpu) / feeds, 3
+                )
+            if args.statements:
+                result["statements"] = statements(dsn, feeds)
             log(
                 f"poller: {result['poller_feeds_per_s']} feeds/s, "
                 f"{result['poller_peak_rss_mib']} MiB, {inserted} URLs"

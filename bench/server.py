@@ -110,6 +110,10 @@ class Measured:
     # CPU time the hypervisor gave to other guests while it ran, over all of this machine's
     # CPUs (`/proc/stat` steal): a run in stolen time is slower than the code (0 on bare metal)
     steal_s: float = 0.0
+    # The own CPU of its descendants, as last seen (every 10 ms) before they ended. Those it
+    # waited for are in `cpu_s` already; those it did not are not: a fork server it started
+    # (multiprocessing's is never waited for) and that server's children (parse workers).
+    descendants_cpu_s: float = 0.0
 
 
 def run_measured(
@@ -129,12 +133,18 @@ def run_measured(
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
         status_file = Path(f"/proc/{process.pid}/status")
         peak_kib = tree_kib = 0
+        descendants_cpu: dict[str, float] = {}  # a descendant's own CPU, when last seen
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
-            tree_kib = max(tree_kib, sum(_status_kib(p, "VmRSS:") for p in _tree(process.pid)))
+            tree = _tree(process.pid)
+            tree_kib = max(tree_kib, sum(_status_kib(p, "VmRSS:") for p in tree))
+            for path in tree[1:]:
+                seen = _own_cpu_s(path.with_name("stat"))
+                if seen is not None:
+                    descendants_cpu[seen[0]] = seen[1]
             time.sleep(0.01)
         wall = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -149,6 +159,7 @@ def run_measured(
             max(tree_kib, peak_kib) / 1024,
             usage.ru_utime + usage.ru_stime,
             steal_s() - stolen,
+            sum(descendants_cpu.values()),
         )
 
 
@@ -160,6 +171,18 @@ def steal_s() -> float:
         return int(fields[8]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+def _own_cpu_s(stat_file: Path) -> tuple[str, float] | None:
+    """A process's own user + system CPU from its `stat` file, keyed by its pid and start
+    time (a pid may be reused); None once it has gone."""
+    try:
+        pid = stat_file.parent.name
+        fields = stat_file.read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    # utime, stime and starttime: fields 14, 15 and 22 of proc(5), 12, 13, 20 after the name
+    return f"{pid}:{fields[19]}", (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _vm_hwm_kib(status_file: Path) -> int:

@@ -51,6 +51,7 @@ import asyncio
 import contextlib
 import math
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pickle
 import resource
@@ -61,18 +62,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from multiprocessing.connection import Connection
-from typing import Any, NamedTuple, Self, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, TypeVar
 
 from frontier.address_space import address_space_peak
 from frontier.errors import FrontierError
-from frontier.settings import Settings
+
+if TYPE_CHECKING:  # not imported at run time: the fork server imports this module
+    from frontier.settings import Settings
 
 T = TypeVar("T")
 
 # What the fork server imports once (the parsers' modules, this module, whose `_serve`
 # each worker runs, and the main module as multiprocessing does by default), so that no
-# worker pays for it: a worker that had to import this module (and so frontier.settings
-# and pydantic) took an order of magnitude longer to start. Like every multiprocessing
+# worker pays for it: a worker that had to import this module (and then, so, the
+# settings and pydantic) took an order of magnitude longer to start. These modules import
+# only what a parse needs (not the settings, the HTTP client or pydantic): the fork server
+# starts with every `frontier poll --once`, and its first parse waits for its imports
+# (tests/unit/test_parse_pool.py holds them to it). Like every multiprocessing
 # start method but fork, this needs a main script guarded by `if __name__ == "__main__"`
 # (console scripts are; `python -m` is not imported again).
 # Not "__main__" (multiprocessing's default): every job is a module's function, and a
@@ -80,7 +86,8 @@ T = TypeVar("T")
 PRELOAD = ("frontier.parse_pool", "frontier.robots")
 # The services' parsers (the poller's feed, sitemap and WordPress ones) are not named
 # here: the core imports no service. A service (or a plugin kind) registers the module of
-# its parse jobs in this entry-point group (pyproject.toml), and every pool preloads them.
+# its parse jobs in this entry-point group (pyproject.toml), and every pool preloads them:
+# a module of parse jobs alone, not the kind's, which brings the client and the models.
 # Such a module must import cleanly: the fork server skips a missing one (ImportError), but
 # any other error at its import stops the fork server, and so every parse.
 PRELOAD_GROUP = "frontier.parse_preload"
@@ -199,6 +206,12 @@ class ParsePool:
         self._closed = False
         self._running: set[_Call] = set()
         self.pids: list[int] = []  # the process that ran each job, in order (for tests)
+
+    def warm(self) -> None:
+        """Start the fork server now, if it is not running: it imports the parsers while
+        the caller goes on (a `frontier poll --once` claims and sends its first requests
+        meanwhile), instead of when the first job asks for a worker and waits for it."""
+        multiprocessing.forkserver.ensure_running()
 
     async def __aenter__(self) -> Self:
         return self

@@ -17,6 +17,7 @@ from typing import Any
 
 from frontier.backoff import retry_delay
 from frontier.buckets import BucketRotation, by_bucket
+from frontier.coalesce import Coalesced
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
 from frontier.queue_values import (
@@ -56,6 +57,8 @@ class QueueRepository:
         # bucket), so that fetchers spread over the buckets from their first claim.
         self._rotation_start = rotation_start
         self._rotation: BucketRotation | None = None
+        # The folds of concurrent submits through this repository, shared (frontier.coalesce)
+        self._folds = Coalesced(lambda buckets: self.fold_host_deltas(buckets))
 
     async def submit(
         self, candidates: Iterable[Candidate], *, now: datetime | None = None
@@ -79,7 +82,9 @@ class QueueRepository:
         are requeued too (an operator submitting them explicitly): counted in `requeued`,
         not in `known`. With `fold` (the default) the batch's host summaries are folded
         into host_state before this returns, so its URLs are claimable; a bulk import
-        passes False and folds every half minute (`fold_host_deltas`)."""
+        passes False and folds every half minute (`fold_host_deltas`). Submits that run at
+        once through this repository (the poller's polls) share their folds: each returns
+        after a fold that started once its batch was stored (frontier.coalesce)."""
         result = SubmitResult(known=batch.repeated, rejected=list(batch.rejected))
         if not batch.rows:
             return result
@@ -109,7 +114,11 @@ class QueueRepository:
                 result.requeued += revived
                 result.known -= revived
         if fold:
-            await self.fold_host_deltas([bucket for bucket, _ in buckets], db=db)
+            folded = [bucket for bucket, _ in buckets]
+            if db is self._db:
+                await self._folds(folded)
+            else:  # in the caller's transaction
+                await self.fold_host_deltas(folded, db=db)
         return result
 
     async def fold_host_deltas(

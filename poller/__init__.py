@@ -24,7 +24,7 @@ Modules, each the owner of one concern:
                   in-poll `Retry`); kinds come from the `frontier.source_kinds`
                   entry points (`frontier.source_kinds.load_kinds`)
 - `kind_feed`, `kind_sitemap`, `kind_wordpress`  the kinds frontier ships; their parser
-                  modules (`feed_parse`, `sitemap_parse`, `kind_wordpress`) are registered
+                  modules (`feed_parse`, `sitemap_parse`, `wordpress_parse`) are registered
                   in `frontier.parse_preload` for the parse pool's fork server
 - `poll`          poll one source through its kind; `sitemaps` poll a source's sitemaps
 - `source_poll`   poll one claimed source (feed and/or sitemaps) and apply what was found

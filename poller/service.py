@@ -73,7 +73,9 @@ async def poll_once(settings: Settings, db: Database) -> list[PollSummary]:
 async def _poller(settings: Settings, db: Database) -> AsyncIterator[Poller]:
     """A `Poller` with its safe client and its parse pool, both closed at the end."""
     policy = PollPolicy.from_settings(settings)
-    async with poll_client(settings, policy, db) as client, ParsePool(policy.parse) as parser:
+    parser = ParsePool(policy.parse)
+    parser.warm()  # its fork server imports the parsers while the first polls are claimed
+    async with parser, poll_client(settings, policy, db) as client:
         queue_policy = QueuePolicy.from_settings(settings)
         yield Poller(db, client, policy, queue_policy, kinds=load_kinds(), parser=parser)
 

@@ -31,8 +31,15 @@ keyed AS (
                     substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+/([^/?#]*)'), '')
                 ELSE h.host END AS poll_key
     FROM due d,
-         LATERAL (SELECT lower(substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]+)'))
-                  AS host) h
+         -- the host: what follows the scheme's "://" up to the first / ? or #. The string
+         -- functions give an http(s) URL's (every due source's: a claim reads each one)
+         -- as the regular expression does, at a third of its cost; any other goes to it.
+         LATERAL (SELECT lower(CASE
+             WHEN d.url LIKE 'http://%' OR d.url LIKE 'https://%'
+             THEN nullif(split_part(split_part(split_part(
+                      substr(d.url, strpos(d.url, '://') + 3), '/', 1), '?', 1), '#', 1), '')
+             ELSE substring(d.url from '^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]+)')
+         END) AS host) h
 ),
 busy AS (SELECT poll_key, count(*) AS n FROM keyed WHERE leased GROUP BY poll_key),
 ranked AS (

@@ -134,13 +134,25 @@ WHERE host = ANY ($1::text[]) AND robots_sitemaps IS NOT NULL;
 -- now `held` by $3 and its `delay_ms`; otherwise, from the row as it stood, how long until
 -- the host may be free (`wait_s`: for a hold, until its lease would expire) and why
 -- (`reason`: delay, backoff or held). $4: now (NULL: the database clock). $5: the host's bucket.
+-- A known host without a delay that is free is taken by reading its row alone (`free`):
+-- it is not held, and a statement that writes nothing commits without a WAL flush (the
+-- upsert rewrote the row's updated_at at every request: a row version, and a flush, a poll).
 WITH clock AS (SELECT coalesce($4::timestamptz, now()) AS now),
+free AS (
+    SELECT h.delay_ms
+    FROM host_state h, clock c
+    WHERE h.bucket = $5::int AND h.host = $1::text AND h.delay_ms = 0
+      AND h.next_allowed_at <= c.now
+      AND coalesce(h.backoff_until, '-infinity') <= c.now
+      AND coalesce(h.lease_until, '-infinity') <= c.now
+),
 taken AS (
     INSERT INTO host_state AS h (host, bucket, min_delay_ms, lease_owner, lease_until,
                                  created_at, updated_at)
     SELECT $1::text, $5::int, $2::int, $3::text, frontier_after(c.now, $6::float8),
            c.now, c.now
     FROM clock c
+    WHERE NOT EXISTS (SELECT 1 FROM free)
     ON CONFLICT (host, bucket) DO UPDATE
     SET lease_owner = CASE WHEN h.delay_ms > 0 THEN excluded.lease_owner
                            ELSE h.lease_owner END,
@@ -152,8 +164,9 @@ taken AS (
       AND coalesce(h.lease_until, '-infinity') <= excluded.updated_at
     RETURNING h.lease_owner IS NOT DISTINCT FROM $3::text AS held, h.delay_ms
 )
-SELECT EXISTS (SELECT 1 FROM taken) AS taken, coalesce((SELECT held FROM taken), false) AS held,
-       (SELECT delay_ms FROM taken) AS delay_ms,
+SELECT EXISTS (SELECT 1 FROM free) OR EXISTS (SELECT 1 FROM taken) AS taken,
+       coalesce((SELECT held FROM taken), false) AS held,
+       coalesce((SELECT delay_ms FROM taken), (SELECT delay_ms FROM free)) AS delay_ms,
        CASE WHEN h.backoff_until > c.now THEN 'backoff'
             WHEN h.lease_until > c.now THEN 'held'
             ELSE 'delay' END AS reason,

@@ -5,6 +5,7 @@ interrupted import left, from its maintenance tick and before it calls itself id
 
 from __future__ import annotations
 
+import asyncio
 import io
 from datetime import UTC, datetime, timedelta
 
@@ -17,6 +18,7 @@ from frontier.queue import QueueRepository
 from frontier.queue_values import Candidate, QueuePolicy, SourceRef
 from frontier.states import Origin
 from frontier.submit_rows import FOLD_PARTS, prepare
+from tests.conditions import wait_until
 from tests.fetch_harness import fetcher_for
 from tests.frontier_checks import assert_counters_agree
 from tests.local_site import LocalSite
@@ -104,6 +106,41 @@ async def test_a_fold_adds_to_a_known_host_and_a_plain_submit_folds_at_once(
     await queue.fold_host_deltas()
     # the repeat of /1 was known: only /2 is added
     assert (await db.fetchrow("SELECT pending_count FROM host_state"))["pending_count"] == 2
+    await assert_counters_agree(db)
+
+
+async def test_submits_at_once_share_their_folds_and_each_returns_with_its_urls_folded(
+    db: Database, queue: QueueRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The poller's polls each submit a feed's entries at about the same time: one fold a
+    submit made them queue behind each other on host_deltas' rows."""
+    source = await manual(db)
+    folds: list[int] = []
+    fold = queue.fold_host_deltas
+
+    async def counted(*args: object, **kwargs: object) -> int:
+        if not folds:  # the first waits until every batch is stored: the others ask meanwhile
+            await wait_until(
+                lambda: db.fetchval("SELECT count(*) = 36 FROM url_frontier"), deadline_s=60
+            )
+        written = await fold(*args, **kwargs)  # type: ignore[arg-type]
+        folds.append(written)
+        return written
+
+    monkeypatch.setattr(queue, "fold_host_deltas", counted)
+
+    async def submit(n: int) -> int:
+        urls = [f"https://h{n}.example/{i}" for i in range(3)]
+        await queue.submit([Candidate(url, source, Origin.MANUAL) for url in urls], now=T0)
+        # claimable once it returns: its host's summary is folded
+        pending: int = await db.fetchval(
+            "SELECT pending_count FROM host_state WHERE host = $1", f"h{n}.example"
+        )
+        return pending
+
+    assert await asyncio.gather(*(submit(n) for n in range(12))) == [3] * 12
+    assert len(folds) <= 3 and sum(folds) == 12  # one a submit before
+    assert await db.fetchval("SELECT count(*) FROM host_deltas") == 0
     await assert_counters_agree(db)
 
 

@@ -171,4 +171,4 @@ async def test_the_parse_processes_start_with_the_registered_parsers_imported() 
     frontier.parse_preload entry-point group, and the fork server imports them once."""
     async with ParsePool(ParseLimits()) as pool:
         loaded = await pool.run(modules_loaded, "poller.")
-    assert {"poller.feed_parse", "poller.sitemap_parse", "poller.kind_wordpress"} <= set(loaded)
+    assert {"poller.feed_parse", "poller.sitemap_parse", "poller.wordpress_parse"} <= set(loaded)

@@ -8,6 +8,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import web
@@ -20,6 +21,7 @@ from frontier.sources import Source, SourceRepository, UnknownSource
 from poller.errors import FireRateLimited
 from poller.fire import fire_source
 from poller.policy import PollPolicy
+from poller.poll_state import PollStateRepository
 from poller.poll_summary import PollSummary
 from poller.scheduler import Poller
 from tests.local_site import LocalSite
@@ -244,6 +246,29 @@ async def test_two_pollers_never_poll_one_source_at_once(
     assert max(most.values()) == 1
     assert per_host_most <= POLICY.per_host
     assert len(local_site.requests) == 8
+
+
+async def test_a_claim_counts_a_hosts_sources_together_whatever_their_urls_look_like(
+    db: Database,
+) -> None:
+    """The claim's poll key is the URL's host (and port), whatever the scheme, path, query
+    or fragment (claim_due reads it with string functions, not a regular expression)."""
+    urls = [
+        "http://a.example/feed",
+        "https://a.example/other.xml",
+        "http://a.example?feed=2",
+        "http://b.example:8080/f",
+        "https://b.example:8080/g#x",
+        "http://c.example",
+    ]
+    for n, url in enumerate(urls):
+        await add(db, f"shaped-{n}", feed_url=url)
+    claimed = await PollStateRepository(db).claim_due("p", 10, lease_s=60, per_key=1, now=T0)
+    assert sorted(urlsplit(s.feed_url or "").netloc for s, _ in claimed) == [
+        "a.example",
+        "b.example:8080",
+        "c.example",
+    ]
 
 
 async def test_fire_dry_run_writes_nothing_and_real_fires_are_rate_limited(

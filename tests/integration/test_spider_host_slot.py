@@ -74,6 +74,27 @@ async def test_a_host_without_a_delay_is_not_held(db: Database) -> None:
     assert await take(db, T0, owner="spider-2") == HostSlot(True, held=False, delay_ms=0)  # now
 
 
+async def test_a_free_host_without_a_delay_is_taken_without_writing_its_row(
+    db: Database,
+) -> None:
+    """Nothing to hold, nothing written: no row version, no transaction id, so no WAL flush
+    at each poll of such a host; a backing-off one is still refused."""
+    await db.execute("INSERT INTO host_state (host, min_delay_ms) VALUES ($1, 0)", HOST)
+    before = await db.fetchval("SELECT xmin::text FROM host_state WHERE host = $1", HOST)
+
+    async with db.transaction() as tx:
+        taken = await take(tx, T0 + timedelta(seconds=1))
+        xid = await tx.fetchval("SELECT pg_current_xact_id_if_assigned()::text")
+    assert taken == HostSlot(True, held=False, delay_ms=0)
+    assert xid is None  # a transaction that wrote nothing: its commit flushes no WAL
+
+    after = await db.fetchval("SELECT xmin::text FROM host_state WHERE host = $1", HOST)
+    assert after == before
+    await db.execute("UPDATE host_state SET backoff_until = $2 WHERE host = $1", HOST, T0)
+    late = await take(db, T0 - timedelta(seconds=2))
+    assert (late.taken, late.reason, late.wait_s) == (False, SLOT_BACKOFF, pytest.approx(2))
+
+
 async def test_a_host_backing_off_or_held_by_a_fetcher_is_not_free(db: Database) -> None:
     assert (await take(db, T0)).taken
     assert await release(db, T0) == 1

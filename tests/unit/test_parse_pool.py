@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from tests.conditions import wait_until
 from tests.watched_pool import allocate, burn, hoard, outlive, spin
 
 GENEROUS = 120.0  # a wall-clock limit no test job comes near, on a loaded machine
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cpu_used_s(pid: int) -> float:
@@ -84,3 +87,45 @@ async def test_an_idle_worker_killed_from_outside_is_replaced_and_close_stops_th
         second = await pool.run(burn, 0)
         assert second != first
     assert gone(second)  # the idle worker stopped and reaped by close()
+
+
+# What the fork server imports (the core's preload and pyproject.toml's registered parsers),
+# in a fresh interpreter: which of the heavy modules came with them.
+PRELOADED = """
+import sys, tomllib
+from pathlib import Path
+from frontier.parse_pool import PRELOAD
+toml = tomllib.loads(Path("pyproject.toml").read_text())
+for name in [*PRELOAD, *toml["project"]["entry-points"]["frontier.parse_preload"].values()]:
+    __import__(name)
+print(" ".join(m for m in ("aiohttp", "pydantic", "frontier.settings") if m in sys.modules))
+"""
+
+WARMED = """
+import os
+from pathlib import Path
+from frontier.parse_pool import ParsePool
+pool = ParsePool()
+pool.warm()
+tasks = Path(f"/proc/{os.getpid()}/task").glob("*/children")
+children = [int(c) for t in tasks for c in t.read_text().split()]
+print(any(b"forkserver" in Path(f"/proc/{c}/cmdline").read_bytes() for c in children))
+pool.close()
+"""
+
+
+def python(code: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_the_fork_server_imports_the_parsers_without_the_http_client_or_the_settings() -> None:
+    """Every `frontier poll --once` starts a fork server, and its first parse waits for it:
+    the parsers' modules bring neither aiohttp nor pydantic (the WordPress kind's module
+    did, and this module the settings)."""
+    assert python(PRELOADED) == ""
+
+
+def test_a_warmed_pool_has_its_fork_server_running_before_its_first_job() -> None:
+    assert python(WARMED) == "True"
