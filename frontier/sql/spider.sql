@@ -23,6 +23,9 @@ SELECT source_id, interval_minutes, allow_external, listing_urls, spider_next_ru
 FROM spider_state WHERE source_id = $1;
 
 -- name: claim_due
+-- The next run is reckoned in UTC (the same minutes, and `timestamp + interval` is
+-- immutable): Citus refuses a STABLE function, such as `timestamptz + interval`, with a
+-- column reference in an UPDATE, and spider_state is a reference table there (0018).
 -- Take up to $2 enabled spider/both sources whose next run is due; their next run moves
 -- a full interval ahead now, so a concurrent `--due` does not take them too.
 WITH clock AS (SELECT coalesce($1::timestamptz, now()) AS now),
@@ -37,7 +40,8 @@ due AS (
     FOR UPDATE OF st SKIP LOCKED
 )
 UPDATE spider_state st
-SET spider_next_run_at = c.now + make_interval(mins => st.interval_minutes),
+SET spider_next_run_at = (c.now AT TIME ZONE 'UTC' + make_interval(mins => st.interval_minutes))
+                         AT TIME ZONE 'UTC',
     updated_at = c.now
 FROM due, clock c
 WHERE st.source_id = due.source_id AND st.spider_next_run_at <= c.now
@@ -45,13 +49,17 @@ RETURNING st.source_id;
 
 -- name: finish_run
 -- Record a run that started at $2: its outcome, summary, and the next run an interval
--- after the start.
+-- after the start (in UTC, as claim_due; the clock in a CTE: Citus refuses a non-immutable
+-- function inside a COALESCE in an UPDATE).
+WITH clock AS (SELECT coalesce($5::timestamptz, now()) AS now)
 UPDATE spider_state
 SET last_run_at = $2::timestamptz,
     last_outcome = $3,
     last_summary = $4::jsonb,
-    spider_next_run_at = $2::timestamptz + make_interval(mins => interval_minutes),
-    updated_at = coalesce($5::timestamptz, now())
+    spider_next_run_at = ($2::timestamptz AT TIME ZONE 'UTC' + make_interval(mins => interval_minutes))
+                         AT TIME ZONE 'UTC',
+    updated_at = c.now
+FROM clock c
 WHERE source_id = $1;
 
 -- name: pages
