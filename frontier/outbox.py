@@ -47,8 +47,9 @@ from frontier.sinks.payload import (
     delivery_key,
     document_from_payload,
     document_payload,
+    fields_payload,
 )
-from frontier.sinks.postgres import PostgresSink
+from frontier.sinks.postgres import PostgresSink, document_of
 from frontier.sql import load
 
 SQL = load("sink_outbox")
@@ -162,8 +163,9 @@ class OutboxRepository:
         if writes.rows:
             await self._db.execute(SQL["enqueue"], *writes.columns())
 
-    async def stored(self, url_hashes: Sequence[str]) -> dict[str, RawDocument]:
-        """The documents raw_content holds for these URLs (the payload-less rows')."""
+    async def stored(self, url_hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The documents raw_content holds for these URLs (the payload-less rows'), as
+        read (frontier.sinks.postgres.PostgresSink.stored)."""
         return await PostgresSink(self._db).stored(url_hashes)
 
     async def enqueue_deletes(self, sinks: Sequence[str], url_hashes: Iterable[str]) -> None:
@@ -198,8 +200,9 @@ class OutboxRepository:
 Opener = Callable[[], Awaitable[Sink]]
 
 
-# A write row without a payload (`enqueue_documents(with_payload=False)`) is delivered as
-# the document raw_content holds now, `stored`, built as the enqueue builds a payload, so
+# A write row without a payload (`OutboxWrites.of(with_payload=False)`) is delivered as
+# the document raw_content holds now, `stored`, its payload built from the row as read
+# (`fields_payload`, what the enqueue's `document_payload` builds too), so
 # the sink gets the same bytes:
 # - raw_content holds a newer version (a later fetch): that one is delivered, under its
 #   own idempotency key (the key names the content delivered; the newer version's own
@@ -207,18 +210,18 @@ Opener = Callable[[], Awaitable[Sink]]
 # - raw_content holds no document for the URL any more (deleted since: the deletion has
 #   a row of its own, after this one): nothing is delivered for this row, and it goes as
 #   delivered (None), not tried again forever.
-def _prepared(row: OutboxRow, stored: RawDocument | None) -> Prepared | None:
+def _prepared(row: OutboxRow, stored: Mapping[str, Any] | None) -> Prepared | None:
     if row.payload is not None:
         return Prepared(row.url_hash, row.key, row.payload)
     if stored is None:
         return None
-    key = delivery_key(stored.url_hash, stored.content_hash)
-    return Prepared(row.url_hash, key, json.dumps(document_payload(stored)))
+    key = delivery_key(stored["url_hash"], stored["content_hash"])
+    return Prepared(row.url_hash, key, json.dumps(fields_payload(stored)))
 
 
-def _document(row: OutboxRow, stored: RawDocument | None) -> RawDocument | None:
+def _document(row: OutboxRow, stored: Mapping[str, Any] | None) -> RawDocument | None:
     if row.payload is None:
-        return stored
+        return None if stored is None else document_of(stored)
     return document_from_payload(json.loads(row.payload))
 
 
