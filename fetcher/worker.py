@@ -81,9 +81,9 @@ class Fetcher:
         `parser`: where robots.txt is (default: a pool of its own, under `config.parse`);
         `renderer`: the browsers of the sources that render (None: none rendered; the
         caller closes it); `optional_sinks`: the names of the sinks each document fetched
-        is put in the outbox for, in the transaction that completes its URL
-        (frontier.outbox); `outbox_payloads`: whether those rows hold the document (not
-        when raw_content, a required sink, has it: frontier.sinks.configured)."""
+        is put in the outbox for, with the completion of its URL (frontier.outbox);
+        `outbox_payloads`: whether those rows hold the document (not when raw_content, a
+        required sink, has it: frontier.sinks.configured)."""
         self.db = db
         self.optional_sinks = list(optional_sinks)
         self.outbox_payloads = outbox_payloads

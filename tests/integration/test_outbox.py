@@ -1,6 +1,6 @@
 """Several sinks at once and the webhook sink (issue 33 items 2-3): PostgreSQL required
-and a webhook optional, fed through the outbox (frontier.outbox) in the transaction that
-completes the URLs; a receiver on 127.0.0.1 that verifies the signatures
+and a webhook optional, fed through the outbox (frontier.outbox), written with the
+completion of the URLs; a receiver on 127.0.0.1 that verifies the signatures
 (tests/webhook_receiver.py). The fetch is the service's own (fetcher.service.run_fetcher,
 what `frontier fetch --until-idle` runs)."""
 
@@ -182,7 +182,7 @@ async def test_outbox_rows_are_leased_skipped_and_come_back_from_a_dead_fetcher(
 async def test_a_document_goes_to_the_outbox_only_with_its_completion(
     db: Database, local_site: LocalSite, partner_site: LocalSite
 ) -> None:
-    """The outbox rows are written in the completion's transaction: a completion refused
+    """The outbox rows are written with the completion: a completion refused
     (the lease lost to the reaper) writes none."""
     local_site.serve("/kept", article("Kept"))
     partner_site.serve("/lost", article("Lost"))
