@@ -58,9 +58,8 @@ def frozen_heap() -> Iterator[None]:
     """What the process has built before it fetches (modules, the public suffix list, the
     pools and sessions) lives as long as the fetch: left out of the cyclic collector's
     full passes while it runs (gc.freeze, after a collection, so no garbage is kept),
-    which otherwise walk all of it again every few thousand pages. The outbox's deliveries
-    allocate enough to add such a pass: 0.03 ms a page of the fetch process's CPU at one
-    webhook POST a document (bench/RESULTS.md, issue 33)."""
+    which otherwise walk all of it again every few thousand pages, and more often with the
+    outbox's deliveries (bench/RESULTS.md, issue 33)."""
     gc.collect()
     gc.freeze()
     try:
