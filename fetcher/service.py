@@ -6,6 +6,9 @@ wired to a graceful stop (the pools' processes exit before it returns). Used by
 from __future__ import annotations
 
 import asyncio
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from fetcher.config import FetcherConfig
 from fetcher.extract_pool import ExtractionPool
@@ -48,6 +51,21 @@ def extraction_for(config: FetcherConfig) -> ExtractionPool | InProcessExtractio
             memory_mb=config.extract_memory_mb,
         )
     return InProcessExtraction(timeout_s=config.extract_timeout_s)
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """What the process has built before it fetches (modules, the public suffix list, the
+    pools and sessions) lives as long as the fetch: left out of the cyclic collector's
+    full passes while it runs (gc.freeze, after a collection, so no garbage is kept),
+    which otherwise walk all of it again every few thousand pages, and more often with the
+    outbox's deliveries (bench/RESULTS.md, issue 33)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 async def run_fetcher(
@@ -104,7 +122,8 @@ async def run_fetcher(
                     outbox_payloads=sinks.outbox_payloads,
                 )
                 try:
-                    summary = await fetcher.run(until_idle=until_idle, stop=stopping)
+                    with frozen_heap():
+                        summary = await fetcher.run(until_idle=until_idle, stop=stopping)
                 finally:
                     await renderer.close()  # its browsers exit
             if until_idle and not stopping.is_set():

@@ -43,17 +43,17 @@ from frontier.fetch_log import FetchLogRepository, LogEntry
 from frontier.hosts import HostRepository
 from frontier.listen import first_of, listen
 from frontier.loops import run_every
-from frontier.outbox import OutboxRepository
+from frontier.outbox import OutboxWrites
 from frontier.parse_pool import ParsePool
 from frontier.politeness_key import KeyRepository
 from frontier.queue import QueueRepository
-from frontier.queue_values import Claim, CompleteResult, Outcome, OutcomeKind, QueuePolicy
+from frontier.queue_values import Claim, Outcome, OutcomeKind, QueuePolicy
 from frontier.safe_http.client import SafeClient
 from frontier.sinks import Sink
 from frontier.sinks.duplicates import DuplicateContent
 from frontier.sinks.near_duplicates import NearDuplicates
 from frontier.sources import SourceRepository
-from frontier.states import FetchKind, UrlStatus
+from frontier.states import FetchKind
 from frontier.stats import StatsRepository
 from frontier.versions import DocumentVersions
 
@@ -81,13 +81,12 @@ class Fetcher:
         `parser`: where robots.txt is (default: a pool of its own, under `config.parse`);
         `renderer`: the browsers of the sources that render (None: none rendered; the
         caller closes it); `optional_sinks`: the names of the sinks each document fetched
-        is put in the outbox for, in the transaction that completes its URL
-        (frontier.outbox); `outbox_payloads`: whether those rows hold the document (not
-        when raw_content, a required sink, has it: frontier.sinks.configured)."""
+        is put in the outbox for, with the completion of its URL (frontier.outbox);
+        `outbox_payloads`: whether those rows hold the document (not when raw_content, a
+        required sink, has it: frontier.sinks.configured)."""
         self.db = db
         self.optional_sinks = list(optional_sinks)
         self.outbox_payloads = outbox_payloads
-        self.outbox = OutboxRepository(db)
         self.config = config
         self.worker_id = config.worker_id
         self.queue = QueueRepository(db, policy)
@@ -229,9 +228,9 @@ class Fetcher:
         outcomes = [o for o in (p.completed() for p in pages) if o is not None]
         missing = [p.claim for p in pages if p.outcome is None]
         outcomes += [Outcome(c, OutcomeKind.DEFERRED, error="no outcome") for c in missing]
-        within = self._to_outbox(pages)
+        outbox = self._to_outbox(pages)
         result = await self._while_leased(
-            lambda: self.queue.complete(self.worker_id, outcomes, now=now, within=within)
+            lambda: self.queue.complete(self.worker_id, outcomes, now=now, outbox=outbox)
         )
         refused = set(result.refused)
         for claim_hash in refused:
@@ -276,28 +275,23 @@ class Fetcher:
         except Exception as exc:  # the log is observability: never fail the batch for it
             log.error("could not write %d fetch_log rows: %s", len(entries), exc)
 
-    def _to_outbox(
-        self, pages: list[Page]
-    ) -> Callable[[Database, CompleteResult], Awaitable[None]] | None:
-        """What puts the pages' documents in the outbox, for the optional sinks, in the
-        completion's transaction: those of the URLs it makes `fetched`."""
-        documents = {
-            p.claim.url_hash: p.document
+    def _to_outbox(self, pages: list[Page]) -> OutboxWrites | None:
+        """The outbox rows of the pages' documents, for the optional sinks, written with
+        their completion (the rows of the URLs it completes). Every page fetched: one its
+        source revisits stays `pending` for the next visit, its document stored all the
+        same."""
+        if not self.optional_sinks:
+            return None
+        documents = [
+            p.document
             for p in pages
             if p.document is not None
             and p.outcome is not None
             and p.outcome.kind is OutcomeKind.FETCHED
-        }
-        if not self.optional_sinks or not documents:
+        ]
+        if not documents:
             return None
-
-        async def enqueue(tx: Database, result: CompleteResult) -> None:
-            done = [d for h, d in documents.items() if result.applied.get(h) == UrlStatus.FETCHED]
-            await self.outbox.enqueue_documents(
-                self.optional_sinks, done, db=tx, with_payload=self.outbox_payloads
-            )
-
-        return enqueue
+        return OutboxWrites.of(self.optional_sinks, documents, with_payload=self.outbox_payloads)
 
     async def _while_leased(self, step: Callable[[], Awaitable[T]]) -> T:
         """Run `step`, riding out a database outage for up to half a lease from the first

@@ -96,21 +96,22 @@ class Database:
         self,
         executor: asyncpg.Pool | asyncpg.Connection,
         outage: Outage | None = None,
-        bucket_count: list[int] | None = None,
+        facts: dict[str, Any] | None = None,
         *,
         timeout_s: float | None = None,
     ) -> None:
         self._executor = executor
         self.outage = outage or Outage("(unknown)")
-        # N of frontier/buckets.py, read once and shared with this pool's transactions.
-        self._bucket_count = bucket_count if bucket_count is not None else []
+        # What the schema is, read once and shared with this pool's transactions: N of
+        # frontier/buckets.py, and whether it is distributed (`buckets`, `distributed`).
+        self._facts = facts if facts is not None else {}
         self.timeout_s = timeout_s  # each statement's time limit; None: none
         self._dsn: str | None = None  # where `connect` opened the pool, for `spare`
 
     def bounded(self, timeout_s: float) -> Database:
         """This database (the same pool or connection) with each statement cancelled
         after `timeout_s` seconds, raising `StatementTimedOut`."""
-        bounded = Database(self._executor, self.outage, self._bucket_count, timeout_s=timeout_s)
+        bounded = Database(self._executor, self.outage, self._facts, timeout_s=timeout_s)
         bounded._dsn = self._dsn
         return bounded
 
@@ -127,9 +128,17 @@ class Database:
     async def buckets(self) -> int:
         """How many buckets the hosts are spread over (`frontier_buckets`), read once: it
         changes only with every writer stopped (deploy/README.md)."""
-        if not self._bucket_count:
-            self._bucket_count.append(await self.fetchval(_BUCKETS["count"]))
-        return self._bucket_count[0]
+        return await self._fact("count")
+
+    async def distributed(self) -> bool:
+        """Whether the schema is distributed over a Citus cluster (the database has the
+        citus extension: migration 0018 distributed it), read once."""
+        return await self._fact("distributed")
+
+    async def _fact(self, name: str) -> Any:
+        if name not in self._facts:
+            self._facts[name] = await self.fetchval(_BUCKETS[name])
+        return self._facts[name]
 
     @classmethod
     async def connect(
@@ -246,7 +255,7 @@ class Database:
         try:
             async with self._executor.acquire() as conn, conn.transaction():
                 try:
-                    yield Database(conn, self.outage, self._bucket_count, timeout_s=self.timeout_s)
+                    yield Database(conn, self.outage, self._facts, timeout_s=self.timeout_s)
                 except BaseException as exc:
                     from_body = exc
                     raise

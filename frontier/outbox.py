@@ -2,10 +2,12 @@
 (docs/outputs.md, "Several sinks"; the table `sink_outbox`, migration 0042, SQL in
 frontier/sql/sink_outbox.sql).
 
-- `OutboxRepository.enqueue_documents` is called in the transaction that completes the
-  URLs (frontier.queue.QueueRepository.complete's `within`): a document is `fetched` and
-  waits for each optional sink in one commit, so a process that dies loses nothing.
-  Deletions are put there by frontier.sinks.several.SinkSet as the required sinks delete.
+- The rows of the documents fetched (`OutboxWrites`) are written with the completion of
+  their URLs (frontier.queue.QueueRepository.complete's `outbox`): in its statement on a
+  single server (queue.sql's `complete_enqueue`), in its transaction on Citus. A document
+  is fetched and waits for each optional sink in one commit, so a process that dies loses
+  nothing. Deletions are put there by frontier.sinks.several.SinkSet as the required sinks
+  delete.
 - `OutboxDelivery` runs in each fetcher process beside its fetch loop: per optional sink,
   it claims due rows (FOR UPDATE SKIP LOCKED, leased for FRONTIER_OUTBOX_LEASE_S: several
   fetchers share the work and a dead one's rows come back when its lease runs out; a full
@@ -30,7 +32,7 @@ import contextlib
 import json
 import logging
 import random
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -45,8 +47,9 @@ from frontier.sinks.payload import (
     delivery_key,
     document_from_payload,
     document_payload,
+    fields_payload,
 )
-from frontier.sinks.postgres import PostgresSink
+from frontier.sinks.postgres import PostgresSink, document_of
 from frontier.sql import load
 
 SQL = load("sink_outbox")
@@ -109,43 +112,65 @@ class OutboxRow:
     attempts: int
 
 
+Row = tuple[str, str, str, str, str | None]  # sink, key, url_hash, op, payload
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxWrites:
+    """The outbox rows of documents to write to the optional sinks: those of a batch of
+    pages fetched, written with the completion of their URLs
+    (frontier.queue.QueueRepository.complete), the rows of the URLs it completes only."""
+
+    rows: tuple[Row, ...]
+
+    @classmethod
+    def of(
+        cls, sinks: Sequence[str], documents: Iterable[RawDocument], *, with_payload: bool = True
+    ) -> OutboxWrites:
+        """Each document to write to each sink. `with_payload` False: the rows hold no
+        copy of the document, which the delivery reads from raw_content (the PostgreSQL
+        sink is required: it has stored the document before the completion)."""
+        return cls(
+            tuple(
+                (sink, delivery_key(d.url_hash, d.content_hash), d.url_hash, WRITE, text)
+                for d in documents
+                for text in ((json.dumps(document_payload(d)) if with_payload else None),)
+                for sink in sinks
+            )
+        )
+
+    def of_urls(self, url_hashes: Collection[str]) -> OutboxWrites:
+        """The rows of these URLs only."""
+        return OutboxWrites(tuple(r for r in self.rows if r[2] in url_hashes))
+
+    def columns(self) -> list[list[Any]]:
+        """The rows as sink_outbox.sql's `enqueue` takes them: five parallel arrays."""
+        return [list(column) for column in zip(*self.rows, strict=True)] or [[]] * 5
+
+
 class OutboxRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
     async def enqueue_documents(
-        self,
-        sinks: Sequence[str],
-        documents: Iterable[RawDocument],
-        db: Database | None = None,
-        *,
-        with_payload: bool = True,
+        self, sinks: Sequence[str], documents: Iterable[RawDocument], *, with_payload: bool = True
     ) -> None:
-        """Each document to write to each sink (`db`: the completion's transaction).
-        `with_payload` False: the rows hold no copy of the document, which the delivery
-        reads from raw_content (the PostgreSQL sink is required: it has stored the
-        document before the completion)."""
-        rows = [
-            (sink, delivery_key(d.url_hash, d.content_hash), d.url_hash, WRITE, text)
-            for d in documents
-            for text in ((json.dumps(document_payload(d)) if with_payload else None),)
-            for sink in sinks
-        ]
-        await self._enqueue(rows, db or self._db)
+        """Each document to write to each sink, now (`OutboxWrites.of`; the fetch's are
+        written with their completion instead)."""
+        await self.enqueue(OutboxWrites.of(sinks, documents, with_payload=with_payload))
 
-    async def stored(self, url_hashes: Sequence[str]) -> dict[str, RawDocument]:
-        """The documents raw_content holds for these URLs (the payload-less rows')."""
+    async def enqueue(self, writes: OutboxWrites) -> None:
+        if writes.rows:
+            await self._db.execute(SQL["enqueue"], *writes.columns())
+
+    async def stored(self, url_hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The documents raw_content holds for these URLs (the payload-less rows'), as
+        read (frontier.sinks.postgres.PostgresSink.stored)."""
         return await PostgresSink(self._db).stored(url_hashes)
 
     async def enqueue_deletes(self, sinks: Sequence[str], url_hashes: Iterable[str]) -> None:
         rows = [(s, delivery_key(h, None), h, DELETE, None) for h in url_hashes for s in sinks]
-        await self._enqueue(rows, self._db)
-
-    async def _enqueue(
-        self, rows: Sequence[tuple[str, str, str, str, str | None]], db: Database
-    ) -> None:
-        if rows:
-            await db.execute(SQL["enqueue"], *(list(column) for column in zip(*rows, strict=True)))
+        await self.enqueue(OutboxWrites(tuple(rows)))
 
     async def claim(
         self, sink: str, worker: str, limit: int, lease_s: float, now: datetime | None = None
@@ -175,8 +200,9 @@ class OutboxRepository:
 Opener = Callable[[], Awaitable[Sink]]
 
 
-# A write row without a payload (`enqueue_documents(with_payload=False)`) is delivered as
-# the document raw_content holds now, `stored`, built as the enqueue builds a payload, so
+# A write row without a payload (`OutboxWrites.of(with_payload=False)`) is delivered as
+# the document raw_content holds now, `stored`, its payload built from the row as read
+# (`fields_payload`, what the enqueue's `document_payload` builds too), so
 # the sink gets the same bytes:
 # - raw_content holds a newer version (a later fetch): that one is delivered, under its
 #   own idempotency key (the key names the content delivered; the newer version's own
@@ -184,18 +210,18 @@ Opener = Callable[[], Awaitable[Sink]]
 # - raw_content holds no document for the URL any more (deleted since: the deletion has
 #   a row of its own, after this one): nothing is delivered for this row, and it goes as
 #   delivered (None), not tried again forever.
-def _prepared(row: OutboxRow, stored: RawDocument | None) -> Prepared | None:
+def _prepared(row: OutboxRow, stored: Mapping[str, Any] | None) -> Prepared | None:
     if row.payload is not None:
         return Prepared(row.url_hash, row.key, row.payload)
     if stored is None:
         return None
-    key = delivery_key(stored.url_hash, stored.content_hash)
-    return Prepared(row.url_hash, key, json.dumps(document_payload(stored)))
+    key = delivery_key(stored["url_hash"], stored["content_hash"])
+    return Prepared(row.url_hash, key, json.dumps(fields_payload(stored)))
 
 
-def _document(row: OutboxRow, stored: RawDocument | None) -> RawDocument | None:
+def _document(row: OutboxRow, stored: Mapping[str, Any] | None) -> RawDocument | None:
     if row.payload is None:
-        return stored
+        return None if stored is None else document_of(stored)
     return document_from_payload(json.loads(row.payload))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -20,6 +20,7 @@ from frontier.buckets import BucketRotation, by_bucket
 from frontier.coalesce import Coalesced
 from frontier.db import Database
 from frontier.host_delay import RECOVERY_ANSWERS
+from frontier.outbox import OutboxRepository, OutboxWrites
 from frontier.queue_values import (
     ACTIONABLE,
     ATTEMPTS,
@@ -230,16 +231,18 @@ class QueueRepository:
         outcomes: Sequence[Outcome],
         *,
         now: datetime | None = None,
-        within: Callable[[Database, CompleteResult], Awaitable[None]] | None = None,
+        outbox: OutboxWrites | None = None,
     ) -> CompleteResult:
         """Apply outcomes, one statement per bucket (each a call of `frontier_complete`,
         which Citus runs on the worker holding the bucket: it delegates no call inside a
-        transaction block). With redirects or `within`, all of it is one transaction: a
-        redirect's target is submitted with the URL it ends, and `within(tx, result)` runs
-        in it last (the sinks' outbox, frontier.outbox: its rows exist exactly when the
-        completion does)."""
+        transaction block, nor one a statement wraps). `outbox`: the sinks' outbox rows of
+        the documents fetched (frontier.outbox), written exactly when their URLs'
+        completion is: in the bucket's statement on a single server (`complete_enqueue`),
+        in the completion's transaction on Citus. With redirects, all of it is one
+        transaction: a redirect's target is submitted with the URL it ends."""
         outcomes, redirects = self._redirect_targets(outcomes)
         groups = sorted(by_bucket(outcomes, _claim_host, await self._db.buckets()).items())
+        apart = outbox is not None and await self._db.distributed()  # Citus: not in one
 
         async def apply(db: Database) -> CompleteResult:
             result = CompleteResult()
@@ -256,14 +259,20 @@ class QueueRepository:
                     fetch_urls=[o.fetch_url for o in group],
                     bucket=bucket,
                 )
-                records = await db.fetch(SQL["complete"], *params.args())
+                rows = None if outbox is None or apart else outbox.of_urls(_hashes(group))
+                if rows is not None and rows.rows:
+                    records = await db.fetch(
+                        SQL["complete_enqueue"], *params.args(), *rows.columns()
+                    )
+                else:
+                    records = await db.fetch(SQL["complete"], *params.args())
                 result.applied.update((r["url_hash"], r["status"]) for r in records)
             result.refused = [
                 o.claim.url_hash for o in outcomes if o.claim.url_hash not in result.applied
             ]
             return result
 
-        if not redirects and within is None:
+        if not redirects and not apart:
             # A bucket's statement is atomic; one that fails leaves its URLs claimed, for a
             # retry of the whole batch (the buckets done refuse it) or the reaper.
             return await apply(self._db)
@@ -276,14 +285,15 @@ class QueueRepository:
             if applied_redirects:
                 batch = prepare(applied_redirects, self.policy.default_delay_ms)
                 result.redirects = await self.submit_prepared(batch, now=now, db=tx, fold=False)
-            if within is not None:
-                await within(tx, result)
+            if outbox is not None and apart:
+                await OutboxRepository(tx).enqueue(outbox.of_urls(result.applied))
             return result
 
         result = await self._db.run_transaction(in_one_transaction)
-        # After the commit: a fold inside the completion's transaction would hold the host
-        # rows it writes (an import's waiting summaries too) until then.
-        await self.fold_host_deltas()
+        if redirects:
+            # After the commit: a fold inside the completion's transaction would hold the
+            # host rows it writes (an import's waiting summaries too) until then.
+            await self.fold_host_deltas()
         return result
 
     def _redirect_targets(
@@ -433,6 +443,10 @@ def _host(row: tuple[Any, ...]) -> str:
 
 def _claim_host(outcome: Outcome) -> str:
     return outcome.claim.host
+
+
+def _hashes(outcomes: Sequence[Outcome]) -> set[str]:
+    return {o.claim.url_hash for o in outcomes}
 
 
 def _replace(outcome: Outcome, **changes: Any) -> Outcome:

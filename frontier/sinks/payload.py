@@ -10,7 +10,9 @@ died after sending) carries the same key, and a new text a new one (the webhook'
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
@@ -18,6 +20,7 @@ from frontier.sinks import DOCUMENT_FIELDS, RawDocument
 
 DATES = ("published_at", "fetched_at", "modified_at")
 LISTS = ("tags", "paragraphs")
+_values = attrgetter(*DOCUMENT_FIELDS)  # a document's fields, in their order
 
 
 def document_payload(doc: RawDocument) -> dict[str, Any]:
@@ -26,12 +29,25 @@ def document_payload(doc: RawDocument) -> dict[str, Any]:
     back (a timestamptz keeps no offset): the outbox builds the payload of a document
     from raw_content when it holds it (frontier.outbox), and the same document must
     give the same bytes whether its payload was built at the fetch or from the table."""
-    values = doc.as_json()
+    return fields_payload(dict(zip(DOCUMENT_FIELDS, _values(doc), strict=True)))
+
+
+def fields_payload(values: Mapping[str, Any]) -> dict[str, Any]:
+    """`document_payload` of a document given as its fields' values: a `RawDocument`'s,
+    or a raw_content row's as the driver reads it (lists as lists or NULL, `source_id`
+    the driver's UUID), whose payload the outbox builds without a `RawDocument` first."""
+    payload = {name: values[name] for name in DOCUMENT_FIELDS}
     for name in DATES:
-        value = getattr(doc, name)
-        if value is not None and value.tzinfo is not None and value.utcoffset():
-            values[name] = value.astimezone(UTC).isoformat()
-    return {name: values[name] for name in DOCUMENT_FIELDS}
+        value = payload[name]
+        if value is not None:
+            if value.tzinfo is not None and value.utcoffset():
+                value = value.astimezone(UTC)
+            payload[name] = value.isoformat()
+    for name in LISTS:
+        payload[name] = list(payload[name] or ())
+    if payload["source_id"] is not None:
+        payload["source_id"] = str(payload["source_id"])
+    return payload
 
 
 def document_from_payload(payload: dict[str, Any]) -> RawDocument:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -72,13 +72,15 @@ class PostgresSink:
         record = await self._db.fetchrow(SQL["by_hash"], url_hash)
         return dict(record) if record else None
 
-    async def stored(self, url_hashes: Sequence[str]) -> dict[str, RawDocument]:
+    async def stored(self, url_hashes: Sequence[str]) -> dict[str, dict[str, Any]]:
         """The documents stored under these url_hashes, as they were written (those not
-        stored are not in the answer), in one statement."""
+        stored are not in the answer), in one statement: each its fields' values as read
+        (every field of DOCUMENT_FIELDS, in its order; `document_of` makes it a
+        RawDocument)."""
         if not url_hashes:
             return {}
         records = await self._db.fetch(SQL["documents_by_hashes"], list(url_hashes))
-        return {r["url_hash"]: _document(r) for r in records}
+        return {r["url_hash"]: dict(r) for r in records}
 
     async def health(self) -> str:
         try:
@@ -91,7 +93,8 @@ class PostgresSink:
         """The database belongs to the caller."""
 
 
-def _document(record: Any) -> RawDocument:
+def document_of(record: Mapping[str, Any]) -> RawDocument:
+    """The RawDocument of a raw_content row as read (`stored`)."""
     values = dict(record)
     for name in LIST_FIELDS:
         values[name] = tuple(values[name] or ())

@@ -1,7 +1,7 @@
 """Several sinks as one (FRONTIER_SINKS, docs/outputs.md): `SinkSet` writes and deletes
 through every required sink at once, and hands the deletions meant for the optional ones
-to the outbox (frontier.outbox; their writes are put there by the fetcher, in the
-transaction that completes the URLs).
+to the outbox (frontier.outbox; their writes are put there by the fetcher, with the
+completion of their URLs).
 
 A batch counts as stored only when every required sink stored it: one sink unavailable
 makes the whole batch `SinkUnavailable` (the fetcher writes it again later, and the sinks

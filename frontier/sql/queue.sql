@@ -154,6 +154,39 @@ SELECT * FROM frontier_claim($1, $2, $3, $4, $5, $6);
 SELECT * FROM frontier_complete($18, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
                                 $14, $15, $16, $17);
 
+-- name: complete_enqueue
+-- `complete` ($1..$18) and, in the same statement, sink_outbox.sql's `enqueue` ($19..$23,
+-- its $1..$5) of the rows of the URLs it completes (frontier.outbox): a document fetched
+-- waits for each optional sink exactly when its URL's completion happened, in one round
+-- trip and no transaction. A single server's: Citus sends a call of frontier_complete
+-- whole to the worker holding the bucket only when the call stands alone, so there the
+-- two are statements of one transaction. The outbox's part is `enqueue`'s text
+-- (tests/integration/test_outbox.py holds them together).
+WITH done AS (
+    SELECT * FROM frontier_complete($18, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+                                    $13, $14, $15, $16, $17)
+),
+new AS (
+    SELECT s, k, h, o, p
+    FROM unnest($19::text[], $20::text[], $21::char(64)[], $22::text[], $23::text[])
+         AS i(s, k, h, o, p)
+    WHERE h IN (SELECT url_hash FROM done)
+),
+superseded AS (
+    DELETE FROM sink_outbox x
+    USING new
+    WHERE x.sink = new.s AND x.url_hash = new.h AND x.key <> new.k
+      AND (x.lease_until IS NULL OR x.lease_until < now())
+),
+queued AS (
+    INSERT INTO sink_outbox (sink, key, url_hash, op, payload)
+    SELECT s, k, h, o, p
+    FROM new
+    ORDER BY s, k
+    ON CONFLICT (sink, key) DO NOTHING
+)
+SELECT url_hash, status FROM done;
+
 -- name: renew
 -- Extend the leases of worker $1's claims $2 (all in bucket $5) by $3 seconds from now
 -- ($4). The function `frontier_renew` of migration 0043 (Citus delegates it).

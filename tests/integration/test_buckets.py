@@ -15,6 +15,7 @@ import pytest
 from frontier.buckets import bucket_of
 from frontier.db import Database
 from frontier.hosts import HostRepository
+from frontier.outbox import OutboxWrites
 from frontier.queue import QueueRepository
 from frontier.queue_values import (
     Candidate,
@@ -86,10 +87,18 @@ async def test_every_url_is_claimed_once_over_the_buckets(db: Database, manual: 
 
     renewed = await queue.renew("w1", first, now=at(3))
     assert renewed == {c.url_hash for c in first}
+    # The sinks' outbox rows go with the completion, each in its URL's bucket's statement
+    # (on Citus, the transaction's): those of URLs it does not complete are not written.
+    rows = [("hook", f"{c.url_hash}.k", c.url_hash, "write", None) for c in first + second]
     done = await queue.complete(
-        "w1", [Outcome(c, OutcomeKind.FETCHED, http_status=200) for c in first], now=at(4)
+        "w1",
+        [Outcome(c, OutcomeKind.FETCHED, http_status=200) for c in first],
+        now=at(4),
+        outbox=OutboxWrites(tuple(rows)),
     )
     assert done.refused == [] and set(done.applied.values()) == {"fetched"}
+    queued = await db.fetch("SELECT url_hash FROM sink_outbox")
+    assert sorted(r["url_hash"] for r in queued) == sorted(c.url_hash for c in first)
 
     # The second batch's leases run out: the reaper returns them in every bucket.
     reaped = await queue.reap(now=at(3 + 61))

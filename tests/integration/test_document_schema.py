@@ -26,7 +26,7 @@ from frontier.documents import DocumentFilter, ExportQuery, export_fields
 from frontier.export import ndjson
 from frontier.sinks import RawDocument
 from frontier.sinks.elasticsearch import load_index_definition
-from frontier.sinks.payload import document_payload
+from frontier.sinks.payload import document_payload, fields_payload
 from frontier.sinks.postgres import PostgresDocuments, PostgresSink
 from frontier.sinks.schema import BY_NAME, FIELD_NAMES, FIELDS, index_definition, json_schema
 from tests.full_documents import full_document
@@ -87,7 +87,7 @@ async def _payload_from_table(db: Database, doc: RawDocument) -> list[dict[str, 
     sink = PostgresSink(db)
     await sink.write([doc])
     stored = await sink.stored([doc.url_hash])
-    return [json.loads(json.dumps(document_payload(d))) for d in stored.values()]
+    return [json.loads(json.dumps(fields_payload(row))) for row in stored.values()]
 
 
 # A JSON form of a document: its name, the fields it holds, and how to get it from a

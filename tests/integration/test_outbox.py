@@ -1,6 +1,6 @@
 """Several sinks at once and the webhook sink (issue 33 items 2-3): PostgreSQL required
-and a webhook optional, fed through the outbox (frontier.outbox) in the transaction that
-completes the URLs; a receiver on 127.0.0.1 that verifies the signatures
+and a webhook optional, fed through the outbox (frontier.outbox), written with the
+completion of the URLs; a receiver on 127.0.0.1 that verifies the signatures
 (tests/webhook_receiver.py). The fetch is the service's own (fetcher.service.run_fetcher,
 what `frontier fetch --until-idle` runs)."""
 
@@ -20,6 +20,8 @@ from fetcher.sink_kinds import WebhookKind
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.outbox import OutboxDelivery, OutboxPolicy, OutboxRepository
+from frontier.queue import QueueRepository
+from frontier.queue_values import Candidate, QueuePolicy
 from frontier.settings import Settings, SettingsError
 from frontier.sinks import RawDocument, Sink, SinkUnavailable
 from frontier.sinks.configured import open_sinks, sinks_status
@@ -28,6 +30,7 @@ from frontier.sinks.payload import Prepared, delivery_key, document_payload
 from frontier.source_schema import parse_config
 from frontier.sources import SourceRepository
 from frontier.sql import load
+from frontier.states import Origin
 from tests.fetch_harness import article, fetcher_for, frontier_row, submit
 from tests.full_documents import full_document
 from tests.local_site import LocalSite
@@ -179,7 +182,7 @@ async def test_outbox_rows_are_leased_skipped_and_come_back_from_a_dead_fetcher(
 async def test_a_document_goes_to_the_outbox_only_with_its_completion(
     db: Database, local_site: LocalSite, partner_site: LocalSite
 ) -> None:
-    """The outbox rows are written in the completion's transaction: a completion refused
+    """The outbox rows are written with the completion: a completion refused
     (the lease lost to the reaper) writes none."""
     local_site.serve("/kept", article("Kept"))
     partner_site.serve("/lost", article("Lost"))
@@ -196,6 +199,51 @@ async def test_a_document_goes_to_the_outbox_only_with_its_completion(
     rows = await db.fetch("SELECT url_hash, payload::text FROM sink_outbox")
     kept = (await frontier_row(db, local_site.url("/kept")))["url_hash"]
     assert [r["url_hash"] for r in rows] == [kept]
+
+
+@pytest.mark.parametrize("apart", [False, True], ids=["as-configured", "apart"])
+async def test_a_page_its_source_revisits_goes_to_the_outbox(
+    db: Database, local_site: LocalSite, monkeypatch: pytest.MonkeyPatch, apart: bool
+) -> None:
+    """A page fetched whose URL stays `pending` for its source's next revisit has its
+    document stored all the same, and the optional sinks get it (the outbox took only
+    the URLs a completion left `fetched`, so a source that revisits sent them nothing).
+    `apart`: the rows written as on Citus, a statement of the completion's transaction
+    (without, in the completion's statement on a single server)."""
+    if apart:
+        monkeypatch.setattr(Database, "distributed", _distributed)
+    source = await SourceRepository(db).create(parse_config({"name": "Daily", "revisit": ["1h"]}))
+    local_site.serve("/daily", article("Daily"))
+    url = local_site.url("/daily")
+    await QueueRepository(db, QueuePolicy(default_delay_ms=0)).submit(
+        [Candidate(url, source.ref, Origin.FEED)]
+    )
+    async with fetcher_for(db) as fetcher:
+        fetcher.optional_sinks = ["hook"]
+        await fetcher.run_once()
+    row = await frontier_row(db, url)
+    assert (row["status"], row["revisit_step"]) == ("pending", 1)  # due again in an hour
+    rows = await db.fetch("SELECT url_hash, op FROM sink_outbox")
+    assert [(r["url_hash"], r["op"]) for r in rows] == [(row["url_hash"], "write")]
+
+
+async def _distributed(self: Database) -> bool:
+    return True
+
+
+def test_the_completion_enqueues_as_the_outbox_does() -> None:
+    """queue.sql's `complete_enqueue` writes the outbox's rows with sink_outbox.sql's
+    `enqueue`'s very statements (the older versions superseded, then the rows)."""
+
+    def outbox_part(statement: str) -> list[str]:
+        lines = [line.strip().rstrip(",;") for line in statement.splitlines()]
+        start = lines.index("superseded AS (")
+        return lines[start : lines.index("ON CONFLICT (sink, key) DO NOTHING") + 1]
+
+    ours, theirs = load("queue")["complete_enqueue"], load("sink_outbox")["enqueue"]
+    part = outbox_part(theirs)
+    assert len(part) > 8 and "queued AS (" in outbox_part(ours)
+    assert [line for line in outbox_part(ours) if line != "queued AS ("] == part
 
 
 async def test_a_required_webhook_that_fails_puts_the_url_back(
