@@ -6,8 +6,9 @@ the earlier ones. PostgreSQL compresses each value of more than about 2 KB, with
 unless a column says otherwise: on bench.fetch's pages that was a fifth of PostgreSQL's
 CPU for the raw_content insert. LZ4 (PostgreSQL 14 and later, when built with it, as
 Debian's and the official images are) compresses the same values for much less CPU and a
-few more bytes (bench/RESULTS.md, "The fetch's cost a page"). A server built without LZ4 (the embedded wheel's) keeps pglz: it does not
-offer the method (`default_toast_compression`'s values), and nothing changes there.
+few more bytes (bench/RESULTS.md, "The fetch's cost a page"). A server built without LZ4
+(the embedded wheel's) keeps pglz: it does not offer the method
+(`default_toast_compression`'s values), and nothing changes there.
 
 Only values written from now on are compressed with LZ4; those stored are read as they
 are, and a reader gets the same values either way. On Citus both tables are plain tables
