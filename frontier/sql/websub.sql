@@ -51,10 +51,19 @@ WHERE source_id = $1 AND state <> 'unsubscribing';
 
 -- name: orphaned
 -- Subscriptions whose source was removed or disabled: unsubscribe at the next look.
+-- Found in a CTE, not in the UPDATE's WHERE: on Citus, where sources is a reference table
+-- and websub_subscriptions a plain table on the coordinator (migration 0045), an UPDATE
+-- of the one reading the other is refused ("relation websub_subscriptions is not
+-- distributed") or sent to a worker, which has no such table; the CTE is planned apart.
+WITH gone AS (
+    SELECT w.id FROM websub_subscriptions w
+    WHERE w.state <> 'unsubscribing'
+      AND NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = w.source_id AND s.enabled)
+)
 UPDATE websub_subscriptions w
 SET state = 'unsubscribing', requested_at = NULL
-WHERE w.state <> 'unsubscribing'
-  AND NOT EXISTS (SELECT 1 FROM sources s WHERE s.id = w.source_id AND s.enabled);
+FROM gone
+WHERE w.id = gone.id AND w.state <> 'unsubscribing';
 
 -- name: take_due
 -- Up to $1 subscriptions with a request to send to their hub at $2 (NULL: now()): asked
