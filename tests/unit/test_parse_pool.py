@@ -103,20 +103,16 @@ print(" ".join(m for m in ("aiohttp", "pydantic", "frontier.settings") if m in s
 
 WARMED = """
 import os
-import time
+from multiprocessing import forkserver
 from pathlib import Path
 from frontier.parse_pool import ParsePool
 pool = ParsePool()
 pool.warm()
-def fork_server_running():
-    # A child's command line is the parent's until it has exec'd: asked again until then
-    tasks = Path(f"/proc/{os.getpid()}/task").glob("*/children")
-    children = [int(c) for t in tasks for c in t.read_text().split()]
-    return any(b"forkserver" in Path(f"/proc/{c}/cmdline").read_bytes() for c in children)
-deadline = time.monotonic() + 30
-while not (running := fork_server_running()) and time.monotonic() < deadline:
-    time.sleep(0.01)
-print(running)
+# The fork server's pid as multiprocessing keeps it, set as it starts one (None before),
+# not its command line: a child's is the parent's until it has exec'd.
+pid = forkserver._forkserver._forkserver_pid
+tasks = Path(f"/proc/{os.getpid()}/task").glob("*/children")
+print(pid is not None and pid in [int(c) for t in tasks for c in t.read_text().split()])
 pool.close()
 """
 
