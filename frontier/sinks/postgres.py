@@ -26,10 +26,10 @@ from frontier.documents import (
 from frontier.errors import DatabaseUnavailable
 from frontier.export import PAGE_ROWS
 from frontier.sinks import DOCUMENT_FIELDS, RawDocument, SinkUnavailable
+from frontier.sinks.payload import LISTS
 from frontier.sql import load
 
 SQL = load("raw_content")
-LIST_FIELDS = ("tags", "paragraphs")  # arrays in the table, tuples in a RawDocument
 
 
 class PostgresSink:
@@ -96,7 +96,7 @@ class PostgresSink:
 def document_of(record: Mapping[str, Any]) -> RawDocument:
     """The RawDocument of a raw_content row as read (`stored`)."""
     values = dict(record)
-    for name in LIST_FIELDS:
+    for name in LISTS:  # arrays in the table, tuples in a RawDocument
         values[name] = tuple(values[name] or ())
     if values["source_id"] is not None:  # asyncpg's own UUID type: the standard one
         values["source_id"] = UUID(str(values["source_id"]))

@@ -1,10 +1,11 @@
 -- sink_outbox: what the optional sinks have yet to receive (migration 0042,
 -- frontier/outbox.py). A row per (sink, idempotency key): a document's version to write
 -- (its payload, frontier/sinks/payload.py; NULL when raw_content, a required sink, holds
--- the document: the delivery reads it there) or a URL's document to delete. Written in the
--- transaction that completes the URL; claimed for a lease with FOR UPDATE SKIP LOCKED,
--- deleted once the sink has it, put back with a later `next_at` when it failed, kept as
--- `rejected` when the sink refused it for good.
+-- the document: the delivery reads it there) or a URL's document to delete. Written with
+-- the completion of the URL (queue.sql's `complete_enqueue`; on Citus in its transaction);
+-- claimed for a lease with FOR UPDATE SKIP LOCKED, deleted once the sink has it, put back
+-- with a later `next_at` when it failed, kept as `rejected` when the sink refused it for
+-- good.
 
 -- name: enqueue
 -- Rows to deliver ($1..$5 parallel arrays: sink, key, url_hash, op, payload as JSON text
