@@ -46,13 +46,17 @@ archive's bytes on disk per page. ``--outbox-compare`` measures the outbox of is
 the same way: the bench worker (the default extraction pool; ``--extract-processes 0``:
 extraction in a thread of the fetch process) with PostgreSQL alone, then with
 PostgreSQL required and a webhook optional (a receiver in this process that checks each
-signature), in turn; every document must reach the receiver by the end of its run.
+signature), in turn; every document must reach the receiver, once, by the end of its run.
+With ``--outage`` the receiver is down for the whole crawl (its port refuses connections,
+as a stopped service's does) and comes up after it: the crawl is measured with the sink
+down, then a delivery process drains the outbox, and every document must arrive once.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -65,6 +69,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -522,17 +527,10 @@ async def serve_site(hosts: int) -> None:
 # -- our fetcher as a bench worker (extraction can be switched off) -------------------------
 
 
-def run_worker(
-    dsn: str, concurrency: int, extract: bool, webhook: str | None = None, batch: int = 1
-) -> None:
-    """`webhook`: a receiver's URL, made an optional sink beside PostgreSQL (the outbox's
-    cost, `--outbox-compare`; the webhook kind is given here, as a checkout's entry points
-    may be newer than the installed metadata), `batch` documents a POST."""
-    from fetcher.service import run_fetcher
-    from fetcher.sink_kinds import WebhookKind
-    from frontier.connect import open_database
+def worker_settings(dsn: str, concurrency: int, webhook: str | None, batch: int) -> Any:
+    """The bench worker's settings: PostgreSQL, and with `webhook` an optional webhook sink
+    to that URL (`batch` documents a POST)."""
     from frontier.settings import Settings
-    from frontier.sinks.installed import SinkRegistry, load_sinks
 
     sinks = None
     if webhook:
@@ -541,7 +539,7 @@ def run_worker(
             {"name": "postgres"},
             {"name": "hook", "kind": "webhook", "required": False, "options": options},
         ]
-    settings = Settings.load(
+    return Settings.load(
         database_url=dsn,
         allow_private_networks=True,
         fetch_concurrency=concurrency,
@@ -549,15 +547,71 @@ def run_worker(
         sinks=sinks,
         _env_file=None,
     )
+
+
+def bench_sinks() -> Any:
+    """The installed sinks, with the webhook kind given here (a checkout's entry points
+    may be newer than the installed metadata)."""
+    from fetcher.sink_kinds import WebhookKind
+    from frontier.sinks.installed import SinkRegistry, load_sinks
+
     found = load_sinks()
-    installed = SinkRegistry({**found.sinks, "webhook": WebhookKind()}, found.broken)
+    return SinkRegistry({**found.sinks, "webhook": WebhookKind()}, found.broken)
+
+
+def run_worker(
+    dsn: str, concurrency: int, extract: bool, webhook: str | None = None, batch: int = 1
+) -> None:
+    """`webhook`: a receiver's URL, made an optional sink beside PostgreSQL (the outbox's
+    cost, `--outbox-compare`), `batch` documents a POST."""
+    from fetcher.service import run_fetcher
+    from frontier.connect import open_database
+
+    settings = worker_settings(dsn, concurrency, webhook, batch)
 
     async def main() -> None:
         async with open_database(dsn, settings) as db:
             summary = await run_fetcher(
-                settings, db, until_idle=True, extract=extract, installed=installed
+                settings, db, until_idle=True, extract=extract, installed=bench_sinks()
             )
             print(f"pages {summary.pages}", flush=True)
+
+    asyncio.run(main())
+
+
+DRAIN_DEADLINE_S = 600.0  # --outage: how long the outbox may take to reach the receiver
+
+
+def run_delivery(dsn: str, webhook: str, batch: int) -> None:
+    """Deliver the outbox to the webhook (as a fetcher's delivery loop does, with nothing
+    to fetch) until the outbox is empty, within DRAIN_DEADLINE_S: `--outage`, once the
+    receiver is up again."""
+    from frontier.connect import open_database
+    from frontier.outbox import OutboxDelivery, OutboxPolicy, OutboxRepository
+    from frontier.sinks.configured import open_sinks
+
+    settings = worker_settings(dsn, 1, webhook, batch)
+
+    async def main() -> None:
+        async with open_database(dsn, settings) as db:
+            sinks = await open_sinks(settings, db, bench_sinks())
+            policy = OutboxPolicy.from_settings(settings)
+            delivery = OutboxDelivery(OutboxRepository(db), sinks.optional, "drain", policy)
+            stop = asyncio.Event()
+            delivering = asyncio.create_task(delivery.run(stop))
+            deadline = time.monotonic() + DRAIN_DEADLINE_S
+            try:
+                while await db.fetchval("SELECT count(*) FROM sink_outbox"):
+                    if delivering.done() or time.monotonic() > deadline:
+                        raise RuntimeError("the outbox was not delivered in time")
+                    # polling the outbox's rows, with a deadline
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(delivering), timeout=0.1)
+            finally:
+                stop.set()
+                await delivering
+                await delivery.close()
+                await sinks.required.close()
 
     asyncio.run(main())
 
@@ -666,12 +720,14 @@ def ours(
     webhook: str | None = None,
     webhook_batch: int = 1,
     prepare: Callable[[str], None] | None = None,
+    finish: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """One fetch process over `urls` from a fresh database: `frontier fetch --until-idle`
     (`extract_processes` None: its default pool), or the bench worker (`worker`, or
     extraction off; `webhook`: an optional webhook sink to this URL beside PostgreSQL).
     `archive_dir`: the WARC archive's directory (None: no archive). `prepare`: called
-    with the database's DSN once the URLs are in (a source's settings: bench.render)."""
+    with the database's DSN once the URLs are in (a source's settings: bench.render);
+    `finish`, once the run is measured, before the database is dropped."""
     dsn = server.migrated_database(name)
     submit_urls(dsn, urls)
     if prepare is not None:
@@ -699,6 +755,8 @@ def ours(
         raise RuntimeError(f"fetch process failed:\n{run.stderr[-3000:]}")
     after = server.cpu_s()
     done = fetched(dsn)
+    if finish is not None:
+        finish(dsn)
     server.drop_database(name)
     result = {
         "pages": done,
@@ -785,64 +843,153 @@ def archive_compare(
     return result
 
 
-@contextmanager
-def webhook_receiver(
-    secret: str,
-) -> Iterator[tuple[str, list[int], Callable[[], float]]]:
-    """A webhook receiver on 127.0.0.1 in a thread of this process, checking each
-    signature (as a receiver would): its URL, a one-item list counting the documents it
-    took, and the CPU time its thread has used so far (it shares the machine's cores with
-    the fetch, so `--outbox-compare` reports it beside the fetch's and the server's)."""
-    import base64
-    import hashlib
-    import hmac
-    import threading
+class Receiver:
+    """A webhook receiver on 127.0.0.1 in a thread of this process (`webhook_receiver`),
+    checking each signature as a receiver would. Its socket is bound from the start, so
+    its URL is known, but listens only once `up()` is called: until then a connection is
+    refused (RST), as a receiver whose service is down refuses it. `keys`: each document's
+    idempotency key as it arrived (a batch's documents' own), `times` the monotonic time
+    each arrived; `cpu_s()` the CPU time its thread has used so far (it shares
+    the machine's cores with the fetch, so `--outbox-compare` reports it beside the
+    fetch's and the server's)."""
 
-    from aiohttp import web
+    def __init__(self, secret: str) -> None:
+        import base64
+        import socket
+        import threading
 
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    taken = [0]
-    ready = threading.Event()
-    where: list[str] = []
-    loop = asyncio.new_event_loop()
+        self.key = base64.b64decode(secret.removeprefix("whsec_"))
+        self.keys: list[str] = []
+        self.times: list[float] = []  # each document's arrival, monotonic
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        self._started.wait(30)
+        self._clock = time.pthread_getcpuclockid(self._thread.ident or 0)
+        self.runner: Any = None
 
-    async def take(request: web.Request) -> web.Response:
+    def cpu_s(self) -> float:
+        return time.clock_gettime(self._clock)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._started.set)
+        self.loop.run_forever()
+        if self.runner is not None:
+            self.loop.run_until_complete(self.runner.cleanup())
+
+    async def _take(self, request: Any) -> Any:
+        import hmac
+
+        from aiohttp import web
+
         body = await request.read()
         h = request.headers
         signed = f"{h['webhook-id']}.{h['webhook-timestamp']}.".encode() + body
-        digest = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-        if h["webhook-signature"] != f"v1,{digest}":
+        digest = hmac.new(self.key, signed, hashlib.sha256).digest()
+        if h["webhook-signature"] != "v1," + base64_text(digest):
             return web.Response(status=401)
         data = json.loads(body)["data"]
-        taken[0] += len(data) if isinstance(data, list) else 1
+        keys = [item["id"] for item in data] if isinstance(data, list) else [h["webhook-id"]]
+        self.keys += keys
+        self.times += [time.monotonic()] * len(keys)
         return web.Response(status=204)
 
-    async def serve() -> web.AppRunner:
+    async def _serve(self) -> None:
+        from aiohttp import web
+
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/hook", take)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        where.append(f"http://127.0.0.1:{runner.addresses[0][1]}/hook")
-        return runner
+        app.router.add_post("/hook", self._take)
+        self.runner = web.AppRunner(app, access_log=None)
+        await self.runner.setup()
+        await web.SockSite(self.runner, self.sock, backlog=1024).start()
 
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        runner = loop.run_until_complete(serve())
-        ready.set()
-        loop.run_forever()
-        loop.run_until_complete(runner.cleanup())
+    def up(self) -> None:
+        """Listen: the receiver takes documents from now on."""
+        asyncio.run_coroutine_threadsafe(self._serve(), self.loop).result(30)
 
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    ready.wait(30)
-    clock = time.pthread_getcpuclockid(thread.ident or 0)
+    def arrived(self, since: int) -> dict[str, int]:
+        """The documents arrived after the first `since`: how many, distinct keys, and
+        keys that arrived more than once."""
+        keys = self.keys[since:]
+        return {
+            "arrived": len(keys),
+            "distinct": len(set(keys)),
+            "duplicates": len(keys) - len(set(keys)),
+        }
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(30)
+        self.sock.close()
+
+
+def base64_text(digest: bytes) -> str:
+    import base64
+
+    return base64.b64encode(digest).decode()
+
+
+@contextmanager
+def webhook_receiver(secret: str, *, listening: bool = True) -> Iterator[Receiver]:
+    """A `Receiver`, listening from the start (`listening`) or once its `up()` is called."""
+    receiver = Receiver(secret)
     try:
-        yield where[0], taken, lambda: time.clock_gettime(clock)
+        if listening:
+            receiver.up()
+        yield receiver
     finally:
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
+        receiver.close()
+
+
+def outbox_state(dsn: str) -> dict[str, Any]:
+    """The outbox after a crawl with the sink down: rows waiting, rows tried (and how many
+    tries in all), and the delivery's attempts (the distinct failure times: a claim's rows
+    fail together)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE attempts > 0), coalesce(sum(attempts), 0),"
+            " count(DISTINCT failed_at), count(*) FILTER (WHERE rejected) FROM sink_outbox"
+        ).fetchone()
+    assert row is not None
+    keys = ("backlog", "rows_tried", "row_tries", "delivery_attempts", "rejected")
+    return dict(zip(keys, (int(v) for v in row), strict=True))
+
+
+def drain_outage(dsn: str, receiver: Receiver, pages: int, batch: int, run: dict[str, Any]) -> None:
+    """After a crawl with the sink down: the outbox's state, then the receiver up and a
+    delivery process (`--deliver`) until the outbox is empty; every document must arrive,
+    once. Adds the figures to `run`."""
+    run["outbox_after_crawl"] = state = outbox_state(dsn)
+    if state["backlog"] != pages or state["rejected"]:
+        raise RuntimeError(f"the outbox after the crawl: {state}, for {pages} pages")
+    since = len(receiver.keys)
+    receiver.up()
+    up_at = time.monotonic()
+    command = [sys.executable, "-m", "bench.fetch", "--deliver", dsn]
+    command += ["--webhook", receiver.url, "--webhook-batch", str(batch)]
+    done = run_measured(command, env=fetch_env(dsn, 1), cwd=ROOT)
+    if done.returncode:
+        raise RuntimeError(f"the delivery failed:\n{done.stderr[-3000:]}")
+    arrived = receiver.arrived(since)
+    times = receiver.times[since:]
+    run |= arrived
+    # from the receiver's start to the last document: the delivery process's start-up
+    # and the wait for the rows tried during the outage (their backoff) included
+    run["drain_s"] = round(times[-1] - up_at, 2)
+    run["drain_docs_per_s"] = round(len(times) / max(times[-1] - up_at, 1e-3), 1)
+    # the rows never tried, due at once: how fast the backlog goes
+    due = max(pages - state["rows_tried"], 1)
+    run["due_docs_per_s"] = round(due / max(times[due - 1] - times[0], 1e-3), 1)
+    run["drain_cpu_ms_per_doc"] = round(1000 * done.cpu_s / max(len(times), 1), 3)
+    if arrived["distinct"] != pages or arrived["duplicates"]:
+        raise RuntimeError(f"after the outage: {arrived}, for {pages} pages")
 
 
 def outbox_compare(
@@ -854,15 +1001,19 @@ def outbox_compare(
     rounds: int,
     batch: int = 1,
     extract_processes: int | None = None,
+    outage: bool = False,
 ) -> dict[str, Any]:
     """Ours (the bench worker; `extract_processes` None: the default extraction pool) with
     PostgreSQL alone and with PostgreSQL plus an optional webhook fed by the outbox
-    (`batch` documents a POST), in turn, `rounds` times each; the webhook's receiver must
-    have every document by the end of each run. Besides the fetch process's CPU a page,
-    each mode's PostgreSQL server's and (on) the receiver's: `on_over_off_machine_cpu_per_page`
-    is the three together, on over off (on a machine the runs keep busy, the rate follows
-    it), `on_over_off_fetch_and_postgres_cpu_per_page` the outbox's own (the bench's
-    receiver left out: it shares the cores, but a real one runs elsewhere)."""
+    (`batch` documents a POST), in turn, `rounds` times each. The webhook's receiver is up
+    during the crawl and must have every document, once, by the end of each run; with
+    `outage`, it is down for the whole crawl (it refuses connections) and comes up after
+    it, when a delivery process drains the outbox (`drain_outage`). Besides the fetch
+    process's CPU a page, each mode's PostgreSQL server's and (on) the receiver's:
+    `on_over_off_machine_cpu_per_page` is the three together, on over off (on a machine
+    the runs keep busy, the rate follows it), `on_over_off_fetch_and_postgres_cpu_per_page`
+    the outbox's own (the bench's receiver left out: it shares the cores, but a real one
+    runs elsewhere)."""
     import base64
     import secrets
 
@@ -870,39 +1021,46 @@ def outbox_compare(
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
     os.environ["BENCH_WEBHOOK_SECRET"] = secret  # inherited by the worker
     runs: dict[str, list[dict[str, Any]]] = {"off": [], "on": []}
-    with webhook_receiver(secret) as (url, taken, receiver_cpu_s):
-        for n in range(rounds):
-            runs["off"].append(
-                ours(
-                    server,
-                    f"outbox_off_{n}",
-                    urls,
-                    c,
-                    worker=True,
-                    extract_processes=extract_processes,
-                )
+    for n in range(rounds):
+        runs["off"].append(
+            ours(
+                server, f"outbox_off_{n}", urls, c, worker=True, extract_processes=extract_processes
             )
-            before, cpu_before = taken[0], receiver_cpu_s()
+        )
+        with webhook_receiver(secret, listening=not outage) as receiver:
+            cpu_before = receiver.cpu_s()
+            drained: dict[str, Any] = {}
             run = ours(
                 server,
                 f"outbox_on_{n}",
                 urls,
                 c,
-                webhook=url,
+                webhook=receiver.url,
                 webhook_batch=batch,
                 extract_processes=extract_processes,
+                finish=(
+                    partial(
+                        drain_outage, receiver=receiver, pages=len(urls), batch=batch, run=drained
+                    )
+                    if outage
+                    else None
+                ),
             )
-            run["webhook_deliveries"] = taken[0] - before
-            run["receiver_cpu_ms_per_page"] = round(
-                1000 * (receiver_cpu_s() - cpu_before) / run["pages"], 3
-            )
-            if run["webhook_deliveries"] < run["pages"]:
-                raise RuntimeError(f"the webhook took {run['webhook_deliveries']} documents")
+            if outage:
+                run |= drained
+            else:
+                run |= receiver.arrived(0)
+                run["receiver_cpu_ms_per_page"] = round(
+                    1000 * (receiver.cpu_s() - cpu_before) / run["pages"], 3
+                )
+                if run["distinct"] != run["pages"] or run["duplicates"]:
+                    raise RuntimeError(f"the webhook took {receiver.arrived(0)}")
             runs["on"].append(run)
     result: dict[str, Any] = {}
     for mode, measured in runs.items():
         result[f"outbox_{mode}"] = {
             "pages_per_s": [r["pages_per_s"] for r in measured],
+            "cpu_ms_per_page": [r["cpu_ms_per_page"] for r in measured],
             "median_pages_per_s": median([r["pages_per_s"] for r in measured]),
             "median_cpu_ms_per_page": median([r["cpu_ms_per_page"] for r in measured]),
             "median_postgres_cpu_ms_per_page": median(
@@ -914,10 +1072,21 @@ def outbox_compare(
             ),
             "steal_s": [r["steal_s"] for r in measured],
         }
-    result["outbox_on"]["median_receiver_cpu_ms_per_page"] = median(
-        [r["receiver_cpu_ms_per_page"] for r in runs["on"]]
-    )
-    on, off = result["outbox_on"], result["outbox_off"]
+    on = result["outbox_on"]
+    if outage:
+        for figure in ("drain_s", "drain_docs_per_s", "due_docs_per_s"):
+            on[figure] = [r[figure] for r in runs["on"]]
+            on[f"median_{figure}"] = median(on[figure])
+        on["median_drain_cpu_ms_per_doc"] = median([r["drain_cpu_ms_per_doc"] for r in runs["on"]])
+        on["outbox_after_crawl"] = [r["outbox_after_crawl"] for r in runs["on"]]
+        on["every_document_once"] = all(
+            r["distinct"] == r["pages"] and not r["duplicates"] for r in runs["on"]
+        )
+    else:
+        on["median_receiver_cpu_ms_per_page"] = median(
+            [r["receiver_cpu_ms_per_page"] for r in runs["on"]]
+        )
+    off = result["outbox_off"]
     result["on_over_off_pages_per_s"] = round(
         on["median_pages_per_s"] / off["median_pages_per_s"], 3
     )
@@ -934,6 +1103,7 @@ def outbox_compare(
         3,
     )
     result["webhook_batch"] = batch
+    result["sink_during_crawl"] = "down (connections refused)" if outage else "up"
     result["extract_processes"] = "default" if extract_processes is None else extract_processes
     log(f"outbox: {result}")
     return result
@@ -1026,7 +1196,14 @@ def main() -> None:
         help="only ours, PostgreSQL alone and with an optional webhook fed by the outbox, "
         "in turn (issue 33)",
     )
+    parser.add_argument(
+        "--outage",
+        action="store_true",
+        help="--outbox-compare: the webhook's receiver down (refusing connections) for the "
+        "whole crawl, then up: every document must arrive once",
+    )
     parser.add_argument("--webhook", metavar="URL", help="(the worker's optional webhook)")
+    parser.add_argument("--deliver", metavar="DSN", help="(--outage: the outbox's delivery)")
     parser.add_argument(
         "--webhook-batch", type=int, default=1, help="--outbox-compare: documents a POST"
     )
@@ -1050,6 +1227,8 @@ def main() -> None:
         extract = not args.no_extract
         c = args.concurrency or 32
         return run_worker(args.worker, c, extract, args.webhook, args.webhook_batch)
+    if args.deliver:
+        return run_delivery(args.deliver, args.webhook, args.webhook_batch)
     if args.scrapy:
         return run_scrapy(args.scrapy, args.concurrency or 32, args.extraction)
     if args.serve:
@@ -1082,6 +1261,7 @@ def main() -> None:
                         args.rounds,
                         args.webhook_batch,
                         args.extract_processes,
+                        args.outage,
                     )
                 emit_result({"pages": pages, "set": sets[0], "site": site, **compared})
                 return
