@@ -110,6 +110,11 @@ class SafeClient:
         self._proxied: dict[Proxy | None, aiohttp.ClientSession] = {}
         self._judged: dict[str, float] = {}  # target host -> when its verdict expires
         self._target_resolver: aiohttp.ThreadedResolver | None = None
+        # URL authorities whose host passed the literal-address check: its verdict
+        # depends on the authority and the allowed networks alone, which do not change
+        # (a webhook's receiver is posted to thousands of times: ~15 us a check saved).
+        self._passed_literal: set[str] = set()
+        self._post_timeouts: dict[float, aiohttp.ClientTimeout] = {}  # by `timeout_s`
 
     def _new_session(self, connector: aiohttp.BaseConnector) -> aiohttp.ClientSession:
         timeout = aiohttp.ClientTimeout(
@@ -417,15 +422,16 @@ class SafeClient:
         self._check_literal_address(url)
         options: dict[str, Any] = {}  # no timeout given: the client's own (not None: none)
         if timeout_s is not None:
-            options["timeout"] = aiohttp.ClientTimeout(
-                total=timeout_s, sock_connect=min(timeout_s, self.limits.connect_timeout_s)
-            )
+            options["timeout"] = self._post_timeout(timeout_s)
         started = time.monotonic()
         try:
             async with self._client().post(
-                url, data=body, headers=dict(headers), allow_redirects=False, **options
+                url, data=body, headers=headers, allow_redirects=False, **options
             ) as resp:
-                answer = await read_capped(resp, max_answer_bytes, url, truncate=True)
+                if resp.content.at_eof():  # no body (a 204), or read already: nothing to read
+                    answer = b""
+                else:
+                    answer = await read_capped(resp, max_answer_bytes, url, truncate=True)
                 elapsed = int((time.monotonic() - started) * 1000)
                 return Response(url, resp.status, resp.headers, answer, elapsed)
         except HttpError:
@@ -433,14 +439,36 @@ class SafeClient:
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise FetchFailed(f"{_describe(exc)} ({url})") from None
 
+    def _post_timeout(self, timeout_s: float) -> aiohttp.ClientTimeout:
+        """The timeout of a POST bounded by `timeout_s`: made once per value (a webhook
+        sink's is always the same)."""
+        timeout = self._post_timeouts.get(timeout_s)
+        if timeout is None:
+            if len(self._post_timeouts) >= MAX_JUDGED:
+                self._post_timeouts.clear()
+            timeout = self._post_timeouts[timeout_s] = aiohttp.ClientTimeout(
+                total=timeout_s, sock_connect=min(timeout_s, self.limits.connect_timeout_s)
+            )
+        return timeout
+
     async def post_form(self, url: str, form: Mapping[str, str]) -> Response:
         """`post` of `form`, application/x-www-form-urlencoded (a WebSub hub's request)."""
         body = urlencode(form).encode("ascii")
         return await self.post(url, body, headers={"Content-Type": FORM_TYPE})
 
     def _check_literal_address(self, url: str) -> None:
-        if not self.limits.allow_private_networks:
-            refuse_literal_address(url, self._allowed)
+        """`refuse_literal_address` of `url`, unless its authority passed it before (a
+        refused one is judged, and refused, every time)."""
+        if self.limits.allow_private_networks:
+            return
+        parts = url.split("/", 3)
+        authority = parts[2] if len(parts) > 2 else url
+        if authority in self._passed_literal:
+            return
+        refuse_literal_address(url, self._allowed)
+        if len(self._passed_literal) >= MAX_JUDGED:
+            self._passed_literal.clear()
+        self._passed_literal.add(authority)
 
 
 def masked(exchange: Exchange, credentials: Credentials | None) -> Exchange:

@@ -272,3 +272,34 @@ def test_the_soft_open_file_limit_is_lifted_to_the_hard_one() -> None:
     )
     returned, soft, hard = done.stdout.split()
     assert returned == soft == hard != "256"
+
+
+async def test_a_post_target_is_judged_once_per_authority_and_refused_every_time(
+    local_site: LocalSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The literal-address verdict depends on the URL's authority and the allowed networks
+    only: an authority that passed is not judged again at each POST (a webhook's receiver
+    gets thousands), one refused is refused at every POST."""
+    import frontier.safe_http.client as client_module
+
+    judged: list[str] = []
+    real = client_module.refuse_literal_address
+
+    def counting(url: str, *args: object) -> None:
+        judged.append(url)
+        real(url, *args)
+
+    async def took(request: web.Request) -> web.Response:
+        return web.Response(status=204)
+
+    monkeypatch.setattr(client_module, "refuse_literal_address", counting)
+    local_site.route("/hook", took)
+    async with SafeClient(HttpLimits(UA, allowed_networks=("127.0.0.1/32",))) as guarded:
+        for _ in range(3):
+            answer = await guarded.post(local_site.url("/hook"), b"{}", headers={})
+            assert (answer.status, answer.body) == (204, b"")
+        for _ in range(2):
+            with pytest.raises(BlockedAddress):
+                await guarded.post("http://127.0.0.2:9/hook", b"{}", headers={})
+    assert judged == [local_site.url("/hook")] + ["http://127.0.0.2:9/hook"] * 2
+    assert len(local_site.requests) == 3
