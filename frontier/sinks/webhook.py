@@ -34,6 +34,7 @@ import json
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -61,9 +62,11 @@ def signing_key(secret: str) -> bytes:
 
 
 def sign(key: bytes, msg_id: str, timestamp: int, body: bytes) -> str:
-    """The `webhook-signature` value of a request."""
-    signed = f"{msg_id}.{timestamp}.".encode() + body
-    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    """The `webhook-signature` value of a request (the body fed to the HMAC as it is,
+    not copied behind the id and the timestamp first)."""
+    mac = hmac.new(key, f"{msg_id}.{timestamp}.".encode(), hashlib.sha256)
+    mac.update(body)
+    return "v1," + base64.b64encode(mac.digest()).decode()
 
 
 def signed_headers(
@@ -80,8 +83,15 @@ def signed_headers(
 
 def _event(kind: str, data: str) -> bytes:
     """An event's body around `data`, JSON text."""
-    when = datetime.now(UTC).isoformat(timespec="seconds")
+    when = _iso_second(int(time.time()))
     return f'{{"type": "{kind}", "timestamp": "{when}", "data": {data}}}'.encode()
+
+
+@lru_cache(maxsize=2)
+def _iso_second(second: int) -> str:
+    """An event's timestamp, ISO 8601 in UTC to the second: made once a second, not once
+    a POST."""
+    return datetime.fromtimestamp(second, UTC).isoformat()
 
 
 class WebhookSink:
@@ -106,6 +116,7 @@ class WebhookSink:
         self._max_body = max_body_bytes
         # One receiver per sink: the host's requests in flight (FRONTIER_WEBHOOK_MAX_IN_FLIGHT).
         self._in_flight = asyncio.Semaphore(max_in_flight)
+        self._max_in_flight = max_in_flight
         self._host = urlsplit(url).hostname or url
 
     async def write(self, documents: Sequence[RawDocument]) -> None:
@@ -133,17 +144,10 @@ class WebhookSink:
                     refused[item.url_hash] = f"{len(body)} bytes, over max_body_bytes"
             else:
                 sendable.append((body, msg_id, group))
-        # Once a POST finds the receiver unable to take documents, those still waiting for
-        # their turn are not sent: a receiver that times out costs one round of timeouts,
-        # not one per document (the outbox's lease would run out first).
-        failed = asyncio.Event()
-        answers = await asyncio.gather(
-            *(self._post(body, msg_id, failed) for body, msg_id, _ in sendable),
-            return_exceptions=True,
-        )
+        answers = await self._post_all(sendable)
         errors = [a for a in answers if isinstance(a, BaseException)]
         if errors:  # the batch is not stored; sent ones come again with their ids
-            raise next((e for e in errors if not isinstance(e, NotSent)), errors[0])
+            raise _first(errors)
         for (_, _, group), answer in zip(sendable, answers, strict=True):
             if isinstance(answer, str):
                 refused.update((item.url_hash, answer) for item in group)
@@ -166,31 +170,53 @@ class WebhookSink:
         ).hexdigest()[:40]
 
     async def delete(self, url_hashes: Sequence[str]) -> None:
-        answers = await asyncio.gather(
-            *(
-                self._post(
-                    _event("document.deleted", json.dumps({"url_hash": h})), delivery_key(h, None)
-                )
-                for h in sorted(set(url_hashes))
-            )
-        )
-        del answers  # a refused deletion is nothing to keep: the receiver has no document
+        posts = [
+            (_event("document.deleted", json.dumps({"url_hash": h})), delivery_key(h, None), h)
+            for h in sorted(set(url_hashes))
+        ]
+        answers = await self._post_all(posts)
+        # a refused deletion is nothing to keep (the receiver has no document); one not
+        # taken now comes again
+        errors = [a for a in answers if isinstance(a, BaseException)]
+        if errors:
+            raise _first(errors)
 
-    async def _post(
-        self, body: bytes, msg_id: str, failed: asyncio.Event | None = None
-    ) -> str | None:
-        """POST one signed body; None when the receiver took it, the reason when it
-        refused it for good; SinkUnavailable when it could not take it now (NotSent when
-        `failed` says another POST of the same write found it so)."""
-        async with self._in_flight:  # the failure is known before the next one goes
-            if failed is not None and failed.is_set():
-                raise NotSent(f"webhook {self._host}: not sent after a failure")
-            try:
-                return await self._post_now(body, msg_id)
-            except SinkUnavailable:
-                if failed is not None:
-                    failed.set()
-                raise
+    async def _post_all(
+        self, posts: Sequence[tuple[bytes, str, object]]
+    ) -> list[str | BaseException | None]:
+        """POST each (body, id, _) of `posts`: each one's answer (`_post_now`'s) or error.
+        At most FRONTIER_WEBHOOK_MAX_IN_FLIGHT at once per sink, writes and deletions
+        together, by that many senders taking the next in turn (not a task a POST waiting
+        for its turn: its task, future and wake-up cost a few us a document). Once a POST
+        finds the receiver unable to take documents, those not sent yet are not (NotSent):
+        a receiver that times out costs one round of timeouts, not one per document (the
+        outbox's lease would run out first)."""
+        answers: list[str | BaseException | None] = [None] * len(posts)
+        turns = iter(range(len(posts)))
+        failed = False
+
+        async def sender() -> None:
+            nonlocal failed
+            for i in turns:
+                # within the sink's bound: the failure is known before the next one goes
+                async with self._in_flight:
+                    if failed:
+                        answers[i] = NotSent(f"webhook {self._host}: not sent after a failure")
+                        continue
+                    try:
+                        answers[i] = await self._post_now(posts[i][0], posts[i][1])
+                    except SinkUnavailable as exc:
+                        failed = True
+                        answers[i] = exc
+                    except Exception as exc:  # a bug's: reported as the write's error
+                        answers[i] = exc
+
+        senders = min(self._max_in_flight, len(posts))
+        if senders == 1:
+            await sender()
+        elif senders:
+            await asyncio.gather(*(sender() for _ in range(senders)))
+        return answers
 
     async def _post_now(self, body: bytes, msg_id: str) -> str | None:
         headers = signed_headers(self._key, msg_id, body)
@@ -217,6 +243,11 @@ class WebhookSink:
 
     async def close(self) -> None:
         await self._client.close()
+
+
+def _first(errors: list[BaseException]) -> BaseException:
+    """The error a write reports: the first that is not a NotSent."""
+    return next((e for e in errors if not isinstance(e, NotSent)), errors[0])
 
 
 def _key(doc: RawDocument) -> str:

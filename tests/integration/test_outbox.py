@@ -6,6 +6,7 @@ what `frontier fetch --until-idle` runs)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -365,6 +366,38 @@ async def test_a_write_stops_posting_once_the_receiver_fails(
     finally:
         await sink.close()
     assert receiver.attempts == settings.webhook_max_in_flight == 4
+
+
+async def test_a_write_of_one_document_a_post_runs_a_task_per_post_in_flight_only(
+    db: Database, settings: Settings, receiver: Receiver
+) -> None:
+    """Twenty documents, one a POST, FRONTIER_WEBHOOK_MAX_IN_FLIGHT=4: four senders take
+    them in turn (a task a POST, each waiting for its turn, cost a few us a document);
+    each document arrives once. (The sink's tasks are counted: aiohttp makes its own for
+    each request's body, and the receiver runs on the same loop.)"""
+    kind = WebhookKind()
+    options = kind.options_model.model_validate(hook_entry(receiver)["options"])
+    sink = await kind.open(settings, db, options)
+    loop = asyncio.get_running_loop()
+    created: list[object] = []
+    factory = loop.get_task_factory()
+
+    def counting(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        if coro.__qualname__.startswith("WebhookSink."):
+            created.append(coro)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    documents = [raw(n) for n in range(20)]
+    await sink.write(documents[:1])  # the connection opened, outside the count
+    loop.set_task_factory(counting)
+    try:
+        await sink.write(documents)
+    finally:
+        loop.set_task_factory(factory)
+        await sink.close()
+    assert len(created) <= settings.webhook_max_in_flight == 4, len(created)
+    keys = receiver.keys()[1:]
+    assert sorted(keys) == sorted(delivery_key(d.url_hash, d.content_hash) for d in documents)
 
 
 async def test_the_rows_a_new_version_supersedes_are_found_by_the_url_index(
