@@ -601,7 +601,7 @@ def run_delivery(dsn: str, webhook: str, batch: int) -> None:
             delivering = asyncio.create_task(delivery.run(stop))
             deadline = time.monotonic() + DRAIN_DEADLINE_S
             try:
-                while await db.fetchval("SELECT count(*) FROM sink_outbox"):
+                while await db.fetchval("SELECT count(*) FROM sink_outbox WHERE NOT rejected"):
                     if delivering.done() or time.monotonic() > deadline:
                         raise RuntimeError("the outbox was not delivered in time")
                     # polling the outbox's rows, with a deadline
