@@ -7,15 +7,19 @@ counted) on 127.0.0.1; this process POSTs `--documents` signed documents of abou
 (a standard page's payload) to it, one a POST, in turns of three modes:
 
 - ``sink``: frontier.sinks.webhook.WebhookSink through the SafeClient (the SSRF checks,
-  the signature, the event's body), handed 100 documents at a time as the outbox does;
+  the receiver's address let through by FRONTIER_ALLOWED_NETWORKS, the signature, the
+  event's body), handed 100 documents at a time as the outbox does;
+- ``sink_unguarded``: the same with FRONTIER_ALLOW_PRIVATE_NETWORKS (no literal-address
+  check: as `bench.fetch --outbox-compare` runs it);
 - ``bare``: aiohttp's ClientSession.post of the same bodies with fixed headers, four in
   flight (FRONTIER_WEBHOOK_MAX_IN_FLIGHT's default), the answer read and released: the
   floor of aiohttp's own cost a request;
 - ``bare_signed``: ``bare`` plus the body and signature built per POST as the sink does.
 
 It reports, per mode, the median of the rounds' CPU time of this process (all its
-threads) a POST, in microseconds, after an untimed warm-up round of each. ``--profile`` prints a cProfile of one round of ``sink``
-(a thread CPU timer: time waited for the receiver is not counted).
+threads) a POST, in microseconds, after an untimed warm-up round of each. ``--profile``
+prints a cProfile of one round of ``sink`` (a thread CPU timer: time waited for the
+receiver is not counted).
 """
 
 from __future__ import annotations
@@ -70,12 +74,16 @@ async def serve(port_out: Any) -> None:
     await asyncio.Event().wait()
 
 
-async def sink_round(url: str, items: list[Any]) -> None:
+async def sink_round(url: str, items: list[Any], *, guarded: bool = True) -> None:
     from frontier.safe_http.client import SafeClient
     from frontier.safe_http.limits import HttpLimits
     from frontier.sinks.webhook import WebhookSink
 
-    limits = HttpLimits("bench", allow_private_networks=False, allowed_networks=("127.0.0.1",))
+    limits = HttpLimits(
+        "bench",
+        allow_private_networks=not guarded,
+        allowed_networks=("127.0.0.1",) if guarded else (),
+    )
     sink = WebhookSink(SafeClient(limits), url, b"k" * 24, max_in_flight=4)
     try:
         for i in range(0, len(items), PER_CLAIM):
@@ -134,6 +142,7 @@ def main() -> None:
         url = f"http://127.0.0.1:{int(receiver.stdout.readline())}/hook"
         modes: dict[str, Callable[[], Awaitable[None]]] = {
             "sink": lambda: sink_round(url, items),
+            "sink_unguarded": lambda: sink_round(url, items, guarded=False),
             "bare": lambda: bare_round(url, items, signed=False),
             "bare_signed": lambda: bare_round(url, items, signed=True),
         }
