@@ -865,12 +865,12 @@ class Receiver:
         self.sock.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
         self.loop = asyncio.new_event_loop()
+        self.runner: Any = None  # the server, once up
         self._started = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         self._started.wait(30)
         self._clock = time.pthread_getcpuclockid(self._thread.ident or 0)
-        self.runner: Any = None
 
     def cpu_s(self) -> float:
         return time.clock_gettime(self._clock)
