@@ -8,9 +8,8 @@ EXECUTE only cost its price: every statement parsed, analysed and planned again 
 call. On bench.fetch that was about a fifth of PostgreSQL's CPU a page (bench/RESULTS.md,
 "ninth session, helper s9-pg"). Here, on a server without Citus, each function is made
 again with the same statements written in it (static SQL): PL/pgSQL then prepares each one
-once a session and keeps its plan, as the client's prepared statements were before 0040
-(custom or generic, as PostgreSQL's plan cache decides for any prepared statement; the
-claim's always generic, see GENERIC).
+once a session and keeps its plan (custom or generic, as PostgreSQL's plan cache decides
+for any prepared statement), as the client's prepared statements were before 0040.
 
 The statements are those of 0040 and 0043, taken from their text, not copied: the table
 names go in where `format` put them, and each `$n` of a statement becomes the value its
@@ -48,12 +47,6 @@ DYNAMIC = re.compile(
     r"\s*(?:INTO (?P<into>[^;]*?)\s+)?USING (?P<using>[^;]*);",
     re.DOTALL,
 )
-# The claim's plans: generic, made once a session. Left to choose, PostgreSQL re-planned
-# the claim's second statement at most calls: a generic plan's cost counts an unnest of
-# a parameter as 100 rows, more than the custom plans' (the hosts locked, a few), so the
-# custom plan always looked cheaper, and cost a planning a call (about 0.3 ms). The
-# generic plan is the same shape (an index lookup per host and per URL).
-GENERIC = "SET plan_cache_mode = force_generic_plan"
 DECLARED_TABLES = re.compile(r"\n\s*(host_table|url_table) text := '\w+';")
 
 
@@ -104,10 +97,7 @@ def static(function: str) -> str:
     body = DECLARED_TABLES.sub("", body)
     # (0040's note of what the claim's $n were: they are the function's parameters now)
     body = re.sub(r"\n *-- Worker \$1, hosts \$2[^\n]*", "", body)
-    body = body.replace("AS $$\n", "AS $$\n#variable_conflict use_column\n", 1)
-    if "FUNCTION frontier_claim(" in body:
-        body = body.replace(" VOLATILE AS $$", f" VOLATILE {GENERIC} AS $$", 1)
-    return body
+    return body.replace("AS $$\n", "AS $$\n#variable_conflict use_column\n", 1)
 
 
 def functions() -> list[str]:

@@ -257,24 +257,12 @@ def queue_function_sources(dsn: str) -> dict[str, str]:
 def test_the_queue_functions_run_static_statements_on_a_single_server(empty_dsn: str) -> None:
     """Migration 0049: on a server without Citus the claim and answer functions name their
     tables in statements PL/pgSQL prepares once a session, not in `EXECUTE format(...)`
-    parsed and planned at every call, the claim's with its generic plan; a downgrade makes
-    them dynamic again."""
+    parsed and planned at every call; a downgrade makes them dynamic again."""
     migrate.upgrade(empty_dsn)
     sources = queue_function_sources(empty_dsn)
     assert sorted(sources) == QUEUE_FUNCTIONS
     for name, source in sources.items():
         assert "EXECUTE" not in source, name
         assert "FROM url_frontier" in source or "UPDATE url_frontier" in source, name
-    assert claim_settings(empty_dsn) == ["plan_cache_mode=force_generic_plan"]
     migrate.downgrade(empty_dsn, "0048")
     assert all("EXECUTE format(" in s for s in queue_function_sources(empty_dsn).values())
-    assert claim_settings(empty_dsn) is None
-
-
-def claim_settings(dsn: str) -> list[str] | None:
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT proconfig FROM pg_proc WHERE proname = 'frontier_claim'"
-        ).fetchone()
-    assert row is not None
-    return row[0]
