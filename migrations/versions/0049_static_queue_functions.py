@@ -31,7 +31,6 @@ from pathlib import Path
 from types import ModuleType
 
 from alembic import op
-from sqlalchemy import text
 
 revision = "0049"
 down_revision = "0048"
@@ -108,10 +107,7 @@ def functions() -> list[str]:
 
 
 def has_citus() -> bool:
-    found = op.get_bind().execute(
-        text("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')")
-    )
-    return bool(found.scalar())
+    return bool(_revision("0043").has_citus())
 
 
 def upgrade() -> None:
