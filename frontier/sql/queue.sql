@@ -132,7 +132,8 @@ FROM hosts;
 -- delay may have in flight. Its two statements (lock the ready hosts, then lease their
 -- best URLs) are the function `frontier_claim` of migration 0040, which says why two and
 -- why a function: on Citus the coordinator sends the call whole to the worker holding the
--- bucket.
+-- bucket. On a single server, migration 0049 writes its statements (and those of
+-- complete, renew and reap) out as static SQL, prepared once a session.
 SELECT * FROM frontier_claim($1, $2, $3, $4, $5, $6);
 
 -- name: complete

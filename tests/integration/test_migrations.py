@@ -240,3 +240,29 @@ def test_the_copies_of_the_text_are_compressed_with_lz4_where_the_server_has_it(
             (list(columns),),
         ).fetchall()
     assert kept == [("",)]
+
+
+QUEUE_FUNCTIONS = ["frontier_claim", "frontier_complete", "frontier_reap", "frontier_renew"]
+
+
+def queue_function_sources(dsn: str) -> dict[str, str]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT proname::text, prosrc FROM pg_proc WHERE proname = ANY (%s)",
+            (QUEUE_FUNCTIONS,),
+        ).fetchall()
+    return dict(rows)
+
+
+def test_the_queue_functions_run_static_statements_on_a_single_server(empty_dsn: str) -> None:
+    """Migration 0049: on a server without Citus the claim and answer functions name their
+    tables in statements PL/pgSQL prepares once a session, not in `EXECUTE format(...)`
+    parsed and planned at every call; a downgrade makes them dynamic again."""
+    migrate.upgrade(empty_dsn)
+    sources = queue_function_sources(empty_dsn)
+    assert sorted(sources) == QUEUE_FUNCTIONS
+    for name, source in sources.items():
+        assert "EXECUTE" not in source, name
+        assert "FROM url_frontier" in source or "UPDATE url_frontier" in source, name
+    migrate.downgrade(empty_dsn, "0048")
+    assert all("EXECUTE format(" in s for s in queue_function_sources(empty_dsn).values())

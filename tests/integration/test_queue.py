@@ -632,3 +632,21 @@ async def test_a_url_requeued_while_its_host_is_claimed_stays_in_the_hosts_summa
     claims = await QueueRepository(db, policy).claim("w3", 10)
     claims += await QueueRepository(db, policy).claim("w3", 10)
     assert {c.url for c in claims} == {"http://busy.example/a", "http://busy.example/b"}
+
+
+async def test_the_queue_functions_name_the_shards_at_the_call_only_on_citus(
+    db: Database,
+) -> None:
+    """Migration 0049: on a single server the claim and answer functions run static
+    statements (prepared once a session); on Citus they keep `EXECUTE format(...)`, which
+    names the bucket's shards at the call."""
+    citus = await db.fetchval("SELECT count(*) > 0 FROM pg_extension WHERE extname = 'citus'")
+    names = ["frontier_claim", "frontier_complete", "frontier_reap", "frontier_renew"]
+    rows = await db.fetch(
+        "SELECT proname::text AS name, prosrc FROM pg_proc WHERE proname = ANY ($1::text[])",
+        names,
+    )
+    assert sorted(r["name"] for r in rows) == names
+    assert {r["name"]: "EXECUTE format(" in r["prosrc"] for r in rows} == dict.fromkeys(
+        names, citus
+    )
