@@ -8,6 +8,7 @@ all that crosses to a worker (`fetcher.extract_pool`), or to the thread
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,14 @@ class Extraction:
     minhash: bytes | None = None  # the body's near-duplicate fingerprint (frontier.near_duplicates)
     # a thin page's sign of a client-side app's shell (fetcher.render_signs): render it
     app_shell: str | None = None
+
+    def __reduce__(self) -> tuple[type[Extraction], tuple[Any, ...]]:
+        """Its values in field order, as `Extracted` pickles (the answer of every page
+        a worker extracts)."""
+        return (Extraction, _EXTRACTION_VALUES(self))
+
+
+_EXTRACTION_VALUES = operator.attrgetter(*Extraction.__slots__)
 
 
 Job = Callable[..., Extraction]

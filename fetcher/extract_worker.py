@@ -6,6 +6,7 @@ until the fetch process hangs up or is gone, or a page goes over the memory limi
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import resource
@@ -49,9 +50,10 @@ def worker_environment(preload: str | None) -> dict[str, str]:
 # here), serving the socket it inherits. Not `spawn` itself, which cannot give a child an
 # environment of its own (the allocator to preload is the workers', not the fetch
 # process's). Arguments: the socket's descriptor, the fetch process, the memory limit
-# (MiB), then the path.
+# (MiB), then the path. The cyclic collector is off until the worker has warmed up (`_serve`
+# freezes what the imports and the warm-up built, as `frontier_cli.modules_frozen` does).
 _WORKER_CODE = (
-    "import sys; sys.path[:] = sys.argv[4:]; "
+    "import gc, sys; gc.disable(); sys.path[:] = sys.argv[4:]; "
     "from fetcher.extract_worker import serve_inherited; "
     "serve_inherited(*map(int, sys.argv[1:4]))"
 )
@@ -84,6 +86,11 @@ def _serve(pipe: socket.socket, parent: int, memory_mb: int) -> None:
     limit = memory_mb * 2**20
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     _warm_up(parent)
+    # The parsers, their tables and the language model live as long as the worker: left
+    # out of the collector's passes (30 ms of a worker's start, bench/RESULTS.md, ninth
+    # session); the collector runs again from here (it is off from the worker's start).
+    gc.freeze()
+    gc.enable()
     peak = address_space_peak()
     # Made now: a worker out of memory may not be able to make it.
     over = pickle.dumps((False, ExtractionOverLimit(f"over the {memory_mb} MiB memory limit"), ""))

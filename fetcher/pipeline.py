@@ -240,8 +240,9 @@ class BatchPipeline(ResponseSteps):
         try:
             try:
                 response, elsewhere = await self._follow(page, holds.paces[host])
-            finally:
-                await asyncio.shield(holds.release(host))  # every answer is in
+            finally:  # every answer is in; a host without a delay is held by no one
+                if host in holds.held:  # (a task a page less, on the bench's hosts)
+                    await asyncio.shield(holds.release(host))
         except ProxyError as exc:
             # The proxy's failure, not the host's: deferred, nothing counted against the
             # URL or its host (no attempt, no failure toward the host's backoff).

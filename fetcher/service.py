@@ -53,18 +53,29 @@ def extraction_for(config: FetcherConfig) -> ExtractionPool | InProcessExtractio
     return InProcessExtraction(timeout_s=config.extract_timeout_s)
 
 
+# The young generation's threshold while the process fetches: ten times Python's 700. A
+# page's tasks, futures, rows and responses are mostly freed by reference counting, so the
+# collector's passes every 700 allocations found little; at 7,000 they cost a standard
+# quick run 10 ms of CPU instead of 53 (bench/RESULTS.md, ninth session).
+YOUNG_THRESHOLD = 7_000
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """What the process has built before it fetches (modules, the public suffix list, the
     pools and sessions) lives as long as the fetch: left out of the cyclic collector's
     full passes while it runs (gc.freeze, after a collection, so no garbage is kept),
     which otherwise walk all of it again every few thousand pages, and more often with the
-    outbox's deliveries (bench/RESULTS.md, issue 33)."""
+    outbox's deliveries (bench/RESULTS.md, issue 33); and the young generation is
+    collected less often (YOUNG_THRESHOLD)."""
     gc.collect()
     gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(YOUNG_THRESHOLD, *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 

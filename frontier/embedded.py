@@ -42,9 +42,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
-from psycopg import sql
-
 from frontier.errors import DatabaseUnavailable
 
 log = logging.getLogger(__name__)
@@ -217,6 +214,9 @@ class EmbeddedPostgres:
 
     def configure(self, parameters: Mapping[str, str]) -> None:
         """ALTER SYSTEM the given server parameters; reload, and restart if one needs it."""
+        import psycopg  # here: a process with a configured database never loads it
+        from psycopg import sql
+
         with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:
             for name, value in parameters.items():
                 conn.execute(
@@ -379,6 +379,9 @@ class EmbeddedPostgres:
         return bool(others)
 
     def _ensure_database(self) -> None:
+        import psycopg
+        from psycopg import sql
+
         with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", (self.database,)

@@ -8,20 +8,24 @@ newer frontier, which no command here can use or migrate (`SchemaOutdated` says 
 frontier").
 
 Every command checks the schema as it starts (`make_ready`). A database at the code's head,
-nearly always the case, is answered by one query against `migrations.HEAD`; Alembic and
-SQLAlchemy are imported, and the revisions read, only for anything else. Loading them cost
-every command a noticeable part of its start-up (`python -X importtime`; bench.submit's
-`cli_overhead_s` in bench/RESULTS.md).
+nearly always the case, is answered by one query against `migrations.HEAD`, through
+asyncpg (which the commands use anyway); Alembic, SQLAlchemy and psycopg are imported, and
+the revisions read, only for anything else. Loading them cost every command a noticeable
+part of its start-up (`python -X importtime`; bench.submit's `cli_overhead_s`; psycopg
+alone 38 ms of a fetch process's: bench/RESULTS.md, ninth session).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import psycopg
+import asyncpg
 
 import migrations
 from frontier.dsn import describe_dsn, redact
@@ -207,14 +211,43 @@ def _at_head(dsn: str) -> bool:
     """The database is at `migrations.HEAD` (one query, no Alembic). False when it is not,
     or has no alembic_version table: the full check then says where it stands."""
     sqlalchemy_url(dsn)  # not a PostgreSQL DSN: refused as the full check refuses it
+    return _apart(_versions(dsn)) == [migrations.HEAD]
+
+
+# What asyncpg raises for a server that cannot be reached or refuses the login (the errors
+# frontier.db.Database.connect turns into DatabaseUnavailable)
+_UNREACHABLE = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+
+
+async def _versions(dsn: str) -> list[str] | None:
+    """alembic_version's rows; None when it cannot be read (never migrated, or not
+    readable: the full check says which). A server that cannot be reached is refused as
+    `frontier.db.Database.connect` refuses it."""
     try:
-        with psycopg.connect(dsn, autocommit=True) as connection:
-            found = connection.execute("SELECT version_num FROM alembic_version").fetchall()
-    except psycopg.OperationalError as exc:
+        connection = await asyncpg.connect(dsn, timeout=10.0)
+    except _UNREACHABLE as exc:
         raise _unavailable(dsn, exc) from None
-    except psycopg.Error:  # never migrated, or not readable: the full check says which
-        return False
-    return found == [(migrations.HEAD,)]
+    try:
+        rows = await connection.fetch("SELECT version_num FROM alembic_version")
+    except asyncpg.PostgresError:
+        return None
+    finally:
+        await connection.close()
+    return [row[0] for row in rows]
+
+
+T = TypeVar("T")
+
+
+def _apart(work: Coroutine[Any, Any, T]) -> T:
+    """`work` run to its end on an event loop of its own: this one's, or, called from code
+    already on a loop (a test, a service checking again), a thread's."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(asyncio.run, work).result()
 
 
 def upgrade(dsn: str, revision: str = "head") -> None:

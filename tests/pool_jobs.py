@@ -3,11 +3,13 @@ each wraps the real job (`fetcher.extract_job.extract_page`) and marks the store
 with the pid of the process that ran it; `crashing` also kills its own process with
 SIGKILL for some pages, as a parser crash or an operator's `kill -9` would; `gated` holds
 each page until the test opens a `Gate`; `failing` raises for some pages; `echoed`
-returns the body it was given."""
+returns the body it was given; `collector_state` tells the worker's cyclic collector's
+state in the title."""
 
 from __future__ import annotations
 
 import fcntl
+import gc
 import hashlib
 import os
 import signal
@@ -28,6 +30,14 @@ def tagged(*args: Any) -> Extraction:
     done = extract_page(*args)
     title = f"{done.extracted.title} [pid {os.getpid()}]"
     return replace(done, extracted=replace(done.extracted, title=title))
+
+
+def collector_state(*args: Any) -> Extraction:
+    """The real extraction, titled with whether the worker's cyclic collector runs and how
+    many objects it left out of its passes (`gc.freeze`): `enabled True frozen N`."""
+    done = extract_page(*args)
+    state = f"enabled {gc.isenabled()} frozen {gc.get_freeze_count()}"
+    return replace(done, extracted=replace(done.extracted, title=state))
 
 
 def pid_in(title: str) -> int:

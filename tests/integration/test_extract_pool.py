@@ -282,6 +282,20 @@ async def test_a_worker_killed_affects_only_its_own_pages(
     assert pool.replaced == 1
 
 
+async def test_a_worker_collects_again_once_warm_with_its_parsers_frozen() -> None:
+    """A worker imports and warms up with the collector off, then freezes what that built
+    (the parsers, their tables, the language model: they live as long as it does) and
+    collects again: its passes no longer walk them (bench/RESULTS.md, ninth session)."""
+    pool = ExtractionPool(1, job=pool_jobs.collector_state)
+    try:
+        done = await pool.extract(*page("/collector"))
+    finally:
+        pool.close()
+    _, enabled, _, frozen = str(done.extracted.title).split()
+    assert enabled == "True"
+    assert int(frozen) > 10_000  # the imports' objects, at least
+
+
 async def test_a_worker_killed_while_idle_is_replaced_for_the_next_page() -> None:
     pool = ExtractionPool(1, job=pool_jobs.tagged)
     try:

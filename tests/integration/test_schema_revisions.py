@@ -50,17 +50,22 @@ def test_the_head_every_command_checks_against_is_alembics() -> None:
 
 
 def test_a_database_at_head_is_checked_without_loading_alembic(fresh_dsn: str) -> None:
-    """The check every command makes as it starts: one query, no Alembic to import."""
+    """The check every command makes as it starts: one query, no Alembic, SQLAlchemy or
+    psycopg to import (asyncpg, which the commands use anyway, asks)."""
     code = (
         "import sys; from frontier import migrate; migrate.check_current(sys.argv[1]); "
         "migrate.make_ready(sys.argv[1], embedded=True); "
-        "print(sorted(m for m in ('alembic', 'sqlalchemy') if m in sys.modules))"
+        "print(sorted(m for m in ('alembic', 'sqlalchemy', 'psycopg') if m in sys.modules))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code, fresh_dsn], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+async def test_the_check_is_made_from_code_already_on_an_event_loop(fresh_dsn: str) -> None:
+    migrate.check_current(fresh_dsn)  # its query on a loop of its own, in a thread
 
 
 def test_status_at_head_behind_and_never_migrated(fresh_dsn: str, empty_dsn: str) -> None:

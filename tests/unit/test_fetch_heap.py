@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from fetcher.service import frozen_heap
+from fetcher.service import YOUNG_THRESHOLD, frozen_heap
 
 
 class Node:
@@ -23,3 +23,11 @@ def test_the_heap_is_frozen_while_fetching_without_its_garbage() -> None:
         assert gone() is None  # collected first, not kept for the whole fetch
         assert gc.get_freeze_count() > 0
     assert gc.get_freeze_count() == 0  # given back once the fetch is over
+
+
+def test_the_young_generation_is_collected_less_often_while_fetching() -> None:
+    before = gc.get_threshold()
+    with frozen_heap():
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, *before[1:])
+        assert before[0] < YOUNG_THRESHOLD
+    assert gc.get_threshold() == before
