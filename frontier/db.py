@@ -40,6 +40,12 @@ from frontier.sql import load
 
 log = logging.getLogger(__name__)
 
+# What asyncpg raises at a connection: a server that cannot be reached, and one that refuses
+# the connection or the login (or a DSN it cannot read); each is DatabaseUnavailable
+UNREACHABLE = (OSError, TimeoutError)
+REFUSED = (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+
+
 __all__ = ["Database", "describe_dsn"]
 
 T = TypeVar("T")
@@ -162,10 +168,10 @@ class Database:
                 init=_init_connection,
                 connection_class=_StatelessConnection,
             )
-        except (OSError, TimeoutError) as exc:
+        except UNREACHABLE as exc:
             cause = redact(str(exc), dsn)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, ValueError) as exc:
+        except REFUSED as exc:
             cause = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, dsn)
             raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: {cause}") from None
         db = cls(pool, Outage(where, cap_s=reconnect_max_s))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import asyncpg
 
 import migrations
+from frontier.db import REFUSED, UNREACHABLE
 from frontier.dsn import describe_dsn, redact
 from frontier.errors import DatabaseUnavailable, FrontierError
 
@@ -214,18 +215,13 @@ def _at_head(dsn: str) -> bool:
     return _apart(_versions(dsn)) == [migrations.HEAD]
 
 
-# What asyncpg raises for a server that cannot be reached or refuses the login (the errors
-# frontier.db.Database.connect turns into DatabaseUnavailable)
-_UNREACHABLE = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
-
-
 async def _versions(dsn: str) -> list[str] | None:
     """alembic_version's rows; None when it cannot be read (never migrated, or not
     readable: the full check says which). A server that cannot be reached is refused as
     `frontier.db.Database.connect` refuses it."""
     try:
         connection = await asyncpg.connect(dsn, timeout=10.0)
-    except _UNREACHABLE as exc:
+    except UNREACHABLE + REFUSED as exc:  # as frontier.db.Database.connect refuses it
         raise _unavailable(dsn, exc) from None
     try:
         rows = await connection.fetch("SELECT version_num FROM alembic_version")
