@@ -46,6 +46,7 @@ from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 from trafilatura.xml import delete_element
 
+from fetcher.furniture import without_furniture
 from fetcher.language import detect as detect_language
 from fetcher.metadata import (
     PageMeta,
@@ -207,16 +208,23 @@ def main_text(html: str, url: str | None, page: HtmlElement | None = None) -> st
     return main_reading(html, url, page).text
 
 
-def main_reading(html: str, url: str | None, page: HtmlElement | None = None) -> Reading:
+def main_reading(
+    html: str,
+    url: str | None,
+    page: HtmlElement | None = None,
+) -> Reading:
     """The article's text: trafilatura favouring precision, checked against
     resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
     default balance when it looks thin (THIN_SHARE), a check not run when the precise
     reading is already longer than that share of the whole page. On the article benchmark
     this beats either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
-    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again).
-    With the text, its Markdown when it has headings or lists (`_trafilatura_reading`)."""
-    markup = html if page is None else page
-    precise = _trafilatura_reading(markup, url, favor_precision=True)
+    `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again);
+    the precise reading takes the furniture out of it (`fetcher.furniture`), so it is the
+    caller's last use of it. With the text, its Markdown when it has headings or lists
+    (`_trafilatura_reading`)."""
+    precise = _trafilatura_reading(
+        html if page is None else without_furniture(page), url, favor_precision=True
+    )
     if len(precise.text or "") >= THIN_SHARE * len(html):
         # resiliparse's text is never longer than the markup it comes from (each character
         # of it is one of the page's, or a line break where a tag was): the check would
@@ -231,7 +239,11 @@ def main_reading(html: str, url: str | None, page: HtmlElement | None = None) ->
         return precise
     if len(precise.text or "") >= THIN_SHARE * len(reference):
         return precise
-    recall = _trafilatura_reading(markup, url, favor_precision=False)
+    # The default balance measures the page as a whole (its baseline and its escalation
+    # read the raw tree): the page as parsed, not the one the furniture left (a second
+    # parse, on the few pages whose precise reading is thin).
+    whole = html if page is None else without_scripts(lxml_page(html))
+    recall = _trafilatura_reading(html if whole is None else whole, url, favor_precision=False)
     return recall if recall.text else precise
 
 
