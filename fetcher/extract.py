@@ -55,6 +55,7 @@ from fetcher.metadata import (
     plausible_date,
     read_metadata,
 )
+from fetcher.plain_text_bound import plain_text_bound
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +213,7 @@ def main_reading(
     html: str,
     url: str | None,
     page: HtmlElement | None = None,
+    tree: LexborHTMLParser | None = None,
 ) -> Reading:
     """The article's text: trafilatura favouring precision, checked against
     resiliparse's main-content text (a tenth of the cost) and redone with trafilatura's
@@ -220,8 +222,10 @@ def main_reading(
     this beats either reading alone (bench/RESULTS.md, "Extraction quality"). `page`: the page as
     `lxml_page` parsed it, when the caller has it (trafilatura then need not parse again);
     the precise reading takes the furniture out of it (`fetcher.furniture`), so it is the
-    caller's last use of it. With the text, its Markdown when it has headings or lists
-    (`_trafilatura_reading`)."""
+    caller's last use of it. `tree`: the page as selectolax parsed it, when the caller has
+    it: resiliparse is then not run when its text cannot be long enough to change the
+    decision (`fetcher.plain_text_bound`). With the text, its Markdown when it has headings
+    or lists (`_trafilatura_reading`)."""
     precise = _trafilatura_reading(
         html if page is None else without_furniture(page), url, favor_precision=True
     )
@@ -230,6 +234,9 @@ def main_reading(
         # of it is one of the page's, or a line break where a tag was): the check would
         # keep the precise reading whatever it found
         return precise
+    bound = None if tree is None else plain_text_bound(tree)
+    if bound is not None and len(precise.text or "") >= THIN_SHARE * bound:
+        return precise  # as long as resiliparse's text could be: the check would keep it
     try:
         reference = extract_plain_text(
             html, main_content=True, alt_texts=False, links=False, list_bullets=False
@@ -508,7 +515,7 @@ def extract(
     )
     structured = False
     if result is None:
-        reading = main_reading(html, url, without_scripts(page))
+        reading = main_reading(html, url, without_scripts(page), tree)
         body = reading.text
         declared_body = meta.article_body or (
             microdata_body(tree) if "articleBody" in html else None
