@@ -7,7 +7,6 @@ page as parsed."""
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from trafilatura.settings import MANUALLY_CLEANED
 
-from bench.fetch import PAGE_SETS
+from bench.extract_identity import pages
 from fetcher.encoding import decode_html
 from fetcher.extract import (
     THIN_SHARE,
@@ -26,7 +25,6 @@ from fetcher.extract import (
     without_scripts,
 )
 from fetcher.furniture import FURNITURE, without_furniture
-from tests.corpus_path import CORPUS
 
 
 def _precise(html: str, *, pruned: bool) -> Reading:
@@ -48,14 +46,9 @@ def _naive(html: str) -> Reading:
 
 
 def _pages() -> Iterator[tuple[str, str]]:
-    for path in sorted((CORPUS / "articles").rglob("*")):
-        if path.name.endswith(".html.gz"):
-            yield path.name, decode_html(gzip.decompress(path.read_bytes()), None)[0]
-        elif path.name.endswith((".html", ".htm")):
-            yield path.name, decode_html(path.read_bytes(), None)[0]
-    for name, (_prefix, build) in PAGE_SETS.items():
-        for host in range(2):
-            yield f"{name} {host}", build(host, host + 3)
+    """bench.extract_identity's pages (the corpus's articles, bench.fetch's sets), decoded."""
+    for name, body, _url in pages():
+        yield name, decode_html(body, None)[0]
 
 
 def test_furniture_is_what_trafilatura_cleans_anyway() -> None:
@@ -63,11 +56,11 @@ def test_furniture_is_what_trafilatura_cleans_anyway() -> None:
 
 
 def test_the_precise_reading_is_the_same_without_the_furniture_on_every_corpus_page() -> None:
-    pages = 0
+    count = 0
     for name, html in _pages():
         assert _precise(html, pruned=True) == _precise(html, pruned=False), name
-        pages += 1
-    assert pages > 50
+        count += 1
+    assert count > 50
 
 
 ARTICLE = "".join(

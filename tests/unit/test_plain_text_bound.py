@@ -6,7 +6,6 @@ and unclosed tags), for its main-content text and for its whole text."""
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator
 
 from hypothesis import HealthCheck, example, given, settings
@@ -14,10 +13,10 @@ from hypothesis import strategies as st
 from resiliparse.extract.html2text import extract_plain_text
 from selectolax.lexbor import LexborHTMLParser
 
+from bench.extract_identity import pages
 from bench.fetch import PAGE_SETS
 from fetcher.encoding import decode_html
 from fetcher.plain_text_bound import plain_text_bound
-from tests.corpus_path import CORPUS
 
 
 def _longest(html: str) -> int:
@@ -39,23 +38,18 @@ def _holds(html: str) -> None:
 
 
 def _pages() -> Iterator[tuple[str, str]]:
-    for path in sorted((CORPUS / "articles").rglob("*")):
-        if path.name.endswith(".html.gz"):
-            yield path.name, decode_html(gzip.decompress(path.read_bytes()), None)[0]
-        elif path.name.endswith((".html", ".htm")):
-            yield path.name, decode_html(path.read_bytes(), None)[0]
-    for name, (_prefix, build) in PAGE_SETS.items():
-        for host in range(3):
-            yield f"{name} {host}", build(host, host + 5)
+    """bench.extract_identity's pages (the corpus's articles, bench.fetch's sets), decoded."""
+    for name, body, _url in pages():
+        yield name, decode_html(body, None)[0]
 
 
 def test_the_bound_holds_on_every_corpus_and_bench_page() -> None:
-    pages = 0
+    count = 0
     for name, html in _pages():
         bound = plain_text_bound(LexborHTMLParser(html))
         assert bound is not None and bound >= _longest(html), name
-        pages += 1
-    assert pages > 50
+        count += 1
+    assert count > 50
 
 
 def test_the_bound_is_close_enough_to_decide_the_large_pages() -> None:
