@@ -234,9 +234,9 @@ def main_reading(
         # of it is one of the page's, or a line break where a tag was): the check would
         # keep the precise reading whatever it found
         return precise
-    bound = None if tree is None else plain_text_bound(tree)
-    if bound is not None and len(precise.text or "") >= THIN_SHARE * bound:
-        return precise  # as long as resiliparse's text could be: the check would keep it
+    longest = len(precise.text or "") / THIN_SHARE  # resiliparse's text that keeps it
+    if tree is not None and plain_text_bound(tree, longest) <= longest:
+        return precise  # resiliparse's text cannot be longer: the check would keep it
     try:
         reference = extract_plain_text(
             html, main_content=True, alt_texts=False, links=False, list_bullets=False

@@ -33,22 +33,36 @@ a resiliparse upgrade that writes more (bullets, say) fails there.
 
 from __future__ import annotations
 
+import math
+
 from selectolax.lexbor import LexborHTMLParser
 
 _SEP = "\x00"  # between two text nodes' texts: never in an HTML page's body text
 
 
-def plain_text_bound(tree: LexborHTMLParser) -> int | None:
+def plain_text_bound(tree: LexborHTMLParser, limit: float = math.inf) -> float:
     """At least as long as resiliparse's plain text of the page `tree` holds (the
-    module's docstring); None without a `<body>`."""
+    module's docstring); infinite without a `<body>`, or as soon as it is known to be
+    over `limit` (the lists' walks, a third of the cost, are then not made: on the
+    corpus's pages, the text and the scripts decide it for most)."""
     body = tree.body
     if body is None:
-        return None
+        return math.inf
     text = body.text(deep=True, separator=_SEP)
     nodes = text.count(_SEP) + 1
     chars = len(text) - nodes + 1
-    skipped = sum(len(node.text(deep=False)) for node in body.css("script, style"))
-    lists = body.css("ul, ol")
+    lists, breaks, skipped = [], 0, 0
+    for node in body.css("script, style, ul, ol, br"):  # one walk of the tree
+        tag = node.tag
+        if tag in ("ul", "ol"):
+            lists.append(node)
+        elif tag == "br":
+            breaks += 1
+        else:
+            skipped += len(node.text(deep=False))
+    bound = chars - skipped + 4 * nodes + 4 * breaks
+    if bound > limit:
+        return math.inf
     listed = sum(node.text(deep=True, separator=_SEP).count(_SEP) + 1 for node in lists)
     empty = sum(1 for node in lists if node.child is None)
-    return chars - skipped + (4 + 2 * empty) * nodes + 2 * listed + 4 * len(body.css("br"))
+    return bound + 2 * listed + 2 * empty * nodes
