@@ -63,7 +63,10 @@ def without_furniture(page: HtmlElement | None) -> HtmlElement | None:
 
 
 def _safe_to_drop(node: HtmlElement) -> bool:
-    """Whether deleting `node` now leaves trafilatura's precise reading as it is."""
+    """Whether deleting `node` now leaves trafilatura's precise reading as it is (its own
+    tag's nesting is checked by the caller: an element without children is safe)."""
+    if not len(node):
+        return True
     under_figure: bool | None = None
     for inner in node.iter(*_WATCHED):
         tag = inner.tag
