@@ -12,7 +12,8 @@ the same extraction), and the language the body is written in is detected
 
 The page is parsed once with selectolax for the selectors and the declared metadata, once
 with lxml (trafilatura's own loader) for trafilatura's readings and the date search, which
-each copy the tree before changing it, and once by resiliparse (lexbor) for its check.
+each copy the tree before changing it, and once by resiliparse (lexbor) for its check
+when the check can change the reading (`fetcher.plain_text_bound`).
 bench/extract_quality.py measures the body candidates against the corpus (bench/RESULTS.md).
 
 A page that declares its article not free to read (`isAccessibleForFree: false`, on the
