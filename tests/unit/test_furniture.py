@@ -165,7 +165,7 @@ def _markup(draw: st.DrawFn, depth: int = 0) -> str:
     return "".join(parts)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_markup())
 def test_the_precise_reading_is_the_same_on_generated_pages(body: str) -> None:
     html = _page(body + ARTICLE)

@@ -125,7 +125,7 @@ def _nested_list(depth: int, items: int) -> str:
     )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_markup())
 @example("<li>stray</li>" + _nested_list(6, 2) + "<p>after</p>" * 3)
 @example("<ol>" + "<li>a<br>b<br><br>c</li>" * 20 + "</ol>")
