@@ -36,6 +36,7 @@ from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import SourceCache
 from fetcher.summary import FetchSummary
+from fetcher.together import Together
 from frontier.clock import utcnow
 from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
@@ -61,6 +62,7 @@ log = logging.getLogger(__name__)
 
 PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 T = TypeVar("T")
+_Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
 
 
 class Fetcher:
@@ -142,6 +144,10 @@ class Fetcher:
         self.fetching = 0
         self.fetched = asyncio.Event()
         self._last_prune: float | None = None  # time.monotonic() of the last pruning
+        # The batches' finishes, grouped: pages done while another batch's finish runs
+        # are stored, completed and logged with the others done meanwhile, in one finish
+        # (its round trips are the same for one page or fifty: bench/RESULTS.md).
+        self._finishes: Together[_Wave] = Together(self._finish_group)
 
     # -- one batch ------------------------------------------------------------------------
 
@@ -177,7 +183,7 @@ class Fetcher:
                         self.fetching -= len(pages)
                         fetching -= len(pages)
                         self.fetched.set()
-                        await self._finish(pages, batch, now)
+                        await self._finish_together(pages, batch, now)
             finally:
                 self.fetching -= fetching
                 self.fetched.set()
@@ -221,7 +227,25 @@ class Fetcher:
             self.in_flight.pop(claim.url_hash, None)
         return released
 
+    async def _finish_together(
+        self, pages: list[Page], batch: FetchSummary, now: datetime | None
+    ) -> None:
+        """`_finish` these pages with those of every batch done while another batch's
+        finish runs (`fetcher.together`); only batches of one `now` go together."""
+        await self._finishes.run((pages, batch, now), key=now)
+
+    async def _finish_group(self, waves: list[_Wave]) -> None:
+        await self._finish_waves([(pages, batch) for pages, batch, _ in waves], waves[0][2])
+
     async def _finish(self, pages: list[Page], batch: FetchSummary, now: datetime | None) -> None:
+        await self._finish_waves([(pages, batch)], now)
+
+    async def _finish_waves(
+        self, waves: list[tuple[list[Page], FetchSummary]], now: datetime | None
+    ) -> None:
+        """Store the pages of `waves` (each a group of a batch's pages and the batch's
+        summary), then complete them and log them, each page counted in its batch."""
+        pages = [page for wave, _ in waves for page in wave]
         # The pages are fetched: if the database is down, hold them and try again rather
         # than throw the work away (both steps are safe to repeat).
         await self._while_leased(lambda: self.pipeline.store(pages))
@@ -237,6 +261,19 @@ class Fetcher:
             log.warning("completion refused for %s (lease lost to the reaper?)", claim_hash)
         for page in pages:
             self.in_flight.pop(page.claim.url_hash, None)
+        entries: list[LogEntry] = []
+        for wave, batch in waves:
+            logged = self._logged(wave, batch, refused)
+            log_batch(logged)  # one line a batch, as each batch finished on its own
+            entries += logged
+        try:
+            await self.fetch_log.record(entries)
+        except Exception as exc:  # the log is observability: never fail the batch for it
+            log.error("could not write %d fetch_log rows: %s", len(entries), exc)
+
+    def _logged(self, pages: list[Page], batch: FetchSummary, refused: set[str]) -> list[LogEntry]:
+        """The fetch_log rows of a batch's pages completed (each counted in `batch`), and
+        a line for each failure."""
         entries = []
         for page in pages:
             outcome = page.outcome
@@ -269,11 +306,7 @@ class Fetcher:
                     page.claim.url,
                     extra={"url": page.claim.url, "outcome": str(outcome.kind)},
                 )
-        log_batch(entries)
-        try:
-            await self.fetch_log.record(entries)
-        except Exception as exc:  # the log is observability: never fail the batch for it
-            log.error("could not write %d fetch_log rows: %s", len(entries), exc)
+        return entries
 
     def _to_outbox(self, pages: list[Page]) -> OutboxWrites | None:
         """The outbox rows of the pages' documents, for the optional sinks, written with
