@@ -52,7 +52,10 @@ def plain_text_bound(tree: LexborHTMLParser, limit: float = math.inf) -> float:
     nodes = text.count(_SEP) + 1
     chars = len(text) - nodes + 1
     lists, breaks, skipped = [], 0, 0
-    for node in body.css("script, style, ul, ol, br"):  # one walk of the tree
+    # An empty <body> has nothing to walk, and selectolax 0.3.20 (the floor; not 1.0)
+    # crashes the process on `css` of a node without children
+    walked = body.css("script, style, ul, ol, br") if body.child is not None else ()
+    for node in walked:  # one walk of the tree
         tag = node.tag
         if tag in ("ul", "ol"):
             lists.append(node)

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from trafilatura import xpaths
 from trafilatura.settings import MANUALLY_CLEANED
 
 from bench.extract_identity import pages
@@ -117,6 +118,8 @@ def test_furniture_that_could_change_the_reading_stays(case: str) -> None:
     whole = _precise(html, pruned=False)
     assert held in (whole.text or "")
     assert _precise(html, pruned=True) == whole
+    if case == "a headline in a nav" and not hasattr(xpaths, "RAW_TREE_PRUNE_XPATH"):
+        return  # trafilatura before 2.3 (the floor, 2.2) has no infinite-scroll prune
     assert _naive(html) != whole
 
 

@@ -132,6 +132,7 @@ def _nested_list(depth: int, items: int) -> str:
 @example("<table><tr>" + "<td>x</td><th>y</th>" * 30 + "</tr></table>")
 @example("<b><p>1</b>2</p>" + "<p>x" * 50)
 @example("<ul></ul><ol></ol>" * 5 + "<p>after empty lists, indented for ever</p>" * 5)
+@example("")  # an empty body (selectolax 0.3.20 crashed on its walk)
 def test_the_bound_holds_on_generated_markup(body: str) -> None:
     _holds(f"<html><head><title>t</title></head><body>{body}</body></html>")
     _holds(body)
