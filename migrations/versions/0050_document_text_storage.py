@@ -3,12 +3,12 @@ vector's failed compression, and the text columns' statistics.
 
 - `raw_content_search.search` (migration 0024, a `tsvector`: each distinct word of the
   title and body once, then its positions) is stored `EXTERNAL`: out of line, without
-  compression. Over about 2 KB (a text of some 3,000 characters and more) PostgreSQL ran
-  pglz over the whole vector before moving it out of line, and gave up: a vector repeats
-  too little to come out a quarter smaller. Every one of bench.fetch's large documents
-  (a 6 KB vector each) was stored uncompressed after it (bench/RESULTS.md, tenth session);
-  now it goes where it went anyway without the attempt, and a reader (the search's
-  statements) gets the same value.
+  compression. Over about 2 KB (a text of some 3,000 characters and more) PostgreSQL
+  tried pglz on the vector before moving it out of line, and gave up: a vector repeats too
+  little to come out a quarter smaller. Every one of bench.fetch's large documents (a 6 KB
+  vector each) was stored uncompressed after it, the attempt 0.03-0.04 ms of the backend's
+  CPU a document (bench/RESULTS.md, tenth session); now it goes where it went anyway
+  without the attempt, and a reader (the search's statements) gets the same value.
 - `raw_content.body`, `paragraphs` and `markdown` keep no statistics
   (`SET STATISTICS 0`): no statement filters, joins or sorts on a document's text (the
   search reads the stored vectors, whose statistics stay), and ANALYZE decompressed every
