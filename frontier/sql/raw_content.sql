@@ -60,9 +60,16 @@ SET url = excluded.url, final_url = excluded.final_url, source_id = excluded.sou
     near_duplicate_of = excluded.near_duplicate_of
 RETURNING url_hash, title, body
 )
+-- The cut is left to `left` only when the text can be longer than it: `left` counts the
+-- characters of the whole text (0.05 ms of a 20 KB text, a twentieth of its vector), and a
+-- text of at most 100,000 bytes has at most 100,000 characters (octet_length reads the
+-- length, not the text).
 INSERT INTO raw_content_search AS s (url_hash, search)
 SELECT url_hash,
-       to_tsvector('simple'::regconfig, left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000))
+       to_tsvector('simple'::regconfig,
+                   CASE WHEN coalesce(octet_length(title), 0) + coalesce(octet_length(body), 0) < 100000
+                        THEN coalesce(title, '') || ' ' || coalesce(body, '')
+                        ELSE left(coalesce(title, '') || ' ' || coalesce(body, ''), 100000) END)
 FROM written
 ON CONFLICT (url_hash) DO UPDATE SET search = excluded.search;
 

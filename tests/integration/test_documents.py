@@ -175,6 +175,40 @@ async def test_sparse_and_dense_search_plans_page_alike(db: Database) -> None:
         assert await walk(sparse, where, 2) == await walk(dense, where, 2) != []
 
 
+async def test_the_stored_vector_is_of_title_and_body_cut_at_100000_characters(
+    db: Database,
+) -> None:
+    """The sink's vector is `to_tsvector` of title and body cut at 100,000 characters
+    (migration 0024), whichever way `upsert_many` gets there: `left` only when the text can
+    be longer. Around the cut, in one-byte and in two-byte characters (more than 100,000
+    bytes, fewer characters: nothing cut), without a title or a body."""
+    docs, _city, _blog = await seeded_documents(db)
+    words = "harbour ferry " * 7_200  # 100,800 characters
+    texts = [
+        (None, None), ("Title only", None), (None, "Body only."),
+        ("t", words[:99_997]), ("t", words[:99_998]), ("t", words[:99_999]), ("t", words),
+        ("Å", "ø" * 49_000 + " " + "é" * 2_000), ("Å", "ø" * 50_100 + " fjord"),
+    ]  # fmt: skip
+    written = [
+        replace(doc, url_hash=url_hash(f"https://cut.example/{i}"), title=title, body=body)
+        for i, (title, body) in enumerate(texts)
+        for doc in docs[:1]
+    ]
+    await PostgresSink(db).write(written)
+    rows = await db.fetch(
+        "SELECT s.search = to_tsvector('simple'::regconfig,"
+        "  left(coalesce(r.title, '') || ' ' || coalesce(r.body, ''), 100000)) AS same,"
+        " r.body LIKE '%fjord' AS fjord_written, s.search @@ 'fjord'::tsquery AS fjord_found"
+        " FROM raw_content r JOIN raw_content_search s USING (url_hash)"
+        " WHERE r.url_hash = ANY ($1::char(64)[])",
+        [d.url_hash for d in written],
+    )
+    assert len(rows) == len(texts) and all(row["same"] for row in rows)
+    assert [(r["fjord_written"], r["fjord_found"]) for r in rows if r["fjord_written"]] == [
+        (True, True)
+    ]
+
+
 async def test_search_uses_the_gin_index(db: Database) -> None:
     """The statement's tsvector expression is the index's, character for character (with
     sequential and plain index scans off, the planner can only use the GIN index if it

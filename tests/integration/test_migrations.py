@@ -242,6 +242,66 @@ def test_the_copies_of_the_text_are_compressed_with_lz4_where_the_server_has_it(
     assert kept == [("",)]
 
 
+def document_text_storage(dsn: str) -> dict[str, tuple[str, int]]:
+    """Each text column's storage and statistics target (-1: the server's default)."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT c.relname || '.' || a.attname, a.attstorage::text,"
+            " coalesce(a.attstattarget::int, -1) FROM pg_attribute a"
+            " JOIN pg_class c ON c.oid = a.attrelid"
+            " WHERE (c.relname = 'raw_content' AND a.attname IN ('body', 'paragraphs', 'markdown'))"
+            " OR (c.relname = 'raw_content_search' AND a.attname = 'search')"
+        ).fetchall()
+    return {name: (storage, target) for name, storage, target in rows}
+
+
+def test_the_search_vector_is_not_compressed_and_the_text_keeps_no_statistics(
+    empty_dsn: str,
+) -> None:
+    """Migration 0050: the search vector is stored out of line without a compression
+    attempt (and reads back the same), and ANALYZE keeps no statistics of a document's
+    text (no statement filters on it); a downgrade restores both."""
+    migrate.upgrade(empty_dsn)
+    assert document_text_storage(empty_dsn) == {
+        "raw_content.body": ("x", 0),
+        "raw_content.paragraphs": ("x", 0),
+        "raw_content.markdown": ("x", 0),
+        "raw_content_search.search": ("e", -1),
+    }
+    text = " ".join(f"word{i} and more" for i in range(2_000))
+    with psycopg.connect(empty_dsn, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO raw_content (url_hash, url, host, origin, body, paragraphs, fetched_at) "
+            "VALUES (repeat('a', 64), 'http://example.com/a', 'example.com', 'manual', %s, %s,"
+            " now())",
+            (text, [text]),
+        )
+        conn.execute(
+            "INSERT INTO raw_content_search (url_hash, search) "
+            "VALUES (repeat('a', 64), to_tsvector('simple'::regconfig, %s))",
+            (text,),
+        )
+        conn.execute("ANALYZE raw_content")
+        row = conn.execute(
+            "SELECT search = to_tsvector('simple'::regconfig, %s), pg_column_compression(search),"
+            " pg_column_size(search) > 2000 FROM raw_content_search",
+            (text,),
+        ).fetchone()
+        assert row == (True, None, True)
+        analysed = conn.execute(
+            "SELECT attname FROM pg_stats WHERE tablename = 'raw_content'"
+            " AND attname IN ('body', 'paragraphs', 'markdown', 'url')"
+        ).fetchall()
+        assert analysed == [("url",)]
+    migrate.downgrade(empty_dsn, "0049")
+    assert document_text_storage(empty_dsn) == {
+        "raw_content.body": ("x", -1),
+        "raw_content.paragraphs": ("x", -1),
+        "raw_content.markdown": ("x", -1),
+        "raw_content_search.search": ("x", -1),
+    }
+
+
 QUEUE_FUNCTIONS = ["frontier_claim", "frontier_complete", "frontier_reap", "frontier_renew"]
 
 
