@@ -35,9 +35,13 @@ from __future__ import annotations
 
 import math
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 _SEP = "\x00"  # between two text nodes' texts: never in an HTML page's body text
+# The lists' walk (the indent term) reads each list's text: at most this many lists around
+# any list (real menus nest three or four), found within this many parent steps a list
+MAX_LISTS_AROUND = 8
+ANCESTOR_STEPS = 64
 
 
 def plain_text_bound(tree: LexborHTMLParser, limit: float = math.inf) -> float:
@@ -66,6 +70,30 @@ def plain_text_bound(tree: LexborHTMLParser, limit: float = math.inf) -> float:
     bound = chars - skipped + 4 * nodes + 4 * breaks
     if bound > limit:
         return math.inf
+    if not _shallow(lists):
+        return math.inf  # resiliparse decides, as on any page the bound does not
     listed = sum(node.text(deep=True, separator=_SEP).count(_SEP) + 1 for node in lists)
     empty = sum(1 for node in lists if node.child is None)
     return bound + 2 * listed + 2 * empty * nodes
+
+
+def _shallow(lists: list[LexborNode]) -> bool:
+    """Whether no list sits in more than MAX_LISTS_AROUND others, found within a budget
+    of parent steps (ANCESTOR_STEPS a list on average). Each list's text is read once
+    for its indent, so a text inside k lists is read k + 1 times: bounded here, that is
+    linear in the page; a page of lists nested deeper (a hostile one, hundreds deep),
+    or too deep to tell within the budget, is left to resiliparse (which is linear)."""
+    budget = ANCESTOR_STEPS * len(lists)
+    for node in lists:
+        around = 0
+        parent = node.parent
+        while parent is not None:
+            budget -= 1
+            if budget < 0:
+                return False
+            if parent.tag in ("ul", "ol"):
+                around += 1
+                if around > MAX_LISTS_AROUND:
+                    return False
+            parent = parent.parent
+    return True

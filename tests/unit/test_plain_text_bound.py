@@ -136,3 +136,14 @@ def _nested_list(depth: int, items: int) -> str:
 def test_the_bound_holds_on_generated_markup(body: str) -> None:
     _holds(f"<html><head><title>t</title></head><body>{body}</body></html>")
     _holds(body)
+
+
+def test_lists_nested_deeper_than_menus_are_left_to_resiliparse() -> None:
+    """A hostile page of lists hundreds deep would have each list's text read once per
+    list around it (quadratic): the bound gives up and resiliparse (linear) decides."""
+    deep = "<ul><li>x" * 300 + "</li></ul>" * 300
+    tree = LexborHTMLParser(f"<html><body><p>{'word ' * 5000}</p>{deep}</body></html>")
+    assert plain_text_bound(tree, 10**9) == math.inf
+    menu = "<ul><li>a<ul><li>b<ul><li>c</li></ul></li></ul></li></ul>"
+    shallow = LexborHTMLParser(f"<html><body>{menu}</body></html>")
+    assert plain_text_bound(shallow, 10**9) < math.inf
