@@ -36,8 +36,8 @@ from fetcher.robots_step import RobotsStep
 from fetcher.sink_backoff import SinkBackoff
 from fetcher.source_cache import SourceCache
 from fetcher.summary import FetchSummary
-from fetcher.together import Together
 from frontier.clock import utcnow
+from frontier.coalesce import Together
 from frontier.db import Database
 from frontier.errors import DatabaseUnavailable
 from frontier.fetch_log import FetchLogRepository, LogEntry
@@ -147,7 +147,7 @@ class Fetcher:
         # The batches' finishes, grouped: pages done while another batch's finish runs
         # are stored, completed and logged with the others done meanwhile, in one finish
         # (its round trips are the same for one page or fifty: bench/RESULTS.md).
-        self._finishes: Together[_Wave] = Together(self._finish_group)
+        self._finishes: Together[_Wave, None] = Together(self._finish_group)
 
     # -- one batch ------------------------------------------------------------------------
 
