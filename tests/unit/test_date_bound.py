@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from html.entities import html5 as html_references
 from pathlib import Path
 
 from htmldate import find_date
@@ -250,6 +251,15 @@ def test_the_proof_holds_on_generated_markup(body: list[str], url: str | None, a
     )
     _holds(page, url)
     _holds("".join(body), url)
+
+
+def test_every_reference_to_a_digit_or_separator_is_refused() -> None:
+    """The named references the proof refuses are all of HTML's that decode to a digit
+    (`str.isdigit`) or a separator (step 3 (a))."""
+    for name, text in html_references.items():
+        if any(char.isdigit() or char in "./-" for char in text):
+            assert not dateless(f"<p>x &{name} y</p>", None), name
+    assert dateless("<p>x &amp; &nbsp; &hellip; &mdash; &lt;b&gt; y</p>", None)
 
 
 def test_the_proof_reads_every_chunk() -> None:
