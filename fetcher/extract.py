@@ -47,6 +47,7 @@ from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 from trafilatura.xml import delete_element
 
+from fetcher.date_bound import dateless
 from fetcher.furniture import without_furniture
 from fetcher.language import detect as detect_language
 from fetcher.metadata import (
@@ -441,10 +442,14 @@ def date_from_markup(
     that pass reads it: WordPress's `?p=123` names `/2025/07/14/slug/` there), for a page
     that declares its title and author but no date: the rest of the pass would look for
     what is already known, at about twice the cost of this on bench.fetch's standard
-    pages."""
+    pages. A page proven to hold nothing htmldate could read as a date
+    (`fetcher.date_bound`: bench.fetch's standard pages) is not searched."""
+    searched_url = canonical_href(html) or url
+    if dateless(html, searched_url):
+        return Extracted()
     try:
         markup = html if page is None else page
-        found = find_date(markup, url=canonical_href(html) or url, **_date_config(now))
+        found = find_date(markup, url=searched_url, **_date_config(now))
     except Exception as exc:  # as in main_text(): hostile markup must not stop the fetch
         log.warning("htmldate failed on %s: %s", url, exc)
         return Extracted()
