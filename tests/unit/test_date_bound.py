@@ -12,7 +12,6 @@ import gzip
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from html.entities import html5 as html_references
-from pathlib import Path
 
 from htmldate import find_date
 from hypothesis import HealthCheck, example, given, settings
@@ -23,8 +22,8 @@ from bench.fetch import PAGE_SETS
 from fetcher.date_bound import CHUNK, dateless
 from fetcher.encoding import decode_html
 from fetcher.extract import _date_config, date_from_markup, lxml_page
+from tests.corpus_path import CORPUS
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 NOW = datetime.now(UTC)
 
 
