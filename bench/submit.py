@@ -211,7 +211,6 @@ TABLE_PARTS: tuple[tuple[str, str], ...] = (
     ("url_frontier_due_idx (claim)", "DROP INDEX url_frontier_due_idx"),
     ("url_frontier_source_status_idx", "DROP INDEX url_frontier_source_status_idx"),
     ("url_frontier_lease_idx (partial, fetching)", "DROP INDEX url_frontier_lease_idx"),
-    ("url_frontier_content_hash_idx (partial)", "DROP INDEX url_frontier_content_hash_idx"),
     (
         "source_id foreign key",
         "ALTER TABLE url_frontier DROP CONSTRAINT url_frontier_source_id_fkey",

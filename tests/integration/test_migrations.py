@@ -302,6 +302,27 @@ def test_the_search_vector_is_not_compressed_and_the_text_keeps_no_statistics(
     }
 
 
+def content_hash_indexes(dsn: str) -> list[str]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE indexname LIKE '%content_hash%'"
+            " ORDER BY indexname"
+        ).fetchall()
+    return [name for (name,) in rows]
+
+
+def test_no_index_on_the_content_hash_until_a_downgrade(empty_dsn: str) -> None:
+    """Migration 0051: no statement finds a row by its content hash, so neither table
+    keeps an index of it; a downgrade makes both again."""
+    migrate.upgrade(empty_dsn)
+    assert content_hash_indexes(empty_dsn) == []
+    migrate.downgrade(empty_dsn, "0050")
+    assert content_hash_indexes(empty_dsn) == [
+        "raw_content_content_hash_idx",
+        "url_frontier_content_hash_idx",
+    ]
+
+
 QUEUE_FUNCTIONS = ["frontier_claim", "frontier_complete", "frontier_reap", "frontier_renew"]
 
 
