@@ -136,7 +136,22 @@ def normalise_text(text: str) -> str:
 
 
 def content_hash(body: str) -> str:
-    return hashlib.sha256(normalise_text(body).encode("utf-8")).hexdigest()
+    return _sha256(normalise_text(body))
+
+
+def hash_and_word_count(body: str | None) -> tuple[str | None, int]:
+    """`Extracted.content_hash` and `Extracted.word_count` of `body`, from one split of
+    it: NFKC leaves most text as it is (`unicodedata.normalize` then returns the string
+    it was given), and then the hash joins the words counted."""
+    if not body or not (words := body.split()):  # no text but white space: no hash
+        return None, 0
+    normal = unicodedata.normalize("NFKC", body)
+    hashed = words if normal is body else normal.split()
+    return _sha256(" ".join(hashed).casefold()), len(words)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _clean(value: object) -> str | None:
@@ -344,6 +359,10 @@ def markdown_of(text: str, tree: Any) -> str | None:
     }
     if not heads and next(tree.iter("list"), None) is None:
         return None
+    # A line is a heading's only when its first and last characters are the heading's
+    # (both lines are stripped, and collapsing the spaces between words keeps the ends):
+    # the others, the paragraphs, are not split again to be looked up.
+    ends = {(head[0], head[-1]) for head in heads if head}
     parts: list[str] = []
     in_list = False
     for line in text.split("\n"):
@@ -351,7 +370,11 @@ def markdown_of(text: str, tree: Any) -> str | None:
         if not block:
             continue
         item = block.startswith("- ")
-        marks = None if item else heads.get(" ".join(block.split()))
+        marks = (
+            heads.get(" ".join(block.split()))
+            if not item and (block[0], block[-1]) in ends
+            else None
+        )
         if marks:
             block = f"{marks} {block}"
         elif item:
@@ -376,13 +399,18 @@ def _heading_marks(rend: str | None) -> str:
     return "#" * (int(level) if level in ("1", "2", "3", "4", "5", "6") else 2)
 
 
-def _merge(first: Extracted, second: Extracted) -> Extracted:
-    """`first`, its empty fields filled from `second`."""
-    values = {
-        name: getattr(first, name) or getattr(second, name)
-        for name in Extracted.__slots__
-        if name != "extractor"
-    }
+_MERGED = tuple(name for name in Extracted.__slots__ if name != "extractor")
+
+
+def _merge(first: Extracted, *others: Extracted) -> Extracted:
+    """`first`, its empty fields filled from `others`, each field from the first that
+    has it (one `Extracted` built for all of them, not one for each)."""
+    values = {}
+    for name in _MERGED:
+        value = getattr(first, name)
+        for other in others:
+            value = value or getattr(other, name)
+        values[name] = value
     return Extracted(**values, extractor=first.extractor)
 
 
@@ -532,10 +560,8 @@ def extract(
             if structured
             else Extracted(body=body, markdown=reading.markdown, extractor="generic")
         )
-    result = _merge(result, declared)
-    if found is not None:
-        result = _merge(result, found)
-    result = _merge(result, from_discovery(discovery_meta, now))
+    known = (declared,) if found is None else (declared, found)
+    result = _merge(result, *known, from_discovery(discovery_meta, now))
     if not result.body and result.summary:
         result = replace(result, body=result.summary, extractor="feed")
     if meta.closed and not structured and not _whole_behind_paywall(tree, meta, result):

@@ -18,7 +18,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from fetcher.canonical import page_canonical_claim
 from fetcher.encoding import decode_html
-from fetcher.extract import Extracted, canonical_href, extract
+from fetcher.extract import Extracted, canonical_href, extract, hash_and_word_count
 from fetcher.render_signs import app_shell_sign
 from fetcher.verdict import THIN_WORDS, Verdict, page_verdict
 from frontier.errors import FrontierError
@@ -94,7 +94,7 @@ def extract_page(
     extracted = extract(html, url, selectors=selectors, discovery_meta=meta, tree=tree)
     header = canonical_from_links(links, base or url) if links else None
     claim = page_canonical_claim(url, canonical_href(html), header)
-    words = extracted.word_count  # a property that splits the body: once
+    digest, words = hash_and_word_count(extracted.body)  # one split of the body for both
     own_words = 0 if extracted.extractor == "feed" else words
     metas = (
         (node.attributes.get("name") or "", node.attributes.get("content") or "")
@@ -103,7 +103,7 @@ def extract_page(
     return Extraction(
         extracted,
         None if claim == url else claim,
-        extracted.content_hash,
+        digest,
         words,
         os.getpid(),
         claim == url,

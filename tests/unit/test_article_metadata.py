@@ -140,3 +140,12 @@ def test_markdown_marks_headings_at_their_level_and_escapes_block_syntax() -> No
         "- one\n- two\n  - nested\n\nEnd"
     )
     assert markdown_of("Just text", etree.fromstring("<body><p>Just text</p></body>")) is None
+
+
+def test_markdown_finds_a_heading_whatever_its_spacing_and_only_the_heading() -> None:
+    """A line is looked up as a heading only when its ends are a heading's: one with
+    other white space inside is still found, one with the same ends but other words is
+    not."""
+    tree = etree.fromstring('<body><head rend="h2">Big \t news</head><p>x</p></body>')
+    text = "Big\u00a0  news\nBig and no news\nBig news."
+    assert markdown_of(text, tree) == "## Big\u00a0  news\n\nBig and no news\n\nBig news."

@@ -17,6 +17,7 @@ from fetcher.extract import (
     date_from_markup,
     extract,
     from_trafilatura_metadata,
+    hash_and_word_count,
     lxml_page,
     main_reading,
     main_text,
@@ -131,6 +132,24 @@ def test_thin_selectors_fall_back_to_generic_and_feed_fills_gaps() -> None:
     assert result.published_at is not None
     empty = extract("<html><body></body></html>", None, discovery_meta=meta)
     assert (empty.extractor, empty.body, empty.title) == ("feed", "From the feed.", "Feed title")
+
+
+def test_hash_and_word_count_are_the_extractions_own() -> None:
+    """One split of the body for both, the same values as `Extracted`'s properties: also
+    where NFKC changes the words (a diaeresis becomes a space and a combining mark, a
+    ligature two letters, a no-break space a space) and for bodies without words."""
+    bodies = [
+        None,
+        "",
+        " \n\t\u3000",
+        "Hello   World\n",
+        "a\u00a8b \ufb01ne \uff26\uff35\uff2c\uff2c width",
+        "cafe\u0301 no\u00a0break\u2007figure",
+        "Stra\u00dfe \u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3\n\npara\u2028two",
+    ]
+    for body in bodies:
+        extracted = Extracted(body=body)
+        assert hash_and_word_count(body) == (extracted.content_hash, extracted.word_count)
 
 
 def test_content_hash_ignores_case_and_spacing_only() -> None:

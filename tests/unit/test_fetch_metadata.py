@@ -5,7 +5,10 @@ trafilatura's metadata pass only when something is missing. Without I/O."""
 from __future__ import annotations
 
 import gzip
+import html
 import json
+import re
+import sys
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -15,7 +18,14 @@ from selectolax.lexbor import LexborHTMLParser
 
 from fetcher.encoding import decode_html
 from fetcher.extract import extract
-from fetcher.metadata import FUTURE_SKEW, PageMeta, parse_date, plausible_date, read_metadata
+from fetcher.metadata import (
+    FUTURE_SKEW,
+    PageMeta,
+    _clean,
+    parse_date,
+    plausible_date,
+    read_metadata,
+)
 from tests.corpus_path import CORPUS
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
@@ -322,3 +332,14 @@ def test_every_corpus_page_reads_without_error_and_news_pages_declare_their_date
         == 30
     )
     assert sum(m.author is not None for m in news) >= 28
+
+
+def test_declared_values_collapse_every_white_space_as_the_regex_did() -> None:
+    """`_clean` splits on `str.isspace`, the characters `\\s` matches (it collapsed
+    them with a regular expression before): alone or in runs, at the ends or inside."""
+    spaces = [chr(code) for code in range(sys.maxunicode + 1) if chr(code).isspace()]
+    assert len(spaces) > 20
+    for space in spaces:
+        value = f"{space}one{space}{space}two &amp;{space}"
+        assert _clean(value) == re.sub(r"\s+", " ", html.unescape(value)).strip() == "one two &"
+    assert _clean("".join(spaces)) is None
