@@ -132,7 +132,12 @@ _EXTRACTED_VALUES = operator.attrgetter(*Extracted.__slots__)
 
 def normalise_text(text: str) -> str:
     # str.split() splits on exactly what `\s` matches, at a quarter of a regex's cost
-    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+    return _normal(unicodedata.normalize("NFKC", text).split())
+
+
+def _normal(words: list[str]) -> str:
+    """The normal form of a text already NFKC-normalised and split into `words`."""
+    return " ".join(words).casefold()
 
 
 def content_hash(body: str) -> str:
@@ -146,8 +151,7 @@ def hash_and_word_count(body: str | None) -> tuple[str | None, int]:
     if not body or not (words := body.split()):  # no text but white space: no hash
         return None, 0
     normal = unicodedata.normalize("NFKC", body)
-    hashed = words if normal is body else normal.split()
-    return _sha256(" ".join(hashed).casefold()), len(words)
+    return _sha256(_normal(words if normal is body else normal.split())), len(words)
 
 
 def _sha256(text: str) -> str:

@@ -277,3 +277,13 @@ def test_hostile_pages_are_read_through() -> None:
     for hostile in ("1<" * 100_000, ">1" * 100_000, " " * 500_000, "1.2." * 50_000, "&" * 10**5):
         _holds(f"<html><body><p>{hostile}</p></body></html>", None)
     assert _holds("<html><body><p>" + "a" * 1_000_000 + "</p></body></html>", None)
+
+
+def test_the_proof_reads_shapes_of_wide_characters_across_chunks() -> None:
+    """The chunks are of the page's bytes: a shape of characters of several bytes each
+    (mathematical digits, counted as digits) across a chunk's end is seen."""
+    filler = "<p>" + "word " * (CHUNK // 5) + "</p>"
+    html = f"<html><body>{filler}<p>x</p></body></html>"
+    wide = "\U0001d7d0\U0001d7ce\U0001d7d0\U0001d7d3"  # a year in 4 digits of 4 bytes each
+    for at in range(CHUNK - 20, CHUNK + 4):
+        assert not dateless(html[:at] + f" {wide} " + html[at:], None), at
