@@ -61,6 +61,16 @@ from frontier.versions import DocumentVersions
 log = logging.getLogger(__name__)
 
 PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
+# Claims a process holds in all, per slot of its concurrency: the pages being requested
+# and extracted, and behind them those whose documents are being stored and completed.
+# On a machine whose cores the database shares with the extraction, a group's store and
+# completion can outlast the time the slots take to fill again; with room for only one
+# such group (2) the claims then stop and the extraction workers wait. Room for three
+# keeps them fed: bench.fetch's pool run +10 % pages/s on standard pages, +8 % small,
+# +4 % large, and less CPU a page (bigger groups a round trip; bench/RESULTS.md, twelfth
+# session). The pages past extraction hold their documents (and, with the archive on,
+# their responses until it is written), so this also bounds that memory.
+HELD_PER_SLOT = 4
 T = TypeVar("T")
 _Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
 
@@ -432,13 +442,7 @@ class Fetcher:
                     await first_of([*tasks], [stop], min(paused_s, BEAT_EVERY_S))
                     continue
                 self.fetched.clear()  # before the count: a batch done after it wakes the wait
-                # Requests in flight up to `concurrency`; claims held in all (those being
-                # stored too) up to twice that, so pages waiting on a slow database stop
-                # the claims instead of piling up.
-                free = min(
-                    config.concurrency - self.fetching,
-                    2 * config.concurrency - len(self.in_flight),
-                )
+                free = claimable(config.concurrency, self.fetching, len(self.in_flight))
                 claimed = 0
                 if free > 0:
                     try:
@@ -513,6 +517,14 @@ class Fetcher:
         left = list(self.in_flight.values())
         if left:
             self.summary.released += await self.release(left)
+
+
+def claimable(concurrency: int, fetching: int, held: int) -> int:
+    """How many URLs the claim loop may claim now: pages being requested and extracted
+    (`fetching`) up to `concurrency`, and claims held in all (`held`, those being stored
+    too) up to HELD_PER_SLOT times that, so pages waiting on a slow database stop the
+    claims instead of piling up."""
+    return min(concurrency - fetching, HELD_PER_SLOT * concurrency - held)
 
 
 def log_batch(entries: Sequence[LogEntry]) -> None:

@@ -1,0 +1,25 @@
+"""The claim loop's room (`fetcher.worker.claimable`): the requests and extractions in
+flight up to the concurrency, and the claims held in all, those being stored too, up to
+HELD_PER_SLOT times it."""
+
+from fetcher.worker import HELD_PER_SLOT, claimable
+
+
+def test_slots_free_while_pages_are_stored_are_claimed_again() -> None:
+    # A batch of 32 extracted and being stored: its slots are free for the next claim.
+    assert claimable(32, fetching=0, held=32) == 32
+
+
+def test_the_requests_and_extractions_in_flight_bound_the_claim() -> None:
+    assert claimable(32, fetching=20, held=20) == 12
+    assert claimable(32, fetching=32, held=32) == 0
+
+
+def test_claims_stop_once_the_held_ones_reach_their_bound() -> None:
+    """Pages waiting on a slow database stop the claims instead of piling up: room for
+    three groups being stored behind the slots (bench.fetch's pool run waited on one)."""
+    assert HELD_PER_SLOT == 4
+    assert claimable(32, fetching=0, held=3 * 32) == 32
+    assert claimable(32, fetching=0, held=120) == 8
+    assert claimable(32, fetching=0, held=4 * 32) == 0
+    assert claimable(10, fetching=5, held=40) == 0
