@@ -58,12 +58,20 @@ class NearDuplicates:
             Placed(r["url_hash"], bytes(r["minhash"]), tuple(r["bands"]), r["cluster"])
             for r in rows
         ]
+        # Each known document's place in `known` by its band values: a document's
+        # candidates are found by its bands, not by a look at every document before it (a
+        # group of stores is of up to hundreds of pages); taken in `known`'s order, so the
+        # first of equally similar candidates still wins.
+        by_band: dict[int, list[int]] = {}
+        for i, other in enumerate(known):
+            for value in other.bands:
+                by_band.setdefault(value, []).append(i)
         placed: list[Placed] = []
         for document, bands in banded:
-            mine = set(bands)
             best: tuple[float, str] | None = None
-            for other in known:
-                if other.url_hash == document.url_hash or not mine.intersection(other.bands):
+            for i in sorted({i for value in bands for i in by_band.get(value, ())}):
+                other = known[i]
+                if other.url_hash == document.url_hash:
                     continue
                 score = nd.similarity(document.minhash, other.minhash)
                 if score >= nd.THRESHOLD and (best is None or score > best[0]):
@@ -71,6 +79,8 @@ class NearDuplicates:
             cluster = best[1] if best is not None else document.url_hash
             place = Placed(document.url_hash, document.minhash, bands, cluster)
             placed.append(place)
+            for value in bands:
+                by_band.setdefault(value, []).append(len(known))
             known.append(place)
         return placed
 

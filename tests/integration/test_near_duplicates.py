@@ -16,7 +16,7 @@ from bench.near_duplicates_set import BYLINES, _page, _paragraphs
 from frontier import near_duplicates as nd
 from frontier.db import Database
 from frontier.documents import DocumentFilter
-from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
 from frontier.sinks.postgres import PostgresDocuments
 from frontier.urls import normalize_url, url_hash
 from tests.fetch_harness import after, fetcher_for, submit
@@ -143,3 +143,43 @@ async def test_the_band_index_takes_new_rows_without_a_pending_list(db: Database
         "SELECT gin_clean_pending_list('near_duplicates_bands_idx'::regclass)"
     )
     assert pending == 0
+
+
+async def test_a_large_group_finds_its_copies_by_their_bands(db: Database) -> None:
+    """A group of a hundred documents (as grouped stores make them): each copy names its
+    cluster's first, whether that one was stored before or is earlier in the group, and
+    of two equally close candidates in different clusters the earlier one wins."""
+    near = NearDuplicates(db)
+
+    def fingerprint(words: str) -> bytes:
+        value = nd.minhash(" ".join(f"{words}{i}" for i in range(200)))
+        assert value is not None
+        return value
+
+    stored_story, group_story = fingerprint("harbour"), fingerprint("bridge")
+    # Two stored copies of one story in clusters of their own (two processes raced).
+    await near.record(
+        [
+            Placed("a" * 64, stored_story, tuple(nd.bands(stored_story)), "a" * 64),
+            Placed("b" * 64, stored_story, tuple(nd.bands(stored_story)), "b" * 64),
+        ]
+    )
+    group = [
+        Fingerprinted(
+            f"{i:064x}",
+            stored_story if i % 10 == 3 else group_story if i % 10 == 5 else fingerprint(f"w{i}-"),
+        )
+        for i in range(100)
+    ]
+    placed = await near.assign(group)
+    assert [p.url_hash for p in placed] == [d.url_hash for d in group]
+    first_in_group = f"{5:064x}"
+    for i, place in enumerate(placed):
+        if i % 10 == 3:
+            assert place.near_duplicate_of in {"a" * 64, "b" * 64}
+        elif i % 10 == 5:
+            assert place.near_duplicate_of == (None if i == 5 else first_in_group)
+        else:
+            assert place.near_duplicate_of is None
+    # The stored candidates come in one order: every copy of them names the same one.
+    assert len({placed[i].near_duplicate_of for i in range(3, 100, 10)}) == 1
