@@ -147,8 +147,8 @@ async def test_the_band_index_takes_new_rows_without_a_pending_list(db: Database
 
 async def test_a_large_group_finds_its_copies_by_their_bands(db: Database) -> None:
     """A group of a hundred documents (as grouped stores make them): each copy names its
-    cluster's first, whether that one was stored before or is earlier in the group, and
-    of two equally close candidates in different clusters the earlier one wins."""
+    cluster's first, whether that one was stored before or is earlier in the group; of two
+    equally close candidates in different clusters, every copy names the same one."""
     near = NearDuplicates(db)
 
     def fingerprint(words: str) -> bytes:
