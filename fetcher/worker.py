@@ -66,10 +66,11 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # On a machine whose cores the database shares with the extraction, a group's store and
 # completion can outlast the time the slots take to fill again; with room for only one
 # such group (2) the claims then stop and the extraction workers wait. Room for three
-# keeps them fed: bench.fetch's pool run +10 % pages/s on standard pages, +8 % small,
-# +4 % large, and less CPU a page (bigger groups a round trip; bench/RESULTS.md, twelfth
-# session). The pages past extraction hold their documents (and, with the archive on,
-# their responses until it is written), so this also bounds that memory.
+# keeps them fed: bench.fetch's pool run +11 % pages/s on standard pages and +7 % on small
+# ones, alternated with the bound at 2 (its large set, 64 in flight, within noise), and
+# less CPU a page (bigger groups a round trip; bench/RESULTS.md, twelfth session). The
+# pages past extraction hold their documents (and, with the archive on, their responses
+# until it is written), so this also bounds that memory.
 HELD_PER_SLOT = 4
 T = TypeVar("T")
 _Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
