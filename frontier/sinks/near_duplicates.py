@@ -54,18 +54,21 @@ class NearDuplicates:
         async with self._db.transaction() as tx:
             await tx.execute(SQL["gin_only"])
             rows = await tx.fetch(SQL["candidates"], values)
-        known = [
-            Placed(r["url_hash"], bytes(r["minhash"]), tuple(r["bands"]), r["cluster"])
-            for r in rows
-        ]
-        # Each known document's place in `known` by its band values: a document's
-        # candidates are found by its bands, not by a look at every document before it (a
-        # group of stores is of up to hundreds of pages); taken in `known`'s order, so the
-        # first of equally similar candidates still wins.
+        # The candidates so far (those stored, then the group's documents placed before
+        # the one at hand), and each one's place among them by its band values: a
+        # document's candidates are found by its bands, not by a look at every document
+        # before it (a group of stores is of up to hundreds of pages); taken in order, so
+        # the first of equally similar candidates still wins.
+        known: list[Placed] = []
         by_band: dict[int, list[int]] = {}
-        for i, other in enumerate(known):
-            for value in other.bands:
-                by_band.setdefault(value, []).append(i)
+
+        def know(place: Placed) -> None:
+            for value in place.bands:
+                by_band.setdefault(value, []).append(len(known))
+            known.append(place)
+
+        for r in rows:
+            know(Placed(r["url_hash"], bytes(r["minhash"]), tuple(r["bands"]), r["cluster"]))
         placed: list[Placed] = []
         for document, bands in banded:
             best: tuple[float, str] | None = None
@@ -79,9 +82,7 @@ class NearDuplicates:
             cluster = best[1] if best is not None else document.url_hash
             place = Placed(document.url_hash, document.minhash, bands, cluster)
             placed.append(place)
-            for value in bands:
-                by_band.setdefault(value, []).append(len(known))
-            known.append(place)
+            know(place)
         return placed
 
     async def record(self, placed: Sequence[Placed]) -> None:
