@@ -40,7 +40,7 @@ class Seen:
 @dataclass(frozen=True, slots=True)
 class Answered:
     request: Seen
-    at: float  # time.monotonic() once the whole answer was handed to the socket
+    at: float  # time.monotonic() as the answer's last bytes are handed to the socket
 
 
 @dataclass
@@ -105,14 +105,17 @@ class LocalSite:
         else:
             response = await handler(request)
         # Written here rather than by aiohttp after the return, so that the answer's end
-        # is stamped right after its last byte is handed to the socket.
+        # is stamped as its last bytes go: just before, since the client cannot have the
+        # whole answer sooner, while a stamp after them ran late whenever this loop was
+        # busy (a politeness gap measured from it came out 3 ms short under CI's load).
         try:
             if not response.prepared:
                 await response.prepare(request)
+            end = time.monotonic()
             await response.write_eof()
         except ConnectionResetError:  # the client went away: no answer was given
             return response
-        self.answers.append(Answered(seen, time.monotonic()))
+        self.answers.append(Answered(seen, end))
         return response
 
     async def start(self) -> LocalSite:
