@@ -122,3 +122,27 @@ def test_a_parameter_that_needs_a_restart_is_applied(long_home_server: EmbeddedP
         assert conn.execute("SHOW shared_buffers").fetchone() == ("64MB",)
     log = (long_home_server.pgdata / "log").read_text()
     assert log.count("database system is ready to accept connections") >= 2  # in the log
+
+
+def test_text_compares_by_code_point_and_lowercases_all_of_unicode(
+    long_home_server: EmbeddedPostgres,
+) -> None:
+    """The cluster's default collation is PostgreSQL's own C.UTF-8 (the builtin provider),
+    whatever the environment's locale: text compares byte by byte (code point order), and
+    lower-casing, the search vectors' with it, knows every script, where the C library's
+    `C` locale (initdb's where no locale is set) lower-cases ASCII only."""
+    with psycopg.connect(long_home_server.dsn("postgres")) as conn:
+        assert conn.execute(
+            "SELECT datlocprovider, datlocale FROM pg_database WHERE datname = current_database()"
+        ).fetchone() == ("b", "C.UTF-8")
+        assert conn.execute("SELECT 'B' < 'a', 'z' < 'É', 'Ω' < 'ж'").fetchone() == (
+            True,
+            True,
+            True,
+        )
+        assert conn.execute("SELECT lower('ÉMILE ΣΊΣΥΦΟΣ ПРИВЕТ')").fetchone() == (
+            "émile σίσυφοσ привет",
+        )
+        assert conn.execute("SELECT to_tsvector('simple', 'ÉMILE Straße')::text").fetchone() == (
+            "'straße':2 'émile':1",
+        )
