@@ -14,6 +14,7 @@ import math
 import os
 import re
 import resource
+import select
 import shutil
 import subprocess
 import sys
@@ -110,27 +111,37 @@ class Measured:
     # CPU time the hypervisor gave to other guests while it ran, over all of this machine's
     # CPUs (`/proc/stat` steal): a run in stolen time is slower than the code (0 on bare metal)
     steal_s: float = 0.0
-    # The own CPU of its descendants, as last seen (every 10 ms) before they ended. Those it
+    # The own CPU of its descendants, as last seen (at the last poll) before they ended. Those it
     # waited for are in `cpu_s` already; those it did not are not: a fork server it started
     # (multiprocessing's is never waited for) and that server's children (parse workers).
     descendants_cpu_s: float = 0.0
 
 
+# How often `run_measured` looks at the process tree: 0.4-0.5 ms of this process's CPU a
+# look for a fetch process and its extraction workers (4.3 % of a core at this interval).
+POLL_S = 0.01
+
+
 def run_measured(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    poll_s: float = POLL_S,
 ) -> Measured:
     """Run `command` to completion: its wall time, its own peak RSS and the peak RSS of its
     process tree (it and its descendants, such as a fetcher's extraction workers).
 
     The peak is the child's VmHWM, polled until it exits: `wait4`'s ru_maxrss would report
     this (large) process's RSS instead, which a vfork-ed child inherits up to its exec. The
-    tree's is the largest sum of their VmRSS seen at one poll (every 10 ms). Its CPU time
+    tree's is the largest sum of their VmRSS seen at one poll (every `poll_s`). Its CPU time
     (`wait4`'s rusage) counts its descendants once it has waited for them, as a fetch process
     does for its extraction workers: unlike wall time, it hardly moves with other load."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         stolen = steal_s()
         start = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=err, env=env, cwd=cwd)
+        exited = os.pidfd_open(process.pid)  # readable once it has exited: no wait past it
         status_file = Path(f"/proc/{process.pid}/status")
         peak_kib = tree_kib = 0
         descendants_cpu: dict[str, float] = {}  # a descendant's own CPU, when last seen
@@ -145,8 +156,9 @@ def run_measured(
                 seen = _own_cpu_s(path.with_name("stat"))
                 if seen is not None:
                     descendants_cpu[seen[0]] = seen[1]
-            time.sleep(0.01)
+            select.select([exited], [], [], poll_s)
         wall = time.perf_counter() - start
+        os.close(exited)
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
