@@ -145,20 +145,22 @@ def run_measured(
         status_file = Path(f"/proc/{process.pid}/status")
         peak_kib = tree_kib = 0
         descendants_cpu: dict[str, float] = {}  # a descendant's own CPU, when last seen
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
-            tree = _tree(process.pid)
-            tree_kib = max(tree_kib, sum(_status_kib(p, "VmRSS:") for p in tree))
-            for path in tree[1:]:
-                seen = _own_cpu_s(path.with_name("stat"))
-                if seen is not None:
-                    descendants_cpu[seen[0]] = seen[1]
-            select.select([exited], [], [], poll_s)
+        try:
+            while True:
+                pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+                if pid:
+                    break
+                peak_kib = max(peak_kib, _vm_hwm_kib(status_file))
+                tree = _tree(process.pid)
+                tree_kib = max(tree_kib, sum(_status_kib(p, "VmRSS:") for p in tree))
+                for path in tree[1:]:
+                    seen = _own_cpu_s(path.with_name("stat"))
+                    if seen is not None:
+                        descendants_cpu[seen[0]] = seen[1]
+                select.select([exited], [], [], poll_s)
+        finally:
+            os.close(exited)
         wall = time.perf_counter() - start
-        os.close(exited)
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)

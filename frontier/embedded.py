@@ -316,7 +316,7 @@ class EmbeddedPostgres:
                 # environment: text compares as bytes (code point order, as glibc's
                 # C.UTF-8 sorts), and lower-casing (the search vectors') knows every
                 # script, even where the environment sets no locale. It took a large
-                # page's PostgreSQL CPU from 3.1 to 2.7 ms (bench/RESULTS.md, thirteenth
+                # page's PostgreSQL CPU from 3.2 to 2.8 ms (bench/RESULTS.md, thirteenth
                 # session). A cluster made before keeps its own; the character classes
                 # of the text-search parser still follow the environment's LC_CTYPE.
                 "--locale-provider=builtin",
