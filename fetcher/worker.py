@@ -66,12 +66,14 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # On a machine whose cores the database shares with the extraction, a group's store and
 # completion can outlast the time the slots take to fill again; with room for only one
 # such group (2) the claims then stop and the extraction workers wait. Room for three
-# keeps them fed: bench.fetch's pool run +11 % pages/s on standard pages and +7 % on small
-# ones, alternated with the bound at 2 (its large set, 64 in flight, within noise), and
-# less CPU a page (bigger groups a round trip; bench/RESULTS.md, twelfth session). The
-# pages past extraction hold their documents (and, with the archive on, their responses
-# until it is written), so this also bounds that memory.
-HELD_PER_SLOT = 4
+# kept them fed better: bench.fetch's pool run +11 % pages/s on standard pages and +7 % on
+# small ones, with the bound at 2 (bench/RESULTS.md, twelfth session). Room for five: at
+# four, the claims still stopped a few times a second with every held claim waiting on
+# one finish (traced: the workers then idle); the pool run's cores were busy 91.6-92.8 %
+# of a standard run at four and 94.3-94.8 % at six or eight (bench/RESULTS.md,
+# fourteenth session). The pages past extraction hold their documents (and, with the
+# archive on, their responses until it is written), so this also bounds that memory.
+HELD_PER_SLOT = 6
 T = TypeVar("T")
 _Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
 
@@ -180,11 +182,28 @@ class Fetcher:
     ) -> FetchSummary:
         """Fetch claimed URLs and complete every one of them. If this is cancelled (a stop
         past its deadline) or fails, claims not completed are released untried."""
-        batch = FetchSummary(claimed=len(claims))
+        self._hold(claims)
+        return await self._process_held(claims, now)
+
+    def start(self, claims: Sequence[Claim]) -> asyncio.Task[None]:
+        """`process` the claims in a task of their own (errors logged, not raised). They
+        count as in flight, and against the concurrency, from this call: a claim loop
+        that counts its free slots again at once sees them, though the task has not yet
+        run."""
+        self._hold(claims)
+        return asyncio.create_task(self._guarded(claims))
+
+    def _hold(self, claims: Sequence[Claim]) -> None:
         for claim in claims:
             self.in_flight[claim.url_hash] = claim
+        self.fetching += len(claims)
+
+    async def _process_held(
+        self, claims: Sequence[Claim], now: datetime | None = None
+    ) -> FetchSummary:
+        """`process`, the claims already held (`_hold`)."""
+        batch = FetchSummary(claimed=len(claims))
         try:
-            self.fetching += len(claims)
             fetching = len(claims)
             try:
                 # Each group of pages done is stored and completed while the rest of the
@@ -460,7 +479,7 @@ class Fetcher:
                         backoff.reset()
                     claimed = len(claims)
                     if claims:
-                        task = asyncio.create_task(self._guarded(claims))
+                        task = self.start(claims)
                         tasks.add(task)
                         task.add_done_callback(tasks.discard)
                         continue
@@ -479,7 +498,7 @@ class Fetcher:
 
     async def _guarded(self, claims: Sequence[Claim]) -> None:
         try:
-            await self.process(claims)
+            await self._process_held(claims)
         except asyncio.CancelledError:
             raise
         except DatabaseUnavailable as exc:  # no traceback: the outage is logged once

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 from aiohttp import web
 
+from fetcher.worker import claimable
 from frontier.db import Database
 from frontier.urls import normalize_url, url_hash
 from tests.conditions import wait_until
@@ -360,3 +361,53 @@ async def test_pages_done_are_stored_while_a_slow_one_of_their_batch_goes_on(
         summary = await batch
     assert summary.outcomes["fetched"] == 4
     assert (await frontier_row(db, local_site.url("/slow")))["status"] == "fetched"
+
+
+async def test_claims_count_against_the_concurrency_before_their_batch_runs(
+    db: Database, local_site: LocalSite
+) -> None:
+    """The claim loop counts its free slots again as soon as it has started a batch's task:
+    the batch's claims must count from then, not from the task's first step, or the next
+    claim takes their slots too (a whole batch over the concurrency)."""
+    local_site.serve("/a", article("Counted at once"))
+    await submit(db, local_site.url("/a"))
+    async with fetcher_for(db, concurrency=2) as fetcher:
+        claims = await fetcher.claim(1)
+        task = fetcher.start(claims)
+        assert not task.done()
+        assert fetcher.fetching == 1 and set(fetcher.in_flight) == {claims[0].url_hash}
+        assert claimable(2, fetcher.fetching, len(fetcher.in_flight)) == 1
+        await task
+        assert fetcher.fetching == 0 and not fetcher.in_flight
+    assert (await frontier_row(db, local_site.url("/a")))["status"] == "fetched"
+
+
+async def test_the_claim_loop_has_at_most_its_concurrency_in_flight(
+    db: Database, local_site: LocalSite
+) -> None:
+    """Requests that do not end hold every slot: the loop claims no more than the
+    concurrency (one URL a claim here), however fast it claims again."""
+    release = asyncio.Event()
+    seen: list[str] = []
+
+    async def stall(request: web.Request) -> web.StreamResponse:
+        seen.append(request.path)
+        await release.wait()
+        return web.Response(text=article(request.path), content_type="text/html")
+
+    paths = [f"/held-{i}" for i in range(5)]
+    for path in paths:
+        local_site.route(path, stall)
+    await submit(db, *(local_site.url(p) for p in paths))
+    stop = asyncio.Event()
+    async with fetcher_for(db, concurrency=2, batch_size=1, timeout_s=60) as fetcher:
+        run = asyncio.create_task(fetcher.run(stop=stop))
+        try:
+            await wait_until(lambda: len(seen) >= 2, what="two requests held")
+            claimed = "SELECT count(*) FROM url_frontier WHERE status = 'fetching'"
+            assert await db.fetchval(claimed) == 2
+            assert fetcher.fetching == 2 and len(seen) == 2
+        finally:
+            release.set()
+            stop.set()
+            await run
