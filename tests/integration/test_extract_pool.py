@@ -192,9 +192,10 @@ async def test_in_process_a_page_over_the_time_limit_fails_and_the_next_has_its_
 
 async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
     """A page of 2 MiB of `<br>` tags (15-30 s to extract here) goes first to a pool of one
-    worker, four articles after it: one is queued on the worker behind it, the others wait
-    for a slot. Every article is extracted while the hostile page is still parsed, before
-    its time-out, once, by the worker that took the place of its own, set aside."""
+    worker, four articles after it: three are queued on the worker behind it
+    (PAGES_PER_WORKER), the fourth waits for a slot. Every article is extracted while the
+    hostile page is still parsed, before its time-out, once, by the worker that took the
+    place of its own, set aside."""
     pool = ExtractionPool(1, job=pool_jobs.tagged, timeout_s=10)
     try:
         hostile = asyncio.ensure_future(pool.extract(line_breaks(2), *page("/br")[1:]))
