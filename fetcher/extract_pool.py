@@ -82,13 +82,13 @@ log = logging.getLogger(__name__)
 CRASHES_ALLOWED = 2  # times a page may kill the process extracting it alone
 # Four per worker: one being parsed, three waiting in its pipe, so a worker never idles
 # between pages while the fetch process's event loop is busy elsewhere (a group's store,
-# a burst of responses): with two, bench.fetch's pool run made 2 % fewer pages a second on
-# standard pages and spent 2 % more CPU a page (four pairs alternated, bench/RESULTS.md,
-# fourteenth session). More only hold bodies in memory. Not one, though one page a worker
-# leaves none queued behind another: one alone does not spare the pages of a pool whose
-# every worker has a hostile page (setting workers aside does, SLOW_PAGE_S, and hands on
-# the pages queued behind a slow one too), and it cost bench.fetch's pool more CPU a page
-# (bench/RESULTS.md, "A page behind a hostile one").
+# a burst of responses): with two, bench.fetch's pool run made fewer pages a second on
+# standard pages, and spent more CPU a page, in each of four pairs alternated
+# (bench/RESULTS.md, fourteenth session). More only hold bodies in memory. Not one, though
+# one page a worker leaves none queued behind another: one alone does not spare the pages
+# of a pool whose every worker has a hostile page (setting workers aside does,
+# SLOW_PAGE_S, and hands on the pages queued behind a slow one too), and it cost
+# bench.fetch's pool more CPU a page (bench/RESULTS.md, "A page behind a hostile one").
 PAGES_PER_WORKER = 4
 # A page still parsed after this long is slow: its worker is set aside with it, and the
 # pages queued behind it go to other workers (`ExtractionPool._slow`). A normal page takes

@@ -67,12 +67,12 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # completion can outlast the time the slots take to fill again; with room for only one
 # such group (2) the claims then stop and the extraction workers wait. Room for three
 # kept them fed better: bench.fetch's pool run +11 % pages/s on standard pages and +7 % on
-# small ones, with the bound at 2 (bench/RESULTS.md, twelfth session). Room for five: at
-# four, the claims still stopped a few times a second with every held claim waiting on
-# one finish (traced: the workers then idle); the pool run's cores were busy 91.6-92.8 %
-# of a standard run at four and 94.3-94.8 % at six or eight (bench/RESULTS.md,
-# fourteenth session). The pages past extraction hold their documents (and, with the
-# archive on, their responses until it is written), so this also bounds that memory.
+# small ones, with the bound at 2 (bench/RESULTS.md, twelfth session). Room for five (6): at
+# 4 the claims still stopped a few times a second, every held claim waiting on one
+# finish (traced: the workers then idle), and the pool run's cores were busier at 6 or 8
+# than at 4, alike at 6 and 8 (bench/RESULTS.md, fourteenth session). The pages past
+# extraction hold their documents (and, with the archive on, their responses until it is
+# written), so this also bounds that memory.
 HELD_PER_SLOT = 6
 T = TypeVar("T")
 _Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
