@@ -66,9 +66,9 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # On a machine whose cores the database shares with the extraction, a group's store and
 # completion can outlast the time the slots take to fill again; with room for only one
 # such group (2) the claims then stop and the extraction workers wait. Room for three
-# kept them fed better: bench.fetch's pool run +11 % pages/s on standard pages and +7 % on
-# small ones, with the bound at 2 (bench/RESULTS.md, twelfth session). Room for five (6): at
-# 4 the claims still stopped a few times a second, every held claim waiting on one
+# kept them fed better: bench.fetch's pool run made more pages a second on standard and
+# small pages than with the bound at 2 (bench/RESULTS.md, twelfth session). Room for five
+# (6): at 4 the claims still stopped a few times a second, every held claim waiting on one
 # finish (traced: the workers then idle), and the pool run's cores were busier at 6 or 8
 # than at 4, alike at 6 and 8 (bench/RESULTS.md, fourteenth session). The pages past
 # extraction hold their documents (and, with the archive on, their responses until it is

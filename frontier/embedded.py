@@ -315,10 +315,10 @@ class EmbeddedPostgres:
                 # PostgreSQL's own C.UTF-8 (17+), not the C library's locale of the
                 # environment: text compares as bytes (code point order, as glibc's
                 # C.UTF-8 sorts), and lower-casing (the search vectors') knows every
-                # script, even where the environment sets no locale. It took a large
-                # page's PostgreSQL CPU from 3.2 to 2.8 ms (bench/RESULTS.md, thirteenth
-                # session). A cluster made before keeps its own; the character classes
-                # of the text-search parser still follow the environment's LC_CTYPE.
+                # script, even where the environment sets no locale. It cut a large
+                # page's PostgreSQL CPU (bench/RESULTS.md, thirteenth session). A
+                # cluster made before keeps its own; the character classes of the
+                # text-search parser still follow the environment's LC_CTYPE.
                 "--locale-provider=builtin",
                 "--builtin-locale=C.UTF-8",
             ]
