@@ -587,7 +587,8 @@ def without_headline(result: Extracted) -> Extracted:
     """`result` without the headline as its body's first line: the readings keep the
     page's <h1>, which the title already holds (5 of the 36 benchmark pages). Dropped when
     the line is the title, or the title's start before a separator (a site-name suffix);
-    a body that is only that line is left alone."""
+    a body that is only that line is left alone. The Markdown loses the same line: it
+    stays the body's text (`markdown_after_headline`)."""
     if not result.body or not result.title:
         return result
     first, _, rest = result.body.partition("\n")
@@ -596,8 +597,28 @@ def without_headline(result: Extracted) -> Extracted:
         return result
     after = title[len(head) :].lstrip()
     if title == head or (title.startswith(head) and after[:1] in _TITLE_SEPARATORS):
-        return replace(result, body=rest.lstrip("\n"))
+        return replace(
+            result,
+            body=rest.lstrip("\n"),
+            markdown=markdown_after_headline(result.markdown),
+        )
     return result
+
+
+# A Markdown line of structure as `markdown_of` writes it: a heading (a paragraph that would
+# read as one is escaped, `\#`) or a list item, nested ones indented.
+_STRUCTURE = re.compile(r"^(?:#{1,6} |[ \t]*- )", re.MULTILINE)
+
+
+def markdown_after_headline(markdown: str | None) -> str | None:
+    """`markdown` without its first block, the line `without_headline` drops from the
+    body (`markdown_of` writes the body's lines in their order, one block a line); None
+    when no heading or list is left: the page's headline was its only structure, and the
+    body holds the rest as it is."""
+    if markdown is None:
+        return None
+    rest = markdown.partition("\n")[2].lstrip("\n")
+    return rest if _STRUCTURE.search(rest) else None
 
 
 def _whole_behind_paywall(tree: LexborHTMLParser, meta: PageMeta, result: Extracted) -> bool:

@@ -149,3 +149,34 @@ def test_markdown_finds_a_heading_whatever_its_spacing_and_only_the_heading() ->
     tree = etree.fromstring('<body><head rend="h2">Big \t news</head><p>x</p></body>')
     text = "Big\u00a0  news\nBig and no news\nBig news."
     assert markdown_of(text, tree) == "## Big\u00a0  news\n\nBig and no news\n\nBig news."
+
+
+_PARAGRAPHS = "".join(
+    f"<p>Paragraph {n} of the harbour story, with enough words to be read as text.</p>"
+    for n in range(6)
+)
+
+
+def _headline_page(extra: str = "") -> str:
+    return (
+        "<html><head><title>Harbour bridge reopens | City News</title></head><body><article>"
+        f"<h1>Harbour bridge reopens</h1>{_PARAGRAPHS}{extra}</article></body></html>"
+    )
+
+
+def test_a_headline_the_body_drops_leaves_the_markdown_too() -> None:
+    """The readings keep the page's <h1>, which the body drops as the title's: the Markdown
+    drops it too, and with no other heading or list it is none (the body holds the text);
+    with another heading it keeps that one, word for word the body's text."""
+    alone = extract(_headline_page(), "https://example.org/story/1")
+    assert alone.body and alone.body.startswith("Paragraph 0")
+    assert alone.markdown is None
+    sections = extract(
+        _headline_page(f"<h2>What changes for drivers</h2>{_PARAGRAPHS}"),
+        "https://example.org/story/2",
+    )
+    assert sections.markdown is not None
+    assert "## What changes for drivers" in sections.markdown.splitlines()
+    assert "Harbour bridge reopens" not in sections.markdown
+    words = sections.markdown.replace("## ", "").split()
+    assert words == (sections.body or "").split()
