@@ -25,7 +25,11 @@ the pairs, with the pairs it links of each kind.
 fingerprints (their band rows) COPYed into the tables of a migrated database on the
 embedded benchmark server, ANALYZE, then 3 rounds of 200 lookups of batches of 32
 fingerprints (half of them copies of a stored one with a few bins changed): median ms per
-batch, the candidates read per document and the share of planted copies found.
+batch, the candidates read per document and the share of planted copies found. Then one
+story copied CLUSTER times (``--quick``: a tenth), stored in batches of 32 through
+``NearDuplicates.assign`` and ``record`` as the fetcher stores documents, and 200 batches
+each holding one more copy: their median ms, the copy's candidates and the most documents
+holding one band value (``HOLDERS`` at most).
 
 The last line printed is one JSON object.
 """
@@ -176,6 +180,7 @@ def labelled() -> dict[str, Any]:
 PLANTED = 2_000  # real fingerprints among the synthetic rows: the ones copies are made of
 BATCH = 32
 LOOKUPS = 200
+CLUSTER = 50_000  # copies of one story (a wire story, or a page under many addresses)
 
 
 def _random_minhash(rng: random.Random) -> bytes:
@@ -216,7 +221,10 @@ def load_rows(dsn: str, size: int, planted: list[bytes]) -> float:
                  LATERAL (SELECT encode(sha256(g::text::bytea), 'hex') AS h) AS x
             """
         )
-        conn.execute("CREATE INDEX near_duplicates_bands_idx ON near_duplicates USING gin (bands)")
+        conn.execute(  # as migrations 0037 and 0038 make it: no pending list
+            "CREATE INDEX near_duplicates_bands_idx ON near_duplicates"
+            " USING gin (bands) WITH (fastupdate = off)"
+        )
         conn.execute("VACUUM ANALYZE near_duplicates")
     return time.perf_counter() - start
 
@@ -252,7 +260,52 @@ async def _lookups(dsn: str, planted: list[bytes], rng: random.Random) -> dict[s
         await db.close()
 
 
-def lookup(size: int, dsn: str | None) -> dict[str, Any]:
+async def _grown_cluster(dsn: str, copies: int, rng: random.Random) -> dict[str, Any]:
+    """One story copied `copies` times and stored as the fetcher stores documents, then
+    LOOKUPS batches of BATCH fingerprints holding one more copy each (the others new):
+    the batch's median ms, the copy's candidates (median) and whether it joined."""
+    db = await Database.connect(dsn, min_size=1, max_size=1)
+    near = NearDuplicates(db)
+    story = _random_minhash(rng)
+    try:
+        for start in range(0, copies, BATCH):
+            batch = [
+                Fingerprinted(f"s{n:063x}", _edited(story, rng))
+                for n in range(start, min(start + BATCH, copies))
+            ]
+            await near.record(await near.assign(batch))
+        first = f"s{0:063x}"
+        times: list[float] = []
+        candidates: list[int] = []
+        joined = 0
+        for n in range(LOOKUPS):
+            copy = _edited(story, rng)
+            batch = [Fingerprinted(f"t{n:063x}", copy)] + [
+                Fingerprinted(f"u{n:031x}{i:032x}", _random_minhash(rng)) for i in range(BATCH - 1)
+            ]
+            start_s = time.perf_counter()
+            [place, *_] = await near.assign(batch)
+            times.append(time.perf_counter() - start_s)
+            joined += place.cluster == first
+            async with db.transaction() as tx:
+                await tx.execute(SQL["gin_only"])
+                candidates.append(len(await tx.fetch(SQL["candidates"], nd.bands(copy))))
+        holders = await db.fetchval(
+            "SELECT max(n) FROM (SELECT count(*) AS n FROM near_duplicates, unnest(bands) AS v"
+            " GROUP BY v) AS held"
+        )
+        return {
+            "copies": copies,
+            "batch_ms": round(median(times) * 1000, 2),
+            "candidates_of_a_copy": median(candidates),
+            "joined": round(joined / LOOKUPS, 4),
+            "most_holders_of_a_value": holders,
+        }
+    finally:
+        await db.close()
+
+
+def lookup(size: int, dsn: str | None, copies: int) -> dict[str, Any]:
     rng = random.Random(29)
     planted = [_random_minhash(rng) for _ in range(PLANTED)]
     with benchmark_server(dsn) as server:
@@ -268,6 +321,8 @@ def lookup(size: int, dsn: str | None) -> dict[str, Any]:
             ).fetchone()
             assert row is not None
         best = sorted(rounds, key=lambda r: r["batch_ms"])[1]
+        log(f"storing {copies:,} copies of one story")
+        cluster = asyncio.run(_grown_cluster(database, copies, rng))
         return {
             "documents": size,
             "load_s": round(load_s, 1),
@@ -277,6 +332,7 @@ def lookup(size: int, dsn: str | None) -> dict[str, Any]:
             "lookups_per_round": LOOKUPS,
             **best,
             "rounds_batch_ms": [r["batch_ms"] for r in rounds],
+            "cluster": cluster,
             "server_version": server.server_version(),
         }
 
@@ -292,7 +348,7 @@ def main() -> int:
         emit_result(labelled())
         return 0
     size = args.documents or (1_000_000 if args.quick else 10_000_000)
-    emit_result(lookup(size, args.dsn))
+    emit_result(lookup(size, args.dsn, CLUSTER // 10 if args.quick else CLUSTER))
     return 0
 
 

@@ -7,7 +7,16 @@ MinHash agrees in at least `THRESHOLD` of its bins, and names the cluster of the
 similar: the url_hash of the earliest document of that cluster. A document of the batch
 is also a candidate of the ones after it. Once written, `record` adds them. Two processes
 storing near-duplicates of each other at the same moment may each start a cluster: the
-link is a hint for readers, not an identity (the exact checks of `document_keys` are)."""
+link is a hint for readers, not an identity (the exact checks of `document_keys` are).
+
+A band value is held by at most `HOLDERS` documents: a document records only the values
+fewer than that held before it. Without the bound, every copy of a story syndicated
+thousands of times, or of a page a site serves under thousands of addresses, would read
+all the copies before it (its candidates, their rows and their similarity each): the
+cost of storing one page would grow with the cluster, and a cluster's whole cost with its
+square. With it, a document has at most `HOLDERS` candidates a band (the earliest holders,
+of the cluster they name), whatever the cluster's size; a copy's values that no earlier
+one shares (an edit) are still held and found."""
 
 from __future__ import annotations
 
@@ -19,6 +28,7 @@ from frontier.db import Database
 from frontier.sql import load
 
 SQL = load("near_duplicates")
+HOLDERS = 8  # documents a band value is held by, at most (the module's docstring)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +43,7 @@ class Fingerprinted:
 class Placed:
     url_hash: str
     minhash: bytes
-    bands: tuple[int, ...]
+    bands: tuple[int, ...]  # the band values it holds: those fewer than HOLDERS held before
     cluster: str  # the earliest document of its cluster: itself when it has none
 
     @property
@@ -80,7 +90,13 @@ class NearDuplicates:
                 if score >= nd.THRESHOLD and (best is None or score > best[0]):
                     best = (score, other.cluster)
             cluster = best[1] if best is not None else document.url_hash
-            place = Placed(document.url_hash, document.minhash, bands, cluster)
+            held = tuple(  # those fewer hold, this document aside (a revisit holds its own)
+                value
+                for value in bands
+                if sum(known[i].url_hash != document.url_hash for i in by_band.get(value, ()))
+                < HOLDERS
+            )
+            place = Placed(document.url_hash, document.minhash, held, cluster)
             placed.append(place)
             know(place)
         return placed

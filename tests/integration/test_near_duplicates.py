@@ -16,7 +16,7 @@ from bench.near_duplicates_set import BYLINES, _page, _paragraphs
 from frontier import near_duplicates as nd
 from frontier.db import Database
 from frontier.documents import DocumentFilter
-from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates, Placed
+from frontier.sinks.near_duplicates import HOLDERS, SQL, Fingerprinted, NearDuplicates, Placed
 from frontier.sinks.postgres import PostgresDocuments
 from frontier.urls import normalize_url, url_hash
 from tests.fetch_harness import after, fetcher_for, submit
@@ -183,3 +183,53 @@ async def test_a_large_group_finds_its_copies_by_their_bands(db: Database) -> No
             assert place.near_duplicate_of is None
     # The stored candidates come in one order: every copy of them names the same one.
     assert len({placed[i].near_duplicate_of for i in range(3, 100, 10)}) == 1
+
+
+async def test_a_band_value_is_held_by_a_bounded_number_of_documents(db: Database) -> None:
+    """A story copied a hundred times, in batches as stores make them: every copy names
+    the first, no band value is held by more than HOLDERS documents, so a later copy reads
+    at most HOLDERS candidates a band whatever the cluster's size; a value only an edit
+    made is still held, and found by the next copy with the same edit; a revisit of a
+    holder keeps what it holds."""
+    near = NearDuplicates(db)
+    words = [f"wire{i}" for i in range(400)]
+
+    def fingerprint(text: list[str]) -> bytes:
+        value = nd.minhash(" ".join(text))
+        assert value is not None
+        return value
+
+    story = fingerprint(words)
+    copies = [
+        Fingerprinted(f"{n:064x}", fingerprint([*words[: 390 + n % 7], f"note{n}"]))
+        for n in range(100)
+    ]
+    for start in range(0, 100, 25):
+        await near.record(await near.assign(copies[start : start + 25]))
+    clusters = await db.fetch("SELECT url_hash, cluster FROM near_duplicates")
+    assert {r["cluster"] for r in clusters} == {f"{0:064x}"}
+    holders = await db.fetch(
+        "SELECT value, count(*) AS n FROM near_duplicates, unnest(bands) AS value GROUP BY value"
+    )
+    assert max(r["n"] for r in holders) == HOLDERS  # the bound is reached, and held
+    values = sorted(set(nd.bands(story)))
+    async with db.transaction() as tx:
+        await tx.execute(SQL["gin_only"])
+        candidates = await tx.fetch(SQL["candidates"], values)
+    assert 0 < len(candidates) <= HOLDERS * nd.BANDS
+    [late] = await near.assign([Fingerprinted("f" * 64, story)])
+    assert late.near_duplicate_of == f"{0:064x}"
+
+    # An edit of its own: its new band values are held, and the next such copy finds it.
+    edited = fingerprint([*words[:200], "a correction", *words[200:]])
+    [first_edit] = await near.assign([Fingerprinted("e" * 64, edited)])
+    fresh = set(nd.bands(edited)) - {r["value"] for r in holders}
+    assert fresh and fresh <= set(first_edit.bands)
+    await near.record([first_edit])
+    [second_edit] = await near.assign([Fingerprinted("d" * 64, edited)])
+    assert second_edit.near_duplicate_of == f"{0:064x}"
+    # A revisit of a holder does not count itself among the holders.
+    holder = next(p for p in await near.assign(copies[:1]))
+    assert set(holder.bands) == set(
+        await db.fetchval("SELECT bands FROM near_duplicates WHERE url_hash = $1", f"{0:064x}")
+    )
