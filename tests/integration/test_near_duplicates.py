@@ -229,7 +229,7 @@ async def test_a_band_value_is_held_by_a_bounded_number_of_documents(db: Databas
     [second_edit] = await near.assign([Fingerprinted("d" * 64, edited)])
     assert second_edit.near_duplicate_of == f"{0:064x}"
     # A revisit of a holder does not count itself among the holders.
-    holder = next(p for p in await near.assign(copies[:1]))
+    [holder] = await near.assign(copies[:1])
     assert set(holder.bands) == set(
         await db.fetchval("SELECT bands FROM near_duplicates WHERE url_hash = $1", f"{0:064x}")
     )
