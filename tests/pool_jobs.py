@@ -2,7 +2,8 @@
 each wraps the real job (`fetcher.extract_job.extract_page`) and marks the stored title
 with the pid of the process that ran it; `crashing` also kills its own process with
 SIGKILL for some pages, as a parser crash or an operator's `kill -9` would; `gated` holds
-each page until the test opens a `Gate`; `failing` raises for some pages; `echoed`
+each page until the test opens a `Gate`; `stalling` never ends some pages; `failing` raises
+for some pages; `echoed`
 returns the body it was given; `collector_state` tells the worker's cyclic collector's
 state in the title."""
 
@@ -93,6 +94,16 @@ def started(markers: Path) -> dict[int, set[str]]:
         _, pid, page = marker.name.split(" ")
         pages.setdefault(int(pid), set()).add(page)
     return pages
+
+
+def stalling(*args: Any) -> Extraction:
+    """A page whose path holds `stall` never ends, as a hostile page's parse may take
+    minutes (bench.hostile_documents: a `<br>` page of a few MiB): its worker waits for
+    the signal that kills it, whatever the machine's speed; the others are `tagged`."""
+    if "stall" in args[2]:
+        while True:
+            signal.pause()
+    return tagged(*args)
 
 
 class PageRefused(Exception):

@@ -191,14 +191,15 @@ async def test_in_process_a_page_over_the_time_limit_fails_and_the_next_has_its_
 
 
 async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
-    """A page of 2 MiB of `<br>` tags (15-30 s to extract here) goes first to a pool of one
-    worker, four articles after it: three are queued on the worker behind it
+    """A page that never ends (`pool_jobs.stalling`, as a `<br>` page of a few MiB takes
+    minutes: the test does not hang on how fast this machine parses one) goes first to a
+    pool of one worker, four articles after it: three are queued on the worker behind it
     (PAGES_PER_WORKER), the fourth waits for a slot. Every article is extracted while the
     hostile page is still parsed, before its time-out, once, by the worker that took the
     place of its own, set aside."""
-    pool = ExtractionPool(1, job=pool_jobs.tagged, timeout_s=10)
+    pool = ExtractionPool(1, job=pool_jobs.stalling, timeout_s=10)
     try:
-        hostile = asyncio.ensure_future(pool.extract(line_breaks(2), *page("/br")[1:]))
+        hostile = asyncio.ensure_future(pool.extract(*page("/stall")))
         await wait_until(lambda: pool.in_flight == 1, what="the hostile page on the worker")
         [first] = pool.worker_pids()
         paths = [f"/p{i}" for i in range(4)]
@@ -216,17 +217,14 @@ async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
 
 
 async def test_more_hostile_pages_than_workers_hold_no_page_behind_them() -> None:
-    """Three `<br>` pages go first to a pool of two workers (one queued behind another),
-    then four articles. Two workers are set aside with their hostile pages and replaced;
-    the third hostile page sets its new worker aside without a replacement (the pool stays
-    within twice its processes), and what was queued behind it goes to the last worker.
-    Every article is extracted before any hostile page ends."""
-    pool = ExtractionPool(2, job=pool_jobs.tagged, timeout_s=10)
+    """Three pages that never end (`pool_jobs.stalling`) go first to a pool of two workers
+    (one queued behind another), then four articles. Two workers are set aside with their
+    hostile pages and replaced; the third hostile page sets its new worker aside without a
+    replacement (the pool stays within twice its processes), and what was queued behind it
+    goes to the last worker. Every article is extracted before any hostile page ends."""
+    pool = ExtractionPool(2, job=pool_jobs.stalling, timeout_s=10)
     try:
-        hostile = [
-            asyncio.ensure_future(pool.extract(line_breaks(2), *page(f"/br{i}")[1:]))
-            for i in range(3)
-        ]
+        hostile = [asyncio.ensure_future(pool.extract(*page(f"/stall{i}"))) for i in range(3)]
         await wait_until(lambda: pool.in_flight == 3, what="the hostile pages on the workers")
         paths = [f"/p{i}" for i in range(4)]
         done = await asyncio.gather(*(pool.extract(*page(p)) for p in paths))
