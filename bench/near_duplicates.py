@@ -54,7 +54,7 @@ from bench.server import benchmark_server, emit_result, log, median
 from fetcher.extract import extract
 from frontier import near_duplicates as nd
 from frontier.db import Database
-from frontier.sinks.near_duplicates import SQL, Fingerprinted, NearDuplicates
+from frontier.sinks.near_duplicates import Fingerprinted, NearDuplicates
 
 
 def _timed(fn: Callable[[str], Any], texts: list[str]) -> tuple[list[Any], float]:
@@ -244,9 +244,7 @@ async def _lookups(dsn: str, planted: list[bytes], rng: random.Random) -> dict[s
             start = time.perf_counter()
             placed = await near.assign(batch)
             times.append(time.perf_counter() - start)
-            async with db.transaction() as tx:
-                await tx.execute(SQL["gin_only"])
-                candidates += len(await tx.fetch(SQL["candidates"], values))
+            candidates += len(await near.candidates(values))
             for n, place in zip(picks, placed, strict=False):
                 wanted += 1
                 found += place.cluster == f"{n:064x}"
@@ -287,9 +285,7 @@ async def _grown_cluster(dsn: str, copies: int, rng: random.Random) -> dict[str,
             [place, *_] = await near.assign(batch)
             times.append(time.perf_counter() - start_s)
             joined += place.cluster == first
-            async with db.transaction() as tx:
-                await tx.execute(SQL["gin_only"])
-                candidates.append(len(await tx.fetch(SQL["candidates"], nd.bands(copy))))
+            candidates.append(len(await near.candidates(nd.bands(copy))))
         holders = await db.fetchval(
             "SELECT max(n) FROM (SELECT count(*) AS n FROM near_duplicates, unnest(bands) AS v"
             " GROUP BY v) AS held"

@@ -2,10 +2,9 @@
 each wraps the real job (`fetcher.extract_job.extract_page`) and marks the stored title
 with the pid of the process that ran it; `crashing` also kills its own process with
 SIGKILL for some pages, as a parser crash or an operator's `kill -9` would; `gated` holds
-each page until the test opens a `Gate`; `stalling` never ends some pages; `failing` raises
-for some pages; `echoed`
-returns the body it was given; `collector_state` tells the worker's cyclic collector's
-state in the title."""
+each page until the test opens a `Gate`; `stalling` never ends some pages; `failing`
+raises for some pages; `echoed` returns the body it was given; `collector_state` tells the
+worker's cyclic collector's state in the title."""
 
 from __future__ import annotations
 
@@ -98,8 +97,9 @@ def started(markers: Path) -> dict[int, set[str]]:
 
 def stalling(*args: Any) -> Extraction:
     """A page whose path holds `stall` never ends, as a hostile page's parse may take
-    minutes (bench.hostile_documents: a `<br>` page of a few MiB): its worker waits for
-    the signal that kills it, whatever the machine's speed; the others are `tagged`."""
+    seconds to minutes (bench.hostile_documents: a `<br>` page of a few MiB): its worker
+    waits for the signal that kills it, whatever the machine's speed; the others are
+    `tagged`."""
     if "stall" in args[2]:
         while True:
             signal.pause()

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from asyncpg import Record
+
 from frontier import near_duplicates as nd
 from frontier.db import Database
 from frontier.sql import load
@@ -60,10 +62,7 @@ class NearDuplicates:
         if not documents:
             return []
         banded = [(d, tuple(nd.bands(d.minhash))) for d in documents]
-        values = sorted({v for _, bands in banded for v in bands})
-        async with self._db.transaction() as tx:
-            await tx.execute(SQL["gin_only"])
-            rows = await tx.fetch(SQL["candidates"], values)
+        rows = await self.candidates(sorted({v for _, bands in banded for v in bands}))
         # The candidates so far (those stored, then the group's documents placed before
         # the one at hand), and each one's place among them by its band values: a
         # document's candidates are found by its bands, not by a look at every document
@@ -100,6 +99,13 @@ class NearDuplicates:
             placed.append(place)
             know(place)
         return placed
+
+    async def candidates(self, values: Sequence[int]) -> list[Record]:
+        """The stored documents holding any of the band `values` (url_hash, minhash, bands,
+        cluster), through the GIN index."""
+        async with self._db.transaction() as tx:
+            await tx.execute(SQL["gin_only"])
+            return await tx.fetch(SQL["candidates"], values)
 
     async def record(self, placed: Sequence[Placed]) -> None:
         """The documents written: candidates of the documents stored after them."""

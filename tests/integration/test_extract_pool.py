@@ -192,11 +192,11 @@ async def test_in_process_a_page_over_the_time_limit_fails_and_the_next_has_its_
 
 async def test_pages_behind_a_hostile_page_do_not_wait_for_it() -> None:
     """A page that never ends (`pool_jobs.stalling`, as a `<br>` page of a few MiB takes
-    minutes: the test does not hang on how fast this machine parses one) goes first to a
-    pool of one worker, four articles after it: three are queued on the worker behind it
-    (PAGES_PER_WORKER), the fourth waits for a slot. Every article is extracted while the
-    hostile page is still parsed, before its time-out, once, by the worker that took the
-    place of its own, set aside."""
+    seconds to minutes: the test does not hang on how fast this machine parses one) goes
+    first to a pool of one worker, four articles after it: three are queued on the worker
+    behind it (PAGES_PER_WORKER), the fourth waits for a slot. Every article is extracted
+    while the hostile page is still on its worker, before its time-out, once, by the worker
+    that took the place of its own, set aside."""
     pool = ExtractionPool(1, job=pool_jobs.stalling, timeout_s=10)
     try:
         hostile = asyncio.ensure_future(pool.extract(*page("/stall")))

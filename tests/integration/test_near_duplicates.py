@@ -16,7 +16,7 @@ from bench.near_duplicates_set import BYLINES, _page, _paragraphs
 from frontier import near_duplicates as nd
 from frontier.db import Database
 from frontier.documents import DocumentFilter
-from frontier.sinks.near_duplicates import HOLDERS, SQL, Fingerprinted, NearDuplicates, Placed
+from frontier.sinks.near_duplicates import HOLDERS, Fingerprinted, NearDuplicates, Placed
 from frontier.sinks.postgres import PostgresDocuments
 from frontier.urls import normalize_url, url_hash
 from tests.fetch_harness import after, fetcher_for, submit
@@ -213,9 +213,7 @@ async def test_a_band_value_is_held_by_a_bounded_number_of_documents(db: Databas
     )
     assert max(r["n"] for r in holders) == HOLDERS  # the bound is reached, and held
     values = sorted(set(nd.bands(story)))
-    async with db.transaction() as tx:
-        await tx.execute(SQL["gin_only"])
-        candidates = await tx.fetch(SQL["candidates"], values)
+    candidates = await near.candidates(values)
     assert 0 < len(candidates) <= HOLDERS * nd.BANDS
     [late] = await near.assign([Fingerprinted("f" * 64, story)])
     assert late.near_duplicate_of == f"{0:064x}"
