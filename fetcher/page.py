@@ -58,6 +58,18 @@ class Page:
     render_error: str | None = None
     rendered_dom: bytes | None = None  # what its document was extracted from (archived)
 
+    def held_bytes(self) -> int:
+        """About how much the page holds while its document waits to be stored: its
+        responses and a rendered DOM (kept for the archive, redirect hops included) and
+        its document's text (characters, as a bound's measure)."""
+        held = sum(len(e.body) for e in self.exchanges) + len(self.rendered_dom or b"")
+        held += sum(len(e.body) for e in self.render_exchanges)
+        document = self.document
+        if document is not None:
+            held += len(document.body or "") + len(document.markdown or "")
+            held += sum(map(len, document.paragraphs))
+        return held
+
     def end(self, kind: OutcomeKind, **values: object) -> None:
         """Decide the page's outcome."""
         values.setdefault("fetch_url", self.fetch_url)

@@ -72,7 +72,9 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # finish (traced: the workers then idle), and the pool run's cores were busier at 6 or 8
 # than at 4, alike at 6 and 8 (bench/RESULTS.md, fourteenth session). The pages past
 # extraction hold their documents (and, with the archive on, their responses until it is
-# written), so this also bounds that memory.
+# written): what they hold in all is bound too, to what the pages being requested can
+# hold (`FetcherConfig.held_bytes_bound`), so servers that all send the largest body
+# allowed cannot make them hold five times that.
 HELD_PER_SLOT = 6
 T = TypeVar("T")
 _Wave = tuple[list[Page], FetchSummary, datetime | None]  # a batch's pages done, at `now`
@@ -156,6 +158,9 @@ class Fetcher:
         # database's round trips (bench/RESULTS.md). `fetched` is set as a batch does so.
         self.fetching = 0
         self.fetched = asyncio.Event()
+        # What the pages being stored and completed hold (`Page.held_bytes`); claims stop
+        # while it is at `config.held_bytes_bound`, and `fetched` is set as it falls below.
+        self.held_bytes = 0
         self._last_prune: float | None = None  # time.monotonic() of the last pruning
         # The batches' finishes, grouped: pages done while another batch's finish runs
         # are stored, completed and logged with the others done meanwhile, in one finish
@@ -213,7 +218,12 @@ class Fetcher:
                         self.fetching -= len(pages)
                         fetching -= len(pages)
                         self.fetched.set()
-                        await self._finish_together(pages, batch, now)
+                        held = sum(page.held_bytes() for page in pages)
+                        self.held_bytes += held
+                        try:
+                            await self._finish_together(pages, batch, now)
+                        finally:
+                            self._let_go(held)
             finally:
                 self.fetching -= fetching
                 self.fetched.set()
@@ -230,6 +240,14 @@ class Fetcher:
                 self.in_flight.pop(claim.url_hash, None)
             self.summary.add(batch)
         return batch
+
+    def _let_go(self, held: int) -> None:
+        """The pages holding `held` bytes are stored and completed (or failed): wake the
+        claim loop if they were what stopped it."""
+        stopped = self.held_bytes >= self.config.held_bytes_bound
+        self.held_bytes -= held
+        if stopped and self.held_bytes < self.config.held_bytes_bound:
+            self.fetched.set()
 
     async def release(
         self,
@@ -462,7 +480,12 @@ class Fetcher:
                     await first_of([*tasks], [stop], min(paused_s, BEAT_EVERY_S))
                     continue
                 self.fetched.clear()  # before the count: a batch done after it wakes the wait
-                free = claimable(config.concurrency, self.fetching, len(self.in_flight))
+                free = claimable(
+                    config.concurrency,
+                    self.fetching,
+                    len(self.in_flight),
+                    full=self.held_bytes >= config.held_bytes_bound,
+                )
                 claimed = 0
                 if free > 0:
                     try:
@@ -539,11 +562,14 @@ class Fetcher:
             self.summary.released += await self.release(left)
 
 
-def claimable(concurrency: int, fetching: int, held: int) -> int:
+def claimable(concurrency: int, fetching: int, held: int, *, full: bool = False) -> int:
     """How many URLs the claim loop may claim now: pages being requested and extracted
     (`fetching`) up to `concurrency`, and claims held in all (`held`, those being stored
     too) up to HELD_PER_SLOT times that, so pages waiting on a slow database stop the
-    claims instead of piling up."""
+    claims instead of piling up; none while the pages being stored hold as much as their
+    bound allows (`full`: `FetcherConfig.held_bytes_bound`)."""
+    if full:
+        return 0
     return min(concurrency - fetching, HELD_PER_SLOT * concurrency - held)
 
 

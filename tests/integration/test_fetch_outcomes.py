@@ -11,6 +11,8 @@ from aiohttp import web
 
 from fetcher.worker import claimable
 from frontier.db import Database
+from frontier.sinks import RawDocument
+from frontier.sinks.postgres import PostgresSink
 from frontier.urls import normalize_url, url_hash
 from tests.conditions import wait_until
 from tests.fetch_harness import after, article, fetcher_for, frontier_row, host_row, submit
@@ -276,8 +278,6 @@ async def test_a_completion_refused_after_the_lease_was_lost_is_not_logged(
     not happen, so it leaves no `ok` row; the next claim's fetch is the one logged."""
     from frontier.queue import QueueRepository
     from frontier.queue_values import QueuePolicy
-    from frontier.sinks import RawDocument
-    from frontier.sinks.postgres import PostgresSink
 
     class ReapedWhileStoring(PostgresSink):
         reaped = 0
@@ -361,6 +361,60 @@ async def test_pages_done_are_stored_while_a_slow_one_of_their_batch_goes_on(
         summary = await batch
     assert summary.outcomes["fetched"] == 4
     assert (await frontier_row(db, local_site.url("/slow")))["status"] == "fetched"
+
+
+async def test_claims_stop_while_the_pages_being_stored_hold_their_bound(
+    db: Database, local_site: LocalSite
+) -> None:
+    """Pages waiting on a slow sink hold their documents: once they hold what the pages
+    being requested could (concurrency x the largest body), the loop claims no more,
+    though the count of held claims would allow six times the concurrency; nothing is
+    lost once the sink is back."""
+
+    class SlowSink(PostgresSink):
+        def __init__(self) -> None:
+            super().__init__(db)
+            self.back = asyncio.Event()
+
+        async def write(self, documents: Sequence[RawDocument]) -> None:
+            await self.back.wait()
+            await super().write(documents)
+
+    paths = [f"/heavy-{i}" for i in range(12)]
+    for path in paths:  # about 60 KB a page, twice that held (its body and paragraphs)
+        local_site.serve(path, article(f"Heavy {path}", paragraphs=400, word=path.strip("/")))
+    await submit(db, *(local_site.url(p) for p in paths))
+    sink = SlowSink()
+    claimed = "SELECT count(*) FROM url_frontier WHERE status = 'fetching'"
+    stop = asyncio.Event()
+    async with fetcher_for(
+        db, sink=sink, concurrency=2, batch_size=1, max_body_bytes=128 * 1024
+    ) as fetcher:
+        bound = fetcher.config.held_bytes_bound
+
+        async def stopped_or_all_claimed() -> bool:
+            if await db.fetchval(claimed) == len(paths):
+                return True
+            return fetcher.fetching == 0 and fetcher.held_bytes >= bound
+
+        async def all_fetched() -> bool:
+            done = "SELECT count(*) FROM url_frontier WHERE status = 'fetched'"
+            return await db.fetchval(done) == len(paths)
+
+        run = asyncio.create_task(fetcher.run(stop=stop))
+        try:
+            await wait_until(stopped_or_all_claimed, what="the claims stopped")
+            # three pages reach the bound; at most the two being requested then join them
+            assert await db.fetchval(claimed) <= 5
+            assert fetcher.held_bytes >= bound
+            sink.back.set()
+            await wait_until(all_fetched, what="every page fetched")
+        finally:
+            sink.back.set()
+            stop.set()
+            await run
+        assert fetcher.held_bytes == 0
+    assert await db.fetchval("SELECT count(*) FROM raw_content") == len(paths)
 
 
 async def test_claims_count_against_the_concurrency_before_their_batch_runs(

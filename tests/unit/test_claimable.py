@@ -1,6 +1,6 @@
 """The claim loop's room (`fetcher.worker.claimable`): the requests and extractions in
 flight up to the concurrency, and the claims held in all, those being stored too, up to
-HELD_PER_SLOT times it."""
+HELD_PER_SLOT times it, while what the pages being stored hold is under its bound."""
 
 from fetcher.worker import HELD_PER_SLOT, claimable
 
@@ -24,3 +24,8 @@ def test_claims_stop_once_the_held_ones_reach_their_bound() -> None:
     assert claimable(32, fetching=0, held=184) == 8
     assert claimable(32, fetching=0, held=6 * 32) == 0
     assert claimable(10, fetching=5, held=60) == 0
+
+
+def test_claims_stop_while_the_pages_being_stored_hold_their_bound() -> None:
+    assert claimable(32, fetching=0, held=32, full=True) == 0
+    assert claimable(32, fetching=0, held=0, full=True) == 0
