@@ -48,7 +48,6 @@ class FetcherConfig:
     user_agent: str
     worker_id: str = field(default_factory=default_worker_id)
     concurrency: int = 10
-    max_body_bytes: int = 10 * 1024 * 1024  # the largest page body, as the client caps it
     batch_size: int | None = None  # URLs per claim; None: half the concurrency (pipelining)
     robots_ttl_hours: int = 24
     robots_max_crawl_delay_ms: int = 30_000
@@ -74,12 +73,6 @@ class FetcherConfig:
     heartbeat_file: Path | None = None  # touched as the claim loop goes round (fetcher.heartbeat)
 
     @property
-    def held_bytes_bound(self) -> int:
-        """How much the pages past extraction may hold before the claims stop
-        (`fetcher.worker.claimable`): what the pages being requested can hold at most."""
-        return self.concurrency * self.max_body_bytes
-
-    @property
     def claim_batch(self) -> int:
         return self.batch_size or max(1, min(100, self.concurrency // 2))
 
@@ -88,7 +81,6 @@ class FetcherConfig:
         values: dict[str, object] = {
             "user_agent": settings.user_agent,
             "concurrency": settings.fetch_concurrency,
-            "max_body_bytes": settings.fetch_max_body_bytes,
             "robots_ttl_hours": settings.robots_ttl_hours,
             "robots_max_crawl_delay_ms": settings.robots_max_crawl_delay_ms,
             "robots_retry_s": settings.robots_retry_s,

@@ -73,7 +73,7 @@ PRUNE_EVERY_S = 3600.0  # fetch_log pruning, from the maintenance tick
 # than at 4, alike at 6 and 8 (bench/RESULTS.md, fourteenth session). The pages past
 # extraction hold their documents (and, with the archive on, their responses until it is
 # written): what they hold in all is bound too, to what the pages being requested can
-# hold (`FetcherConfig.held_bytes_bound`), so servers that all send the largest body
+# hold (`Fetcher.held_bytes_bound`), so servers that all send the largest body
 # allowed cannot make them hold five times that.
 HELD_PER_SLOT = 6
 T = TypeVar("T")
@@ -158,9 +158,11 @@ class Fetcher:
         # database's round trips (bench/RESULTS.md). `fetched` is set as a batch does so.
         self.fetching = 0
         self.fetched = asyncio.Event()
-        # What the pages being stored and completed hold (`Page.held_bytes`); claims stop
-        # while it is at `config.held_bytes_bound`, and `fetched` is set as it falls below.
+        # What the pages being stored and completed hold (`Page.held_bytes`), and its bound:
+        # what the pages being requested can hold at most, each a body the client caps.
+        # Claims stop while it is reached (`full`); `fetched` is set as it falls below.
         self.held_bytes = 0
+        self.held_bytes_bound = config.concurrency * client.limits.max_body_bytes
         self._last_prune: float | None = None  # time.monotonic() of the last pruning
         # The batches' finishes, grouped: pages done while another batch's finish runs
         # are stored, completed and logged with the others done meanwhile, in one finish
@@ -241,12 +243,18 @@ class Fetcher:
             self.summary.add(batch)
         return batch
 
+    @property
+    def full(self) -> bool:
+        """Whether the pages being stored hold as much as their bound allows: the claim
+        loop claims nothing until they let go."""
+        return self.held_bytes >= self.held_bytes_bound
+
     def _let_go(self, held: int) -> None:
         """The pages holding `held` bytes are stored and completed (or failed): wake the
         claim loop if they were what stopped it."""
-        stopped = self.held_bytes >= self.config.held_bytes_bound
+        stopped = self.full
         self.held_bytes -= held
-        if stopped and self.held_bytes < self.config.held_bytes_bound:
+        if stopped and not self.full:
             self.fetched.set()
 
     async def release(
@@ -481,10 +489,7 @@ class Fetcher:
                     continue
                 self.fetched.clear()  # before the count: a batch done after it wakes the wait
                 free = claimable(
-                    config.concurrency,
-                    self.fetching,
-                    len(self.in_flight),
-                    full=self.held_bytes >= config.held_bytes_bound,
+                    config.concurrency, self.fetching, len(self.in_flight), full=self.full
                 )
                 claimed = 0
                 if free > 0:
@@ -567,7 +572,7 @@ def claimable(concurrency: int, fetching: int, held: int, *, full: bool = False)
     (`fetching`) up to `concurrency`, and claims held in all (`held`, those being stored
     too) up to HELD_PER_SLOT times that, so pages waiting on a slow database stop the
     claims instead of piling up; none while the pages being stored hold as much as their
-    bound allows (`full`: `FetcherConfig.held_bytes_bound`)."""
+    bound allows (`full`: `Fetcher.full`)."""
     if full:
         return 0
     return min(concurrency - fetching, HELD_PER_SLOT * concurrency - held)

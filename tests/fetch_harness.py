@@ -50,12 +50,7 @@ async def fetcher_for(
         max_body_bytes=max_body_bytes,
     )
     policy = QueuePolicy(default_delay_ms=delay_ms, max_retries=max_retries, lease_seconds=60)
-    values: dict[str, Any] = {
-        "user_agent": UA,
-        "worker_id": "w-test",
-        "concurrency": 10,
-        "max_body_bytes": max_body_bytes,
-    }
+    values: dict[str, Any] = {"user_agent": UA, "worker_id": "w-test", "concurrency": 10}
     values.update(config)
     async with SafeClient(limits) as client:
         config_ = FetcherConfig(**values)

@@ -390,7 +390,7 @@ async def test_claims_stop_while_the_pages_being_stored_hold_their_bound(
     async with fetcher_for(
         db, sink=sink, concurrency=2, batch_size=1, max_body_bytes=128 * 1024
     ) as fetcher:
-        bound = fetcher.config.held_bytes_bound
+        bound = fetcher.held_bytes_bound
 
         async def stopped_or_all_claimed() -> bool:
             if await db.fetchval(claimed) == len(paths):
