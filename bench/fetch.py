@@ -38,6 +38,19 @@ Scrapy crawls the same URL list (CONCURRENT_REQUESTS and CONCURRENT_REQUESTS_PER
 C, no delay, ROBOTSTXT_OBEY on as ours is, no storage). The last stdout line is one JSON
 object with every figure; the ratios are ours over Scrapy + ``trafilatura.extract``.
 
+The database is a throwaway embedded PostgreSQL tuned for the machine (bench/server.py), or,
+with ``--dsn`` (a superuser's DSN, URL form), an existing server: the benchmark makes its
+own databases there and drops them afterwards, and logs the settings that differ from the
+embedded server's. PostgreSQL's CPU per page is measured when that server runs on this
+machine and its data directory can be read. A distribution's build, which has LZ4 for the
+copies of a document's text (migration 0048) where the embedded wheel's has only pglz::
+
+    .ci/with-postgres 15 sh -c 'python -m bench.fetch --lean --dsn "$FRONTIER_TEST_DATABASE_URL"'
+
+(with PG_SERVER_OPTIONS holding bench/server.py's SERVER_SETTINGS as ``-c`` options, so
+that the settings are the same and only the build and version differ; bench/RESULTS.md,
+seventeenth session).
+
 These runs keep no WARC archive (``FRONTIER_ARCHIVE=false``: Scrapy keeps none either).
 ``--archive-compare`` measures what the archive costs instead (issue 30): ours with the
 default pool, archiving off and on in turn (``--rounds`` each, 3 by default), on the first
@@ -73,7 +86,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bench.server import emit_result, log, median, run_measured, running_server
+from bench.server import benchmark_server, emit_result, log, median, run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 # Another port when another run of this benchmark holds 18080 on the same machine.
@@ -1184,6 +1197,11 @@ def main() -> None:
         help="only ours (in-process, pool) and Scrapy + trafilatura.extract on each set",
     )
     parser.add_argument("--set", choices=sorted(PAGE_SETS), help="only this page set")
+    parser.add_argument(
+        "--dsn",
+        help="an existing server's superuser DSN (URL form) instead of a throwaway embedded "
+        "server; its build and configuration are the operator's",
+    )
     parser.add_argument("--worker", metavar="DSN")
     parser.add_argument("--no-extract", action="store_true")
     parser.add_argument("--scrapy", metavar="URL_FILE")
@@ -1250,7 +1268,7 @@ def main() -> None:
     with serving:
         site = "nginx" if nginx else "aiohttp"
         log(f"site ({site}): sets (hosts, pages, in flight) {shapes}")
-        with running_server() as server:
+        with benchmark_server(args.dsn) as server:
             if args.archive_compare or args.outbox_compare:
                 set_hosts, pages, c = shapes[sets[0]]
                 if args.archive_compare:
