@@ -11,9 +11,10 @@ the same extraction), and the language the body is written in is detected
 (`fetcher.language`), beside the one the page declares (`language`).
 
 The page is parsed once with selectolax for the selectors and the declared metadata, once
-with lxml (the tree trafilatura's own loader makes: `fetcher.lxml_load`) for trafilatura's readings and the date search, which
-each copy the tree before changing it, and once by resiliparse (lexbor) for its check
-when the check can change the reading (`fetcher.plain_text_bound`).
+with lxml (the tree trafilatura's own loader makes: `fetcher.lxml_load`) for
+trafilatura's readings and the date search, which each copy the tree before changing it,
+and once by resiliparse (lexbor) for its check when the check can change the reading
+(`fetcher.plain_text_bound`).
 bench/extract_quality.py measures the body candidates against the corpus (bench/RESULTS.md).
 
 A page that declares its article not free to read (`isAccessibleForFree: false`, on the
@@ -279,9 +280,10 @@ def lxml_page(html: str) -> HtmlElement | None:
     """The page parsed once for trafilatura's readings and its date search, as
     trafilatura's own loader parses it (its repairs and parser settings, so each reading
     is the one it would make of the text; `fetcher.lxml_load`, without the loader's search
-    of the whole page where it would change nothing). Both copy a tree before changing it (checked on the
-    corpus with trafilatura 2.2 and 2.3, htmldate 1.10 and 1.11): one parse instead of
-    one per reading. None when lxml makes nothing of it (the readings then get the text)."""
+    of the whole page where it would change nothing). Both copy a tree before changing it
+    (checked on the corpus with trafilatura 2.2 and 2.3, htmldate 1.10 and 1.11): one
+    parse instead of one per reading. None when lxml makes nothing of it (the readings
+    then get the text)."""
     try:
         return load(html)
     except Exception as exc:  # lxml on hostile markup: each reading parses the text itself
