@@ -67,8 +67,8 @@ def load(html: str) -> HtmlElement | None:
     except ValueError:  # "Unicode strings with encoding declaration are not supported."
         tree = fromstring_bytes(text)
         fallback = True
-    except Exception as exc:  # lxml on hostile markup, as load_html logs it
-        log.warning("lxml could not parse the page: %s", exc)
+    except Exception as exc:  # lxml on hostile markup: its bytes are tried, as load_html does
+        log.warning("lxml could not parse the page's text, trying its bytes: %s", exc)
     if (tree is None or len(tree) < 1) and not fallback:
         tree = fromstring_bytes(text)
     if tree is not None and is_dubious_html(beginning) and len(tree) < 2:
