@@ -15,7 +15,12 @@ The checks are linear in the page: a few passes at memchr's speed, the line brea
 for in the first four lines only. Their worst is about the search's own cost: a 600 KB
 CJK page in one line, 1.68 ms against 1.51 (its UTF-8 is three bytes a character); a
 1 MB non-ASCII page in four lines 2.23 against 2.64. The doctype's regular expression
-(trafilatura's own, on the first line) runs once, as in `load_html`.
+(trafilatura's own, on the first line) runs once, as in `load_html`; it and the
+self-closed `<html/>` one are trafilatura's, and backtrack quadratically on a crafted
+line (a failing doctype line of 400 KB: about 0.2 s), as they did before: the extraction's
+time limit (FRONTIER_EXTRACT_TIMEOUT_S) is what bounds them. A page with an XHTML 1.0
+doctype (`"-//W3C//DTD ..."`, older WordPress themes) matches that pattern, and goes
+through `load_html` as before.
 
 `load` checks that each repair would leave the page as it is, as trafilatura 2.2 and 2.3
 would each judge it (2.2 reads the first four lines whole, 2.3 within the first 4,096
