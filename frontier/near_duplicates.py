@@ -29,8 +29,9 @@ import struct
 import sys
 import unicodedata
 from array import array
+from collections.abc import Iterable, Sequence
 from hashlib import blake2b
-from typing import Literal
+from itertools import compress
 from zlib import crc32
 
 SHINGLE = 3  # words per shingle
@@ -56,7 +57,26 @@ _MULTIPLIERS = (
     0xD6E8FEB86659FD93,
     0xFF51AFD7ED558CCD,
 )
-_ORDER: Literal["little", "big"] = sys.byteorder  # of `array`'s items
+# the multipliers a lane (128 bits) apart, last first: `minhash`'s one multiplication
+_LANED_MULTIPLIERS = {
+    size: sum(a << 128 * (size - 1 - k) for k, a in enumerate(_MULTIPLIERS[:size]))
+    for size in range(1, len(_MULTIPLIERS) + 1)
+}
+_BIG_ENDIAN = sys.byteorder == "big"  # `array`'s items are native; the lanes little-endian
+
+
+def _share(bits: int, count: int) -> tuple[int, bytes, bytes]:
+    """What `_bin_minima` reads first on a text of at least `count` shingles: the hashes in
+    the lowest `1 / 2**bits` of their bin, and the rest (each as a table of a hash's byte
+    7, its bin's 6 bits then the top bits of its place in the bin, to 1 or 0). Some bin
+    has no hash in that share with probability about BINS * (1 - 2**-bits) ** (count /
+    BINS): under 7 % from `count` on."""
+    place = ((1 << bits) - 1) << (8 - _BIN_BITS - bits)  # the place's top `bits` bits
+    within = bytes(top & place == 0 for top in range(256))
+    return count, within, bytes(1 - keep for keep in within)
+
+
+_SHARES = (_share(bits=2, count=1_600), _share(bits=1, count=640))  # the largest first
 _FINGERPRINT = struct.Struct(f">{BINS}I")  # the bins' values, big-endian, in order
 # each band's hash, salted with its number, ready to be copied and fed the band's bins;
 # the band values are the digests read as big-endian signed 32-bit integers
@@ -105,37 +125,71 @@ def minhash(text: str, size: int = SHINGLE) -> bytes | None:
     hash is `(a0 * w0 + a1 * w1 + a2 * w2) mod 2**64` of its words' hashes (multiply-shift
     hashing of a vector, Dietzfelbinger 1996, universal): its top 6 bits choose the bin and
     the next 32 are the value. All shingles are hashed at once, as 128-bit lanes of one
-    Python integer (no lane carries into the next: each sum is below 2**99), so the cost
-    is a few whole-integer operations instead of a hash call per shingle."""
+    Python integer (no lane carries into the next: each sum is below 2**99): the words'
+    hashes, one a lane, times one constant holding the multipliers a lane apart, so that
+    lane i + size - 1 of the product is the hash of the shingle starting at word i (the
+    cost is one multiplication, not a hash call per shingle)."""
     if not 1 <= size <= len(_MULTIPLIERS):
         raise ValueError(f"shingles of 1 to {len(_MULTIPLIERS)} words, not {size}")
     hashes = list(map(crc32, _word_bytes(text)))
     if not hashes:
         return None
     n = len(hashes)
-    lanes = array("Q", bytes(16 * n))  # 128-bit lanes: the word's hash in the low half
-    lanes[::2] = array("Q", hashes)
-    words_ = int.from_bytes(lanes, _ORDER)
-    mixed = sum((words_ >> 128 * k) * a for k, a in enumerate(_MULTIPLIERS[:size]))
-    # each lane's low 64 bits: the sum mod 2**64; a text shorter than a shingle is one
-    count = max(n - size + 1, 1)
-    lowest = [_NONE] * BINS  # each bin's smallest hash: one pass, no sort (a fifth of
-    # the cost of sorting the hashes and bisecting them once a bin)
-    for value in memoryview(mixed.to_bytes(16 * n, _ORDER)).cast("Q")[: 2 * count : 2]:
+    lanes = array("I", bytes(16 * n))  # the word's hash in each lane's lowest 32 bits
+    lanes[::4] = array("I", hashes)
+    if _BIG_ENDIAN:
+        lanes.byteswap()
+    product = int.from_bytes(lanes, "little") * _LANED_MULTIPLIERS[size]
+    count = max(n - size + 1, 1)  # a text shorter than a shingle is one
+    shingles_ = product.to_bytes(16 * (n + size - 1), "little")[16 * (size - 1) :][: 16 * count]
+    return _FINGERPRINT.pack(*_filled(_bin_minima(shingles_, count)))
+
+
+def _bin_minima(lanes: bytes, count: int) -> list[int]:
+    """The smallest of each bin's shingle hashes (`_NONE` for a bin without one), of the
+    `count` 128-bit little-endian lanes whose low 64 bits are the hashes. One pass, no
+    sort (a fifth of the cost of sorting them and bisecting once a bin), and on a long
+    text a pass over a half or a quarter of them: each lane's byte 7 holds its hash's bin
+    and the next two bits, its place in the bin's lower or upper half, quarter; when every
+    bin has a hash in its lower half (or quarter), the others cannot be its smallest.
+    `itertools.compress` picks them in C. The rest are read when a bin has none."""
+    values: Sequence[int] = memoryview(lanes).cast("Q")[::2]
+    if _BIG_ENDIAN:
+        values = array("Q", lanes)[::2]
+        values.byteswap()
+    lowest = [_NONE] * BINS
+    for least, within, beyond in _SHARES:
+        if count >= least:
+            tops = lanes[7::16]
+            _lower(lowest, compress(values, tops.translate(within)))
+            if _NONE in lowest:
+                _lower(lowest, compress(values, tops.translate(beyond)))
+            return lowest
+    _lower(lowest, values)
+    return lowest
+
+
+def _lower(lowest: list[int], values: Iterable[int]) -> None:
+    for value in values:
         b = value >> _BIN_SHIFT
         if value < lowest[b]:
             lowest[b] = value
+
+
+def _filled(lowest: list[int]) -> list[int]:
+    """Each bin's value: its minimum's 32 bits; an empty bin takes the next full one's,
+    marked (rotation)."""
     mins = [_EMPTY if low == _NONE else low >> _VALUE_SHIFT & _VALUE_MASK for low in lowest]
-    if _EMPTY in mins:  # rotation: an empty bin takes the next full one's value, marked
-        for b in range(BINS):
-            if mins[b] == _EMPTY:
-                step = 1
-                while mins[(b + step) % BINS] >= _EMPTY:
-                    step += 1
-                source = mins[(b + step) % BINS]
-                mins[b] = _EMPTY | source ^ (step * 0x9E3779B1 & _VALUE_MASK)
-        mins = [m & _VALUE_MASK for m in mins]
-    return _FINGERPRINT.pack(*mins)
+    if _EMPTY not in mins:
+        return mins
+    for b in range(BINS):
+        if mins[b] == _EMPTY:
+            step = 1
+            while mins[(b + step) % BINS] >= _EMPTY:
+                step += 1
+            source = mins[(b + step) % BINS]
+            mins[b] = _EMPTY | source ^ (step * 0x9E3779B1 & _VALUE_MASK)
+    return [m & _VALUE_MASK for m in mins]
 
 
 def similarity(a: bytes, b: bytes) -> float:

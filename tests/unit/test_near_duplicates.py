@@ -48,6 +48,45 @@ def test_a_fingerprint_is_64_bins_and_the_same_in_every_process(articles: list[s
     assert nd.minhash("") is None and nd.minhash(" ... ") is None
 
 
+def by_definition(text: str, size: int = nd.SHINGLE) -> bytes | None:
+    """The fingerprint as the module's docstring defines it, one shingle at a time."""
+    hashes = [crc32(word.encode()) for word in nd.words(text)]
+    if not hashes:
+        return None
+    starts = range(max(len(hashes) - size + 1, 1))
+    lowest: dict[int, int] = {}
+    for i in starts:
+        h = sum(a * w for a, w in zip(nd._MULTIPLIERS, hashes[i : i + size], strict=False))
+        h %= 2**64
+        lowest[h >> 58] = min(lowest.get(h >> 58, 2**64), h)
+    mins = [lowest[b] >> 26 & 0xFFFFFFFF if b in lowest else None for b in range(nd.BINS)]
+    filled = []
+    for b in range(nd.BINS):  # rotation: the next full bin's value, marked with the step
+        step = 0
+        while mins[(b + step) % nd.BINS] is None:
+            step += 1
+        value = mins[(b + step) % nd.BINS]
+        assert value is not None
+        filled.append(value if step == 0 else value ^ (step * 0x9E3779B1 & 0xFFFFFFFF))
+    return b"".join(v.to_bytes(4) for v in filled)
+
+
+def test_the_fingerprint_is_the_definitions(articles: list[str]) -> None:
+    """All shingles hashed at once, and each bin's minimum found from the hashes in the
+    lowest half or quarter of their bin first (on long texts), give the values of the
+    definition: on the corpus's articles (mostly 300 to 2,800 words), parts of them, long
+    texts of distinct words, and long texts of a few words repeated (most bins empty, so
+    every hash is read)."""
+    rng = random.Random(18)
+    vocabulary = [f"w{i}" for i in range(20_000)]
+    texts = [*articles, *(t[: rng.randrange(len(t))] for t in articles)]
+    texts += [" ".join(rng.choices(vocabulary, k=n)) for n in (1, 2, 3, 700, 1_700, 4_000)]
+    texts += [" ".join(rng.choices(vocabulary[:k], k=3_000)) for k in (1, 3, 12, 40)]
+    for size in range(1, len(nd._MULTIPLIERS) + 1):
+        for text in texts:
+            assert nd.minhash(text, size) == by_definition(text, size), (size, text[:40])
+
+
 def test_the_words_are_those_of_a_unicode_word_pattern() -> None:
     """The words are found without a regular expression (faster): the same as `\\w+`
     over the normalised text, for every kind of character."""
