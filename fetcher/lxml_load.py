@@ -25,7 +25,8 @@ through `load_html` as before.
 `load` checks that each repair would leave the page as it is, as trafilatura 2.2 and 2.3
 would each judge it (2.2 reads the first four lines whole, 2.3 within the first 4,096
 characters). Then it parses the page as `load_html` does after its repairs: the same
-parser, the same fallbacks and rejection, the same tree. Any other page goes through
+parser settings (its element classes chosen in C: `_PARSER`), the same fallbacks and
+rejection, the same tree. Any other page goes through
 `load_html` itself. tests/unit/test_lxml_load.py compares the trees of the two, on the
 corpus and on pages made for each repair, with the trafilatura installed (the floors run
 2.2).
@@ -35,16 +36,38 @@ from __future__ import annotations
 
 import logging
 
-from lxml.html import HtmlElement, fromstring
-from trafilatura.utils import (
-    DOCTYPE_TAG,
-    HTML_PARSER,
-    fromstring_bytes,
-    is_dubious_html,
-    load_html,
+from lxml.etree import ElementDefaultClassLookup
+from lxml.html import (
+    HtmlComment,
+    HtmlElement,
+    HtmlEntity,
+    HTMLParser,
+    HtmlProcessingInstruction,
+    fromstring,
 )
+from trafilatura.utils import DOCTYPE_TAG, fromstring_bytes, is_dubious_html, load_html
 
 log = logging.getLogger(__name__)
+
+# trafilatura's parser (`trafilatura.utils.HTML_PARSER`, the same settings in 2.2 and 2.3),
+# with lxml.html's element classes chosen in C. lxml.html's own choice is a Python method
+# (`HtmlElementClassLookup.lookup`) called for each element a Python object is made for:
+# about 400 times a reading of bench.fetch's large pages, 0.15 ms of their extraction of
+# 4.7. The only classes it adds are the form controls' (`FormElement`, `InputElement`,
+# ...), all of them HtmlElements, whose own methods neither trafilatura, htmldate nor
+# frontier call. The trees are the same (tests/unit/test_lxml_load.py).
+_PARSER = HTMLParser(
+    collect_ids=False,
+    default_doctype=False,
+    encoding="utf-8",
+    remove_comments=True,
+    remove_pis=True,
+)
+_PARSER.set_element_class_lookup(
+    ElementDefaultClassLookup(
+        element=HtmlElement, comment=HtmlComment, pi=HtmlProcessingInstruction, entity=HtmlEntity
+    )
+)
 
 # the characters `repair_faulty_html` deletes below U+0080, as UTF-8 bytes (each its own byte)
 _FORBIDDEN_ASCII = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
@@ -68,7 +91,7 @@ def load(html: str) -> HtmlElement | None:
     fallback = False
     tree: HtmlElement | None = None
     try:
-        tree = fromstring(text, parser=HTML_PARSER)
+        tree = fromstring(text, parser=_PARSER)
     except ValueError:  # "Unicode strings with encoding declaration are not supported."
         tree = fromstring_bytes(text)
         fallback = True

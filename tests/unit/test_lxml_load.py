@@ -8,6 +8,7 @@ import gzip
 
 import pytest
 from lxml import etree
+from lxml.html import HtmlElement
 from trafilatura.utils import load_html
 
 from bench.fetch import large_page_html, news_page_html, page_html
@@ -45,6 +46,10 @@ MADE = {
     "a fragment": f"<div>{ARTICLE}</div>",
     "empty": "",
     "only a doctype": "<!DOCTYPE html>",
+    "a form": (
+        "<html><body><form><label for='q'>Search</label><input id='q' value='x'><select>"
+        f"<option>a</option></select><textarea>t</textarea></form>{ARTICLE}</body></html>"
+    ),
 }
 
 
@@ -97,6 +102,15 @@ def test_a_page_no_repair_changes_is_parsed_without_the_loader(name: str) -> Non
 )
 def test_a_page_a_repair_would_change_goes_through_the_loader(name: str) -> None:
     assert _unrepaired(MADE[name], MADE[name][:50].lower()) is None
+
+
+def test_every_element_is_an_html_element_chosen_without_python() -> None:
+    """`load`'s parser chooses lxml.html's element classes in C: each element is an
+    HtmlElement, the form controls too (lxml.html's own lookup, a Python method, makes
+    them FormElement, InputElement, ...: classes nothing here reads), in the same tree."""
+    tree = load(MADE["a form"])
+    assert tree is not None
+    assert {type(node) for node in tree.iter()} == {HtmlElement}
 
 
 def test_the_corpus_and_the_bench_pages_get_the_loaders_trees() -> None:
