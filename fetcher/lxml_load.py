@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 # trafilatura's parser (`trafilatura.utils.HTML_PARSER`, the same settings in 2.2 and 2.3),
 # with lxml.html's element classes chosen in C. lxml.html's own choice is a Python method
 # (`HtmlElementClassLookup.lookup`) called for each element a Python object is made for:
-# about 400 times a reading of bench.fetch's large pages, 0.15 ms of their extraction of
+# about 400 times a page on bench.fetch's large pages, 0.15 ms of their extraction of
 # 4.7. The only classes it adds are the form controls' (`FormElement`, `InputElement`,
 # ...), all of them HtmlElements, whose own methods neither trafilatura, htmldate nor
 # frontier call. The trees are the same (tests/unit/test_lxml_load.py).
