@@ -1,40 +1,38 @@
 """A decoded page parsed as trafilatura's loader parses it (`trafilatura.utils.load_html`),
-without that loader's search of the whole page for characters to delete where a faster
-check finds none.
+its repairs made in time linear in the page.
 
-`load_html` repairs the text before lxml parses it (`repair_faulty_html`): it deletes the
-characters XML forbids (the C0 controls but tab, newline and carriage return, U+FFFE and
-U+FFFF) with a regular expression over the whole page, then mends a faulty doctype on the
-first line and a self-closed `<html/>` in the first four. The search costs about 2.5 ns a
-character: 0.25 ms of a 100 KB page, 6 % of its extraction (bench/RESULTS.md, seventeenth
-session), on pages that almost never hold one of those characters. `bytes.translate` and
-`str.find` tell that there is none in a sixth of that time on an ASCII page, in about
-half on others (the corpus's pages: 0.33 ms against 0.56 on average).
+`load_html` repairs the text before lxml parses it (`repair_faulty_html`):
 
-The checks are linear in the page: a few passes at memchr's speed, the line breaks looked
-for in the first four lines only. Their worst is about the search's own cost: a 600 KB
-CJK page in one line, 1.68 ms against 1.51 (its UTF-8 is three bytes a character); a
-1 MB non-ASCII page in four lines 2.23 against 2.64. The doctype's regular expression
-(trafilatura's own, on the first line) runs once, as in `load_html`; it and the
-self-closed `<html/>` one are trafilatura's, and backtrack quadratically on a crafted
-line (a failing doctype line of 400 KB: about 0.2 s), as they did before: the extraction's
-time limit (FRONTIER_EXTRACT_TIMEOUT_S) is what bounds them. A page with an XHTML 1.0
-doctype (`"-//W3C//DTD ..."`, older WordPress themes) matches that pattern, and goes
-through `load_html` as before.
+1. It deletes the characters XML forbids (the C0 controls but tab, newline and carriage
+   return; U+FFFE and U+FFFF) with a regular expression over the whole page: about 2.5 ns
+   a character, 0.25 ms of a 100 KB page (6 % of its extraction: bench/RESULTS.md,
+   seventeenth session), on pages that almost never hold one.
+2. On a page whose first 50 characters say "doctype", it deletes a doctype holding a `/`
+   from the first line (`DOCTYPE_TAG`: `<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0
+   ...">`, as older WordPress themes write it), and joins the rest to that line with a
+   newline.
+3. When one of the first four lines holds `<html` and ends with `/>`, it mends the page's
+   first self-closed `<html .../>` (`FAULTY_HTML`). trafilatura 2.2 reads those lines whole,
+   2.3 within the first 4,096 characters (`_LINES_WHOLE`: the installed loader is asked
+   once).
 
-`load` checks that each repair would leave the page as it is, as trafilatura 2.2 and 2.3
-would each judge it (2.2 reads the first four lines whole, 2.3 within the first 4,096
-characters). Then it parses the page as `load_html` does after its repairs: the same
-parser settings (its element classes chosen in C: `_PARSER`), the same fallbacks and
-rejection, the same tree. Any other page goes through
-`load_html` itself. tests/unit/test_lxml_load.py compares the trees of the two, on the
-corpus and on pages made for each repair, with the trafilatura installed (the floors run
-2.2).
+Here, (1) is `bytes.translate` and `str.find` telling that there is none (a sixth of the
+search's time on an ASCII page, about half on others: on the corpus's pages 0.33 ms
+against 0.56), and `str.translate` deleting them where there are some. (2) and (3) find
+what trafilatura's two patterns match with `str.find` and friends: both patterns backtrack
+quadratically on a crafted line (a failing doctype line of 400 KB cost about 0.2 s, one of
+10 MB the extraction's whole time limit), and every step here is linear in the page. Then
+the text is parsed as `load_html` parses it: the same parser settings (its element
+classes chosen in C: `_PARSER`), the same fallbacks and rejection, the same tree.
+tests/unit/test_lxml_load.py holds the repairs to trafilatura's own (`repair_faulty_html`)
+on made and random pages, and the trees to `load_html`'s on the corpus and bench.fetch's
+pages, with the trafilatura installed (the floors run 2.2).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 from lxml.etree import ElementDefaultClassLookup
 from lxml.html import (
@@ -45,7 +43,7 @@ from lxml.html import (
     HtmlProcessingInstruction,
     fromstring,
 )
-from trafilatura.utils import DOCTYPE_TAG, fromstring_bytes, is_dubious_html, load_html
+from trafilatura.utils import fromstring_bytes, is_dubious_html, repair_faulty_html
 
 log = logging.getLogger(__name__)
 
@@ -73,20 +71,33 @@ _PARSER.set_element_class_lookup(
 _FORBIDDEN_ASCII = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 # and the two above
 _FORBIDDEN_OTHER = ("\ufffe", "\uffff")
+_DELETED = dict.fromkeys([*_FORBIDDEN_ASCII, *map(ord, _FORBIDDEN_OTHER)])  # str.translate's
 # the line breaks of `str.splitlines` a page without the characters above can hold: ASCII,
 # and beyond
 _ASCII_BREAKS = ("\n", "\r")
 _LINE_BREAKS = (*_ASCII_BREAKS, "\x85", "\u2028", "\u2029")
 _HEAD = 4096  # trafilatura 2.3 looks for `<html/>` within the first lines of this much
 _LINES = 4  # the lines both versions look in
+# the start of trafilatura's DOCTYPE_TAG (`^< ?! ?DOCTYPE[^>]*/[^<>]*>`, any case), and
+# the start of its FAULTY_HTML (`(<html.*?)\s*/>`, any case): literal, so linear
+_DOCTYPE_START = re.compile("< ?! ?DOCTYPE", re.IGNORECASE)
+_HTML_START = re.compile("<html", re.IGNORECASE)
+
+
+def _lines_read_whole() -> bool:
+    """Whether the installed trafilatura looks for `<html/>` in the first lines read whole
+    (2.2), not cut at _HEAD characters (2.3): a first line longer than that tells."""
+    probe = "<html" + " x" * _HEAD + "/>"
+    return repair_faulty_html(probe, "") != probe
+
+
+_LINES_WHOLE = _lines_read_whole()
 
 
 def load(html: str) -> HtmlElement | None:
     """`trafilatura.utils.load_html(html)`'s tree, or None where it makes none."""
     beginning = html[:50].lower()
-    text = _unrepaired(html, beginning)
-    if text is None:
-        return load_html(html)
+    text = repaired(html, beginning)
     # What load_html does once repaired (the same in trafilatura 2.2 and 2.3)
     fallback = False
     tree: HtmlElement | None = None
@@ -104,44 +115,60 @@ def load(html: str) -> HtmlElement | None:
     return tree
 
 
-def _unrepaired(html: str, beginning: str) -> str | None:
-    """The text `repair_faulty_html(html, beginning)` returns when it is known without its
-    search (the page, or with a newline added: its doctype repair joins the first line
-    and the rest with one); None when a repair may change more, or a character it deletes
-    may be there."""
-    try:
-        data = html.encode()
-    except UnicodeEncodeError:  # a lone surrogate: not UTF-8, left to load_html
-        return None
-    if len(data.translate(None, _FORBIDDEN_ASCII)) != len(data):
-        return None
-    if not html.isascii() and any(other in html for other in _FORBIDDEN_OTHER):
-        return None  # (each a `str.find`: a third of the time of looking in the bytes)
-    text = html
+def repaired(html: str, beginning: str) -> str:
+    """`repair_faulty_html(html, beginning)` (the module's docstring), in linear time; the
+    page itself where no repair changes it."""
+    text = _without_forbidden(html)
     if "doctype" in beginning:
-        newline = html.find("\n")
-        if DOCTYPE_TAG.match(html if newline == -1 else html[:newline]):
-            return None
-        if newline == -1:
-            text = html + "\n"
-    return None if _self_closed_html(text) else text
+        newline = text.find("\n")
+        end = _faulty_doctype_end(text, len(text) if newline == -1 else newline)
+        if newline == -1:  # the first line, joined to an empty rest
+            text = text[end:] + "\n"
+        elif end:
+            text = text[end:]
+    return _html_tag_mended(text) if _self_closed_html(text) else text
+
+
+def _without_forbidden(html: str) -> str:
+    """`html` without the characters XML forbids, looked for at memchr's speed first."""
+    data = html.encode("utf-8", "surrogatepass")  # a lone surrogate is left as it is
+    if len(data.translate(None, _FORBIDDEN_ASCII)) != len(data) or (
+        # (each a `str.find`: a third of the time of looking in the bytes)
+        not html.isascii() and any(other in html for other in _FORBIDDEN_OTHER)
+    ):
+        return html.translate(_DELETED)
+    return html
+
+
+def _faulty_doctype_end(text: str, line_end: int) -> int:
+    """Where DOCTYPE_TAG's match at the start of the first line (`text[:line_end]`) ends,
+    or 0 without one. Its greedy `[^>]*` stops before the line's first `>`, so a match
+    ends there: with a `/` before it, and no `<` after the last such `/`."""
+    start = _DOCTYPE_START.match(text, 0, line_end)
+    if start is None:
+        return 0
+    close = text.find(">", start.end(), line_end)
+    if close == -1:
+        return 0
+    slash = text.rfind("/", start.end(), close)
+    if slash == -1 or text.find("<", slash + 1, close) != -1:
+        return 0
+    return close + 1
 
 
 def _self_closed_html(text: str) -> bool:
-    """Whether a line `repair_faulty_html` looks at holds `<html` and ends with `/>` (then it
-    mends the first such tag): one of the first four lines, read whole (trafilatura 2.2) or
-    cut at _HEAD characters (2.3)."""
-    breaks = _ASCII_BREAKS if text.isascii() else _LINE_BREAKS
+    """Whether one of the first four lines `repair_faulty_html` reads (whole, or of the
+    first _HEAD characters: `_LINES_WHOLE`) holds `<html` and ends with `/>`."""
+    scope = text if _LINES_WHOLE else text[:_HEAD]
+    breaks = _ASCII_BREAKS if scope.isascii() else _LINE_BREAKS
     start = 0
     for _ in range(_LINES):
-        end = _line_end(text, start, breaks)
-        line = text[start:end]
-        in_head = line[: max(_HEAD - start, 0)]
-        if "<html" in line and (line.endswith("/>") or in_head.endswith("/>")):
+        end = _line_end(scope, start, breaks)
+        if scope.find("<html", start, end) != -1 and scope.endswith("/>", start, end):
             return True
-        if end == len(text):
+        if end == len(scope):
             return False
-        start = end + (2 if text.startswith("\r\n", end) else 1)
+        start = end + (2 if scope.startswith("\r\n", end) else 1)
     return False
 
 
@@ -157,3 +184,27 @@ def _line_end(text: str, start: int, breaks: tuple[str, ...]) -> int:
         if found != -1:
             end = found
     return end
+
+
+def _html_tag_mended(text: str) -> str:
+    """`FAULTY_HTML.sub(r"\\1>", text, count=1)`, in linear time. The pattern matches at the
+    first `<html` (any case) followed on its own line by any text, then white space (which
+    may run on over line breaks), then `/>`; the white space and the `/` go. Only the first
+    `/>` after an `<html` can end its match, the white space before it (`gap`) starting
+    before that line ends. The `/>`, the line's end and the gap are found forward only,
+    each `<html` reusing what the one before found."""
+    close = newline = gap = -1
+    for opening in _HTML_START.finditer(text):
+        after = opening.end()
+        if close < after:
+            close = text.find("/>", after)
+            if close == -1:
+                return text  # no later `<html` has one either
+            gap = after + len(text[after:close].rstrip())  # (`\s` is `str.isspace`)
+        if newline < after:
+            newline = text.find("\n", after)
+            if newline == -1:
+                newline = len(text)
+        if gap <= newline:  # (a later `<html` before the same `/>` is before its gap)
+            return text[:gap] + ">" + text[close + 2 :]
+    return text
