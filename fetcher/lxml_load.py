@@ -18,10 +18,11 @@ its repairs made in time linear in the page.
 
 Here, (1) is `bytes.translate` and `str.find` telling that there is none (a sixth of the
 search's time on an ASCII page, about half on others: on the corpus's pages 0.33 ms
-against 0.56), and `str.translate` deleting them where there are some. (2) and (3) find
-what trafilatura's two patterns match with `str.find` and friends: both patterns backtrack
-quadratically on a crafted line (a failing doctype line of 400 KB cost about 0.2 s, one of
-10 MB the extraction's whole time limit), and every step here is linear in the page. Then
+against 0.56), and the loader's own search deleting them where there are some. (2) and
+(3) find what trafilatura's two patterns match with `str.find` and friends, each step
+linear in the page: the doctype pattern backtracks quadratically on a crafted first line
+(40,000 slashes without a `>` took it 1.9 s, a 1 MB line would take minutes: the
+extraction's whole time limit, bench/RESULTS.md, eighteenth session). Then
 the text is parsed as `load_html` parses it: the same parser settings (its element
 classes chosen in C: `_PARSER`), the same fallbacks and rejection, the same tree.
 tests/unit/test_lxml_load.py holds the repairs to trafilatura's own (`repair_faulty_html`)
@@ -43,7 +44,12 @@ from lxml.html import (
     HtmlProcessingInstruction,
     fromstring,
 )
-from trafilatura.utils import fromstring_bytes, is_dubious_html, repair_faulty_html
+from trafilatura.utils import (
+    INVALID_XML_CHARS,
+    fromstring_bytes,
+    is_dubious_html,
+    repair_faulty_html,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +77,6 @@ _PARSER.set_element_class_lookup(
 _FORBIDDEN_ASCII = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
 # and the two above
 _FORBIDDEN_OTHER = ("\ufffe", "\uffff")
-_DELETED = dict.fromkeys([*_FORBIDDEN_ASCII, *map(ord, _FORBIDDEN_OTHER)])  # str.translate's
 # the line breaks of `str.splitlines` a page without the characters above can hold: ASCII,
 # and beyond
 _ASCII_BREAKS = ("\n", "\r")
@@ -136,7 +141,9 @@ def _without_forbidden(html: str) -> str:
         # (each a `str.find`: a third of the time of looking in the bytes)
         not html.isascii() and any(other in html for other in _FORBIDDEN_OTHER)
     ):
-        return html.translate(_DELETED)
+        # trafilatura's own search (2.5 ns a character; `str.translate` deleting them takes
+        # 45 on a non-ASCII page)
+        return INVALID_XML_CHARS.sub("", html)
     return html
 
 
