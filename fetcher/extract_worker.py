@@ -19,6 +19,7 @@ import time
 import traceback
 from typing import Any
 
+from fetcher.allocators import preloading
 from fetcher.extract import extract
 from fetcher.extract_job import ExtractionOverLimit
 from frontier.address_space import address_space_peak
@@ -39,10 +40,7 @@ def framed(payload: bytes) -> bytes:
 
 def worker_environment(preload: str | None) -> dict[str, str]:
     """A worker's environment: the fetch process's, with the allocator to preload."""
-    environment = dict(os.environ)
-    if preload:
-        environment["LD_PRELOAD"] = " ".join(filter(None, (preload, os.environ.get("LD_PRELOAD"))))
-    return environment
+    return preloading(preload, os.environ) if preload else dict(os.environ)
 
 
 # A worker: a fresh interpreter with the fetch process's import path (as multiprocessing's

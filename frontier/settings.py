@@ -330,9 +330,11 @@ class Settings(BaseSettings):
     extract_allocator: str = Field(
         default="auto",
         min_length=1,
-        description="Memory allocator of the extraction worker processes: auto (tcmalloc "
-        "when the system has it, e.g. Debian's libtcmalloc-minimal4, else the C library's), "
-        "system (the C library's), or the absolute path of an allocator's shared library.",
+        description="Memory allocator of the processes that extract: the extraction worker "
+        "processes, or a fetch process that extracts in a thread of its own (it starts itself "
+        "again on it): auto (tcmalloc when the system has it, e.g. Debian's "
+        "libtcmalloc-minimal4, else the C library's), system (the C library's), or the "
+        "absolute path of an allocator's shared library.",
     )
     extract_timeout_s: float = Field(
         default=30.0,

@@ -38,6 +38,7 @@ it through its entry point (frontier/__main__.py).
 
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -49,7 +50,7 @@ import typer.core
 import typer.main
 
 from frontier.errors import FrontierError
-from frontier_cli.app import EXIT_USAGE, app
+from frontier_cli.app import EXIT_USAGE, Restart, app
 from frontier_cli.terminal import printable
 
 __all__ = ["app", "load_commands", "main"]
@@ -167,7 +168,8 @@ def modules_frozen() -> Iterator[None]:
 
 
 def main() -> None:
-    """Console entry point: turns frontier's own errors into one line and exit code 2."""
+    """Console entry point: turns frontier's own errors into one line and exit code 2, and
+    starts the process again where a command asks it to (`Restart`)."""
     try:
         with modules_frozen():
             command = typer.main.get_command(load_commands(sys.argv[1:]))
@@ -178,3 +180,7 @@ def main() -> None:
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Restart as restart:  # the same command line again (`sys.orig_argv`), same PID
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], restart.environment)

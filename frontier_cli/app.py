@@ -26,6 +26,18 @@ log = logging.getLogger("frontier")
 EXIT_PARTIAL = 1
 EXIT_USAGE = 2
 
+
+class Restart(Exception):
+    """Raised by a command whose process must start again, with the same command line, in
+    `environment`: what is fixed when a process starts (the memory allocator it preloads)
+    can only be changed that way. `main`, the process's own entry point, replaces the
+    process (same PID); a test that invokes `app` itself sees the exception instead."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        super().__init__("restart the process in a new environment")
+        self.environment = environment
+
+
 app = typer.Typer(
     help="frontier: a PostgreSQL-backed URL frontier for news and blog ingestion.",
     no_args_is_help=True,

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Optional
+import os
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
+from fetcher.allocators import preload_for, preloaded, preloading
 from fetcher.service import run_fetcher
-from frontier_cli.app import app, run_with_database, settings_of, start_service
+from frontier_cli.app import Restart, app, run_with_database, settings_of, start_service
+
+if TYPE_CHECKING:
+    from frontier.settings import Settings
 
 
 @app.command()
@@ -34,6 +39,7 @@ def fetch(
 ) -> None:
     """Run a fetcher process: claim, robots.txt, fetch, extract, store, complete."""
     settings = settings_of(ctx)
+    on_the_extraction_allocator(settings, extract_processes)
     # --until-idle too: the same work, logged the same way (a line per batch, at INFO)
     start_service(settings)
     summary = run_with_database(
@@ -48,3 +54,13 @@ def fetch(
     )
     counts = ", ".join(f"{kind} {n}" for kind, n in sorted(summary.outcomes.items()))
     typer.echo(f"fetch: {summary.pages} pages ({counts or 'none'}); {summary.released} released")
+
+
+def on_the_extraction_allocator(settings: Settings, extract_processes: int | None) -> None:
+    """A fetch process that extracts in a thread of its own (no extraction processes) does
+    the workers' parsing itself, so it runs on their allocator (fetcher.allocators): started
+    without it, it starts again on it (`Restart`, before it logs or opens anything)."""
+    processes = settings.extract_processes if extract_processes is None else extract_processes
+    preload = preload_for(settings.extract_allocator)
+    if processes == 0 and preload and not preloaded(preload, os.environ):
+        raise Restart(preloading(preload, os.environ))
