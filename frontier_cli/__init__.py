@@ -2,7 +2,8 @@
 It sits above them: the core (`frontier`, with the HTTP API `frontier.api`) imports no
 service and nothing of this package, and the services import only the core; these modules
 import the services' entry points (`poller.service`, `fetcher.service`, `spider.service`)
-at the top, and give the API the service functions it serves (docs/architecture.md, 1).
+at the top (but `frontier fetch`, which may start its process again first: `fetch`), and
+give the API the service functions it serves (docs/architecture.md, 1).
 
 A command module is imported only when its command runs (`load_commands`): importing them
 all costs seconds and tens of MiB (Scrapy, uvicorn, the fetcher), which `frontier status` or a
