@@ -63,6 +63,8 @@ def on_the_extraction_allocator(settings: Settings, extract_processes: int | Non
     """A fetch process that extracts in a thread of its own (no extraction processes) does
     the workers' parsing itself, so it runs on their allocator (fetcher.allocators): started
     without it, it starts again on it (`Restart`, before it logs or opens anything)."""
+    # FetcherConfig's rule (unset: one process per core, never none), not FetcherConfig
+    # itself: importing fetcher.config costs most of what the late import saves
     processes = settings.extract_processes if extract_processes is None else extract_processes
     preload = preload_for(settings.extract_allocator)
     if processes == 0 and preload and not preloaded(preload, os.environ):
