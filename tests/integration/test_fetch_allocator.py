@@ -22,16 +22,20 @@ STARTED = "FRONTIER_USER_AGENT is the default"  # what a fetch process logs as i
 
 
 async def mapped_by_fetch(dsn: str, tmp_path: Path, extract_processes: str) -> str:
-    """The shared objects mapped into a `frontier fetch` process once it has started, read
-    by the PID it was started with; it is then stopped, and must exit 0."""
+    """The shared objects mapped into a `frontier fetch` process once its claim loop runs
+    (its heartbeat: SIGTERM is its own by then, where after its first log line it could
+    still kill it), read by the PID it was started with; it is then stopped, and must exit
+    0."""
+    beat = tmp_path / "fetch.heartbeat"
     async with frontier_process(
         dsn,
         tmp_path,
         "fetch",
         FRONTIER_EXTRACT_PROCESSES=extract_processes,
         FRONTIER_USER_AGENT=DEFAULT_AGENT,
+        FRONTIER_FETCH_HEARTBEAT_FILE=str(beat),
     ) as child:
-        await wait_until(lambda: STARTED in read_log(tmp_path, "fetch"), child, what="its start")
+        await wait_until(beat.exists, child, what="its claim loop's first heartbeat")
         maps = Path(f"/proc/{child.pid}/maps").read_text()
         child.send_signal(signal.SIGTERM)
         assert await child.wait() == 0
